@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// svc: flags + environment → Config, start, signals, exit codes.
+//   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration
+//   128+n when a second signal n cuts a graceful shutdown short
+import { createApp } from '../lib/app.js'
+import { ConfigError, readConfig, USAGE, type Config } from '../lib/config.js'
+import { createLineWriter } from '../lib/telemetry/line-writer.js'
+import { exitOnFatal, stopOnSignals } from '../lib/lifecycle.js'
+import { createLogger } from '../lib/telemetry/logger.js'
+import { VERSION } from '../lib/version.js'
+
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'address already in use',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'address not available on this machine',
+  ENOTFOUND: 'host name not found',
+}
+
+const main = async (argv: readonly string[]): Promise<void> => {
+  if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(USAGE)
+  if (argv.includes('--version') || argv.includes('-V')) return void process.stdout.write(`${VERSION}\n`)
+
+  let config: Config
+  try {
+    config = readConfig(process.env, argv)
+  } catch (error: unknown) {
+    /* c8 ignore next -- readConfig throws nothing else */
+    if (!(error instanceof ConfigError)) throw error
+    process.stderr.write(`svc: ${error.message}\nsvc --help lists the accepted flags and variables.\n`)
+    return void (process.exitCode = 2)
+  }
+
+  // Lines are buffered per event-loop turn; every exit path passes through 'exit', which flushes.
+  const out = createLineWriter(1)
+  const err = createLineWriter(2)
+  process.on('exit', () => {
+    out.flush()
+    err.flush()
+  })
+  const logOptions = { name: config.name, level: config.logLevel, format: config.logFormat, isColour: config.logFormat === 'console' }
+  const logger = createLogger({ ...logOptions, write: out.write, isColour: logOptions.isColour && process.stdout.isTTY })
+  // Failures of the process itself go to stderr, whatever the level.
+  const processLog = createLogger({ ...logOptions, level: 'error', write: err.write, isColour: logOptions.isColour && process.stderr.isTTY })
+  exitOnFatal(processLog, process.exit)
+
+  const { server } = createApp({ config, logger })
+  let port: number
+  try {
+    port = (await server.listen()).port
+  } catch (error: unknown) {
+    const { code, message } = error as NodeJS.ErrnoException
+    process.stderr.write(`svc: cannot listen on ${config.host}:${config.port}: ${LISTEN_ERRORS[code ?? ''] ?? message}\n`)
+    return void (process.exitCode = 1)
+  }
+
+  stopOnSignals(server, logger, config.drainTimeoutMs, process.exit)
+  logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port })
+}
+
+await main(process.argv.slice(2))

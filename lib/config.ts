@@ -1,0 +1,135 @@
+// Configuration: read once from the environment and the command line, validated all at once,
+// returned frozen. Nothing else under lib/ reads process.env.
+import { parseArgs } from 'node:util'
+
+export const ENVIRONMENTS = ['dev', 'stage', 'prod'] as const
+export type Environment = (typeof ENVIRONMENTS)[number]
+export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+export const LOG_FORMATS = ['json', 'console'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
+
+export type Config = Readonly<{
+  name: string
+  host: string
+  port: number
+  environment: Environment
+  logLevel: LogLevel
+  logFormat: LogFormat
+  /** Largest request body accepted, in bytes; larger ones are answered 413. */
+  maxBodyBytes: number
+  /** How long a graceful shutdown waits for in-flight requests and streams. */
+  drainTimeoutMs: number
+}>
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+/** Every problem found in one pass, so an operator fixes them all in one edit. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+  readonly problems: readonly string[]
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+    this.problems = problems
+  }
+}
+
+/** Command-line flags, each overriding the environment variable named beside it. */
+const FLAGS = {
+  name: { env: 'APP_NAME', flag: '--name' },
+  host: { env: 'HOST', flag: '--host' },
+  port: { env: 'PORT', flag: '--port' },
+  env: { env: 'SVC_ENVIRONMENT', flag: '--env' },
+  'log-level': { env: 'LOG_LEVEL', flag: '--log-level' },
+  'log-format': { env: 'LOG_FORMAT', flag: '--log-format' },
+} as const
+type FlagName = keyof typeof FLAGS
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+// A host name or an IPv4/IPv6 literal: no spaces, slashes or control characters.
+const HOST_PATTERN = /^[A-Za-z0-9._:%-]{1,253}$/
+const MIB = 1024 * 1024
+
+type Source = { readonly label: string; readonly raw: string }
+
+const LOG_LEVEL_ALIASES: Readonly<Record<string, LogLevel>> = { warn: 'warning' }
+
+export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
+  const problems: string[] = []
+  const flags = parseFlags(argv, problems)
+
+  // Flag first, then variable; an empty variable counts as unset (systemd's `Environment=X=`).
+  const source = (flag: FlagName | undefined, variable: string): Source | undefined => {
+    const fromFlag = flag === undefined ? undefined : flags[flag]
+    if (fromFlag !== undefined) return { label: `${FLAGS[flag as FlagName].flag}=${fromFlag}`, raw: fromFlag }
+    const fromEnv = env[variable]
+    if (fromEnv === undefined || fromEnv === '') return undefined
+    return { label: `${variable}=${fromEnv}`, raw: fromEnv }
+  }
+  const fail = <T>(src: Source, accepted: string, fallback: T): T => {
+    problems.push(`${src.label}: expected ${accepted}`)
+    return fallback
+  }
+  const pattern = (src: Source | undefined, re: RegExp, accepted: string, fallback: string): string =>
+    src === undefined ? fallback : re.test(src.raw) ? src.raw : fail(src, accepted, fallback)
+  const integer = (src: Source | undefined, min: number, max: number, fallback: number): number => {
+    if (src === undefined) return fallback
+    const n = /^\d+$/.test(src.raw) ? Number(src.raw) : Number.NaN
+    return n >= min && n <= max ? n : fail(src, `an integer from ${min} to ${max}`, fallback)
+  }
+  const oneOf = <T extends string>(src: Source | undefined, values: readonly T[], fallback: T, aliases: Readonly<Record<string, T>> = {}): T => {
+    if (src === undefined) return fallback
+    const lower = src.raw.toLowerCase()
+    const found = values.find((v) => v === lower) ?? aliases[lower]
+    return found ?? fail(src, `one of ${values.join(', ')} (case-insensitive)`, fallback)
+  }
+
+  const config: Config = {
+    name: pattern(source('name', 'APP_NAME'), NAME_PATTERN, 'a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)', 'svc'),
+    host: pattern(source('host', 'HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'),
+    port: integer(source('port', 'PORT'), 0, 65535, 8000),
+    environment: oneOf(source('env', 'SVC_ENVIRONMENT'), ENVIRONMENTS, 'dev'),
+    logLevel: oneOf(source('log-level', 'LOG_LEVEL'), LOG_LEVELS, 'info', LOG_LEVEL_ALIASES),
+    logFormat: oneOf(source('log-format', 'LOG_FORMAT'), LOG_FORMATS, 'json'),
+    maxBodyBytes: integer(source(undefined, 'SVC_MAX_BODY_BYTES'), 1, 1024 * MIB, MIB),
+    drainTimeoutMs: integer(source(undefined, 'SVC_DRAIN_TIMEOUT_MS'), 0, 600_000, 10_000),
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return Object.freeze(config)
+}
+
+const parseFlags = (argv: readonly string[], problems: string[]): Partial<Record<FlagName, string>> => {
+  const options = {
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'V' },
+    ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, { type: 'string' }])),
+  } as const
+  try {
+    const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false })
+    return values as Partial<Record<FlagName, string>>
+  } catch (error: unknown) {
+    problems.push(`${(error as Error).message.replace(/\. To specify.*$/s, '')}; accepted flags: ${usageFlags}`)
+    return {}
+  }
+}
+
+const usageFlags = [...Object.values(FLAGS).map((f) => f.flag), '--help', '--version'].join(', ')
+
+export const USAGE = `Usage: svc [options]
+
+Options (each overrides the environment variable in brackets):
+  --host H                listen address [HOST] (default 127.0.0.1)
+  --port N                listen port, 0 for any free port [PORT] (default 8000)
+  --env dev|stage|prod    deployment environment [SVC_ENVIRONMENT] (default dev)
+  --name NAME             service name in logs and metrics [APP_NAME] (default svc)
+  --log-level L           DEBUG, INFO, WARNING or ERROR [LOG_LEVEL] (default INFO)
+  --log-format F          json or console [LOG_FORMAT] (default json)
+  -h, --help              print this help and exit
+  -V, --version           print the version and exit
+
+Environment only:
+  SVC_MAX_BODY_BYTES      largest request body in bytes (default 1048576)
+  SVC_DRAIN_TIMEOUT_MS    graceful shutdown limit in ms (default 10000)
+
+Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
+`

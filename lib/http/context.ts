@@ -1,0 +1,124 @@
+// The per-request context handed to every layer and endpoint. A class with every field assigned in
+// its constructor, so V8 keeps one hidden class for all requests; nothing is added to `req`.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import { HttpError } from './errors.js'
+
+/** What a log line inside a request carries, found through AsyncLocalStorage. */
+export type RequestBindings = {
+  readonly requestId: string
+  traceId: string | undefined
+  spanId: string | undefined
+}
+
+export type Params = Readonly<Record<string, string>>
+const NO_PARAMS: Params = Object.freeze({})
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+
+export class Ctx implements RequestBindings {
+  readonly method: string
+  /** The path without the query string, still percent-encoded. */
+  readonly path: string
+  /** The query string without `?`; parsed only when `query` is read. */
+  readonly rawQuery: string
+  readonly req: IncomingMessage
+  readonly requestId: string
+  /** `performance.now()` when the request arrived. */
+  readonly startTime: number
+  params: Params
+  traceId: string | undefined
+  spanId: string | undefined
+  /** An answer decided before the endpoint runs (body too large, malformed path parameter). */
+  rejection: HttpError | undefined
+  /** Part of the body was left unread, so the connection cannot carry another request. */
+  isBodyAbandoned: boolean
+  readonly #res: ServerResponse
+  readonly #maxBodyBytes: number
+  #query: URLSearchParams | undefined
+  #body: Promise<Buffer> | undefined
+  #abort: AbortController | undefined
+
+  constructor(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number) {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    this.method = req.method ?? 'GET'
+    this.path = q === -1 ? url : url.slice(0, q)
+    this.rawQuery = q === -1 ? '' : url.slice(q + 1)
+    this.req = req
+    this.requestId = randomUUID()
+    this.startTime = performance.now()
+    this.params = NO_PARAMS
+    this.traceId = undefined
+    this.spanId = undefined
+    this.rejection = undefined
+    this.isBodyAbandoned = false
+    this.#res = res
+    this.#maxBodyBytes = maxBodyBytes
+    this.#query = undefined
+    this.#body = undefined
+    this.#abort = undefined
+  }
+
+  get query(): URLSearchParams {
+    return (this.#query ??= new URLSearchParams(this.rawQuery))
+  }
+
+  header(name: string): string | undefined {
+    const value = this.req.headers[name]
+    return Array.isArray(value) ? value.join(', ') : value
+  }
+
+  /** Aborted when the client goes away; created on first use, since most requests never ask. */
+  get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      const abort = (this.#abort = new AbortController())
+      this.#res.once('close', () => abort.abort())
+    }
+    return this.#abort.signal
+  }
+
+  /** The whole body, at most the configured limit (413 beyond it, without reading the rest). */
+  body(): Promise<Buffer> {
+    return (this.#body ??= readBody(this, this.#maxBodyBytes))
+  }
+
+  /** The body parsed as JSON: 415 for another media type, 400 for malformed JSON. */
+  async json(): Promise<unknown> {
+    const type = this.req.headers['content-type']
+    if (type === undefined || !JSON_MEDIA_TYPE.test(type)) {
+      throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type)}`)
+    }
+    const text = (await this.body()).toString('utf8')
+    try {
+      return JSON.parse(text) as unknown
+    } catch (error: unknown) {
+      throw new HttpError(400, 'INVALID_JSON', `Request body is not valid JSON: ${(error as Error).message}`)
+    }
+  }
+}
+
+const readBody = (ctx: Ctx, limit: number): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const { req } = ctx
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > limit) {
+        ctx.isBodyAbandoned = true
+        req.off('data', onData)
+        req.pause()
+        reject(new HttpError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limit} bytes`))
+        return
+      }
+      chunks.push(chunk)
+    }
+    req.on('data', onData)
+    req.once('end', () => resolve(Buffer.concat(chunks, size)))
+    req.once('error', () => {
+      ctx.isBodyAbandoned = true
+      reject(new HttpError(400, 'INCOMPLETE_BODY', 'The request body ended before it was complete'))
+    })
+  })

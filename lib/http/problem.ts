@@ -1,0 +1,50 @@
+// The one place where a thrown value becomes an RFC 9457 answer (DESIGN §7).
+import { STATUS_CODES } from 'node:http'
+import type { Ctx } from './context.js'
+import { HttpError } from './errors.js'
+import type { Handler, Problem, ProblemReply, Reply } from '../pipeline.js'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** `MODEL_NOT_FOUND` → `urn:svc:problem:model-not-found`: absolute, stable, and never dereferenced. */
+export const problemType = (code: string): string => `urn:svc:problem:${code.toLowerCase().replaceAll('_', '-')}`
+
+export const problem = (status: number, code: string, detail: string, extra?: Readonly<Record<string, unknown>>): Problem => ({
+  type: problemType(code),
+  title: STATUS_CODES[status] ?? 'Error',
+  status,
+  detail,
+  ...extra,
+})
+
+// 5xx bodies never carry what went wrong inside: the request id leads an operator to the log line.
+const INTERNAL: Problem = Object.freeze(
+  problem(500, 'INTERNAL_ERROR', 'The server failed to handle the request; quote the request_id when reporting it'),
+)
+
+export const toProblemReply = (error: unknown): ProblemReply => {
+  if (error instanceof HttpError) {
+    const body = problem(error.status, error.code, error.message, error.extra)
+    return error.headers === undefined ? { status: error.status, problem: body } : { status: error.status, headers: error.headers, problem: body }
+  }
+  return { status: 500, problem: INTERNAL, error }
+}
+
+/** The problem body as sent: the endpoint's members plus where and which request. */
+export const problemJson = (p: Problem, ctx: Ctx): string => JSON.stringify({ ...p, instance: ctx.path, request_id: ctx.requestId })
+
+/**
+ * Innermost wrapper of every pipeline: answers a rejection decided before routing finished, and
+ * turns anything an endpoint throws or rejects with into a problem reply, so the layers outside
+ * always see a final status and never an exception.
+ */
+export const guard = (endpoint: Handler): Handler => (ctx) => {
+  if (ctx.rejection !== undefined) return toProblemReply(ctx.rejection)
+  let reply: Reply | Promise<Reply>
+  try {
+    reply = endpoint(ctx)
+  } catch (error: unknown) {
+    return toProblemReply(error)
+  }
+  return reply instanceof Promise ? reply.catch(toProblemReply) : reply
+}

@@ -1,0 +1,41 @@
+// Process lifecycle (DESIGN §8): graceful shutdown on SIGTERM/SIGINT, and an orderly death on an
+// uncaught exception or unhandled rejection. `exit` is injected so tests can watch it.
+import { constants } from 'node:os'
+import type { SvcServer } from './server.js'
+import { errorFields, type Logger } from './telemetry/logger.js'
+
+export type Exit = (code: number) => void
+
+/** Logs the failure with its stack and exits 1; the 'exit' hook flushes logs, systemd restarts. */
+export const exitOnFatal = (processLog: Logger, exit: Exit): void => {
+  const die = (event: string) => (error: unknown): void => {
+    processLog.error(event, { error: errorFields(error) })
+    exit(1)
+  }
+  process.on('uncaughtException', die('uncaught_exception'))
+  process.on('unhandledRejection', die('unhandled_rejection'))
+}
+
+/**
+ * First signal: readiness turns 503 (the server state is `draining`), the listener closes, in-flight
+ * requests and streams finish within the drain timeout, exit 0. A second signal exits at once
+ * with 128 + its number, as a shell reports a process killed by it.
+ */
+export const stopOnSignals = (server: SvcServer, logger: Logger, drainTimeoutMs: number, exit: Exit): void => {
+  let isStopping = false
+  const stop = (signal: NodeJS.Signals): void => {
+    if (isStopping) {
+      logger.warning('shutdown_forced', { signal })
+      return exit(128 + constants.signals[signal])
+    }
+    isStopping = true
+    logger.info('shutdown_started', { signal, drain_timeout_ms: drainTimeoutMs })
+    void server.drain().then(({ isComplete }) => {
+      if (isComplete) logger.info('application_stopped', { signal })
+      else logger.warning('application_stopped', { signal, reason: `drain timeout after ${drainTimeoutMs} ms; open connections were closed` })
+      exit(0)
+    })
+  }
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}

@@ -1,0 +1,160 @@
+// The route table: method + path → a pipeline built once at start-up (DESIGN §1).
+// Static paths are one Map lookup; `{param}` templates are matched segment by segment.
+import type { Ctx, Params } from './http/context.js'
+import { HttpError } from './http/errors.js'
+import { guard, problem } from './http/problem.js'
+import { compose, type Handler, type Layer, type ProblemReply, type Reply, type RouteInfo } from './pipeline.js'
+
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+export type Method = (typeof METHODS)[number]
+
+export type RouteDef = Readonly<{
+  method: Method
+  /** `/api/v1/models/{name}`: literal segments and whole-segment parameters. */
+  path: string
+  handler: Handler
+  isExcludedFromMetrics?: boolean
+}>
+
+/** Everything answered at one path: a pipeline per method, and the 405 pipeline for the rest. */
+export type PathEntry = Readonly<{
+  template: string
+  allow: string
+  handlers: ReadonlyMap<string, Handler>
+  otherMethod: Handler
+}>
+
+export type Router = Readonly<{
+  /** Finds the entry for `ctx.path`, setting `ctx.params` (or `ctx.rejection` for bad encoding). */
+  find(ctx: Ctx): PathEntry
+  /** Route templates, for links and documentation. */
+  templates: readonly string[]
+}>
+
+export const UNMATCHED = '<unmatched>'
+const PARAM = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/
+
+type Segment = { readonly literal: string } | { readonly param: string }
+type DynamicRoute = { readonly segments: readonly Segment[]; readonly entry: PathEntry }
+
+export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]): Router => {
+  const byPath = new Map<string, RouteDef[]>()
+  for (const def of defs) {
+    validate(def, byPath.get(def.path))
+    byPath.set(def.path, [...(byPath.get(def.path) ?? []), def])
+  }
+
+  const staticEntries = new Map<string, PathEntry>()
+  const dynamic: DynamicRoute[] = []
+  for (const [template, routes] of byPath) {
+    const entry = buildEntry(template, routes, layers)
+    if (template.includes('{')) dynamic.push({ segments: parseTemplate(template), entry })
+    else staticEntries.set(template, entry)
+  }
+
+  const notFoundReply: ProblemReply = Object.freeze({ status: 404, problem: problem(404, 'NOT_FOUND', 'No route matches this path') })
+  const unmatched: PathEntry = {
+    template: UNMATCHED,
+    allow: '',
+    handlers: new Map(),
+    otherMethod: pipeline(() => notFoundReply, '*', UNMATCHED, false, layers),
+  }
+
+  return {
+    templates: [...byPath.keys()],
+    find(ctx) {
+      // hot path: one Map lookup for static routes
+      const hit = staticEntries.get(ctx.path)
+      if (hit !== undefined) return hit
+      for (const route of dynamic) {
+        const params = matchSegments(route.segments, ctx.path, ctx)
+        if (params !== undefined) {
+          ctx.params = params
+          return route.entry
+        }
+      }
+      return unmatched
+    },
+  }
+}
+
+const pipeline = (endpoint: Handler, method: string, template: string, isExcludedFromMetrics: boolean, layers: readonly Layer[]): Handler => {
+  const info: RouteInfo = Object.freeze({ method, template, isExcludedFromMetrics })
+  return compose(guard(endpoint), layers, info)
+}
+
+const buildEntry = (template: string, routes: readonly RouteDef[], layers: readonly Layer[]): PathEntry => {
+  const declared = new Map<string, RouteDef>(routes.map((r) => [r.method, r]))
+  const get = declared.get('GET')
+  if (get !== undefined && !declared.has('HEAD')) declared.set('HEAD', { ...get, method: 'HEAD' })
+  const methods = [...declared.keys(), 'OPTIONS'].filter((m, i, all) => all.indexOf(m) === i)
+  const allow = METHODS.filter((m) => methods.includes(m)).join(', ')
+  const isExcluded = routes.some((r) => r.isExcludedFromMetrics === true)
+
+  const handlers = new Map<string, Handler>()
+  for (const [method, def] of declared) handlers.set(method, pipeline(def.handler, method, template, isExcluded, layers))
+  if (!declared.has('OPTIONS')) {
+    const options: Reply = Object.freeze({ status: 204, headers: Object.freeze({ allow }) })
+    handlers.set('OPTIONS', pipeline(() => options, 'OPTIONS', template, isExcluded, layers))
+  }
+  const notAllowed = new HttpError(405, 'METHOD_NOT_ALLOWED', `This path accepts ${allow}`, { headers: { allow } })
+  const otherMethod = pipeline(() => { throw notAllowed }, '*', template, isExcluded, layers)
+  return { template, allow, handlers, otherMethod }
+}
+
+// Validation happens here, at registration, never in the lookup.
+const validate = (def: RouteDef, existing: readonly RouteDef[] | undefined): void => {
+  if (!METHODS.includes(def.method)) throw new TypeError(`route ${def.path}: unsupported method ${def.method}`)
+  if (!def.path.startsWith('/')) throw new TypeError(`route ${def.path}: a path starts with "/"`)
+  if (existing?.some((r) => r.method === def.method) === true) throw new TypeError(`route ${def.method} ${def.path} is declared twice`)
+  if (def.path.includes('{')) parseTemplate(def.path)
+}
+
+const parseTemplate = (template: string): Segment[] => {
+  const seen = new Set<string>()
+  return template
+    .slice(1)
+    .split('/')
+    .map((part) => {
+      const param = PARAM.exec(part)?.[1]
+      if (param === undefined) {
+        if (/[{}]/.test(part)) throw new TypeError(`route ${template}: a parameter fills a whole segment, as in {name}`)
+        return { literal: part }
+      }
+      if (seen.has(param)) throw new TypeError(`route ${template}: parameter ${param} appears twice`)
+      seen.add(param)
+      return { param }
+    })
+}
+
+/** Params when `path` fits the template, else undefined. Values are decoded only when they hold `%`. */
+const matchSegments = (segments: readonly Segment[], path: string, ctx: Ctx): Params | undefined => {
+  let params: Record<string, string> | undefined
+  let start = 1
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as Segment
+    if (start > path.length) return undefined
+    const slash = path.indexOf('/', start)
+    const isLast = i === segments.length - 1
+    if (isLast !== (slash === -1)) return undefined
+    const end = slash === -1 ? path.length : slash
+    const raw = path.slice(start, end)
+    if ('literal' in segment) {
+      if (raw !== segment.literal) return undefined
+    } else {
+      if (raw === '') return undefined
+      ;(params ??= {})[segment.param] = raw.includes('%') ? decodeParam(raw, segment.param, ctx) : raw
+    }
+    start = end + 1
+  }
+  return params
+}
+
+const decodeParam = (raw: string, name: string, ctx: Ctx): string => {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    ctx.rejection = new HttpError(400, 'INVALID_PATH_PARAMETER', `Path parameter ${name} is not valid percent-encoding`)
+    return raw
+  }
+}

@@ -1,0 +1,76 @@
+import t from 'tap'
+import { ConfigError, readConfig } from '../lib/config.js'
+
+t.test('defaults apply when nothing is set', async (t) => {
+  t.same(readConfig({}, []), {
+    name: 'svc',
+    host: '127.0.0.1',
+    port: 8000,
+    environment: 'dev',
+    logLevel: 'info',
+    logFormat: 'json',
+    maxBodyBytes: 1024 * 1024,
+    drainTimeoutMs: 10_000,
+  })
+})
+
+t.test('config is frozen', async (t) => {
+  t.ok(Object.isFrozen(readConfig({})))
+})
+
+t.test('environment variables are read, levels and formats case-insensitively', async (t) => {
+  const config = readConfig({
+    APP_NAME: 'rates-api',
+    HOST: '0.0.0.0',
+    PORT: '17000',
+    SVC_ENVIRONMENT: 'prod',
+    LOG_LEVEL: 'WARNING',
+    LOG_FORMAT: 'Console',
+    SVC_MAX_BODY_BYTES: '2048',
+    SVC_DRAIN_TIMEOUT_MS: '0',
+  })
+  t.match(config, { name: 'rates-api', host: '0.0.0.0', port: 17000, environment: 'prod', logLevel: 'warning', logFormat: 'console', maxBodyBytes: 2048, drainTimeoutMs: 0 })
+})
+
+t.test('WARN is accepted as WARNING', async (t) => {
+  t.equal(readConfig({ LOG_LEVEL: 'warn' }).logLevel, 'warning')
+})
+
+t.test('an empty variable counts as unset', async (t) => {
+  t.equal(readConfig({ PORT: '' }).port, 8000)
+})
+
+t.test('flags override environment variables', async (t) => {
+  const config = readConfig({ PORT: '1', HOST: 'a', SVC_ENVIRONMENT: 'dev', APP_NAME: 'x', LOG_LEVEL: 'debug', LOG_FORMAT: 'json' }, [
+    '--port', '9000', '--host=::1', '--env', 'stage', '--name', 'api', '--log-level', 'error', '--log-format', 'console',
+  ])
+  t.match(config, { port: 9000, host: '::1', environment: 'stage', name: 'api', logLevel: 'error', logFormat: 'console' })
+})
+
+t.test('every bad value is reported at once, naming what is accepted', async (t) => {
+  const error = t.throws(() =>
+    readConfig({ PORT: '70000', SVC_ENVIRONMENT: 'qa', LOG_LEVEL: 'loud', APP_NAME: 'bad name', SVC_MAX_BODY_BYTES: '-1', SVC_DRAIN_TIMEOUT_MS: '1.5' }, ['--log-format', 'xml', '--host', 'a b']),
+  ) as ConfigError
+  t.type(error, ConfigError)
+  t.same(error.problems, [
+    'APP_NAME=bad name: expected a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)',
+    '--host=a b: expected a host name or IP address',
+    'PORT=70000: expected an integer from 0 to 65535',
+    'SVC_ENVIRONMENT=qa: expected one of dev, stage, prod (case-insensitive)',
+    'LOG_LEVEL=loud: expected one of debug, info, warning, error (case-insensitive)',
+    '--log-format=xml: expected one of json, console (case-insensitive)',
+    'SVC_MAX_BODY_BYTES=-1: expected an integer from 1 to 1073741824',
+    'SVC_DRAIN_TIMEOUT_MS=1.5: expected an integer from 0 to 600000',
+  ])
+  t.match(error.message, /^invalid configuration:\n {2}APP_NAME=bad name/)
+})
+
+t.test('an unknown flag is a configuration error listing the accepted flags', async (t) => {
+  const error = t.throws(() => readConfig({}, ['--prot', '80'])) as ConfigError
+  t.equal(error.problems.length, 1)
+  t.match(error.problems[0], /Unknown option '--prot'.*accepted flags: --name, --host, --port, --env, --log-level, --log-format, --help, --version/)
+})
+
+t.test('a positional argument is refused', async (t) => {
+  t.throws(() => readConfig({}, ['serve']), ConfigError)
+})
