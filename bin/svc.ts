@@ -13,7 +13,6 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
   EADDRINUSE: 'address already in use',
   EACCES: 'permission denied (ports below 1024 need privileges)',
   EADDRNOTAVAIL: 'address not available on this machine',
-  ENOTFOUND: 'host name not found',
 }
 
 const main = async (argv: readonly string[]): Promise<void> => {
@@ -37,10 +36,10 @@ const main = async (argv: readonly string[]): Promise<void> => {
     out.flush()
     err.flush()
   })
-  const logOptions = { name: config.name, level: config.logLevel, format: config.logFormat, isColour: config.logFormat === 'console' }
-  const logger = createLogger({ ...logOptions, write: out.write, isColour: logOptions.isColour && process.stdout.isTTY })
+  const logOptions = { name: config.name, level: config.logLevel, format: config.logFormat }
+  const logger = createLogger({ ...logOptions, write: out.write, isColour: process.stdout.isTTY })
   // Failures of the process itself go to stderr, whatever the level.
-  const processLog = createLogger({ ...logOptions, level: 'error', write: err.write, isColour: logOptions.isColour && process.stderr.isTTY })
+  const processLog = createLogger({ ...logOptions, level: 'error', write: err.write, isColour: process.stderr.isTTY })
   exitOnFatal(processLog, process.exit)
 
   const { server } = createApp({ config, logger })
@@ -49,7 +48,7 @@ const main = async (argv: readonly string[]): Promise<void> => {
     port = (await server.listen()).port
   } catch (error: unknown) {
     const { code, message } = error as NodeJS.ErrnoException
-    process.stderr.write(`svc: cannot listen on ${config.host}:${config.port}: ${LISTEN_ERRORS[code ?? ''] ?? message}\n`)
+    process.stderr.write(`svc: cannot listen on ${config.host}:${config.port}: ${LISTEN_ERRORS[String(code)] ?? message}\n`)
     return void (process.exitCode = 1)
   }
 

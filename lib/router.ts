@@ -130,6 +130,7 @@ const parseTemplate = (template: string): Segment[] => {
 /** Params when `path` fits the template, else undefined. Values are decoded only when they hold `%`. */
 const matchSegments = (segments: readonly Segment[], path: string, ctx: Ctx): Params | undefined => {
   let params: Record<string, string> | undefined
+  let malformed: string | undefined
   let start = 1
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i] as Segment
@@ -143,18 +144,19 @@ const matchSegments = (segments: readonly Segment[], path: string, ctx: Ctx): Pa
       if (raw !== segment.literal) return undefined
     } else {
       if (raw === '') return undefined
-      ;(params ??= {})[segment.param] = raw.includes('%') ? decodeParam(raw, segment.param, ctx) : raw
+      let value = raw
+      if (raw.includes('%')) {
+        try {
+          value = decodeURIComponent(raw)
+        } catch {
+          malformed ??= segment.param
+        }
+      }
+      ;(params ??= {})[segment.param] = value
     }
     start = end + 1
   }
+  // Only a path that fits the template is refused for its encoding; any other stays a 404.
+  if (malformed !== undefined) ctx.rejection = new HttpError(400, 'INVALID_PATH_PARAMETER', `Path parameter ${malformed} is not valid percent-encoding`)
   return params
-}
-
-const decodeParam = (raw: string, name: string, ctx: Ctx): string => {
-  try {
-    return decodeURIComponent(raw)
-  } catch {
-    ctx.rejection = new HttpError(400, 'INVALID_PATH_PARAMETER', `Path parameter ${name} is not valid percent-encoding`)
-    return raw
-  }
 }

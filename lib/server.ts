@@ -121,7 +121,6 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
   /** A layer itself failed (endpoint errors never get here): answer 500 and log it. */
   const lastResort = (ctx: Ctx, res: ServerResponse, error: unknown): void => {
     logger.error('request_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
-    if (res.headersSent) return void res.destroy()
     const body = problemJson(problem(500, 'INTERNAL_ERROR', 'The server failed to handle the request; quote the request_id when reporting it'), ctx)
     res.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': ctx.requestId })
     res.end(body)
@@ -183,8 +182,9 @@ const CLIENT_ERRORS: Readonly<Record<string, [number, string, string]>> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'The request did not arrive in time'],
 }
 const onClientError = (error: NodeJS.ErrnoException, socket: Duplex): void => {
-  if (!socket.writable || error.code === 'ECONNRESET') return void socket.destroy()
-  const [status, code, detail] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'BAD_REQUEST', 'The request is not valid HTTP/1.1']
+  // Nothing can be answered on a socket the client already reset or closed.
+  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
+  const [status, code, detail] = CLIENT_ERRORS[String(error.code)] ?? [400, 'BAD_REQUEST', 'The request is not valid HTTP/1.1']
   const requestId = randomUUID()
   const body = problem(status, code, detail)
   const json = JSON.stringify({ ...body, request_id: requestId })

@@ -1,18 +1,21 @@
-// The package version, read once from package.json. The file sits one level above lib/ when run
-// from source and two levels above dist/lib/ when built, so look upward for it.
+// The package version, read once from package.json: one level above lib/ when run from source,
+// two above dist/lib/ when built, so walk upward from this module until svc's manifest appears.
 import { readFileSync } from 'node:fs'
 
-const findPackage = (): { version: string } => {
-  for (const relative of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === 'svc' && typeof pkg.version === 'string') return { version: pkg.version }
-    } catch {
-      // not at this depth; try the next
-    }
-  }
-  /* c8 ignore next -- only reachable when the package is installed without its package.json */
-  return { version: '0.0.0' }
+export const readVersion = (from: URL, dir: URL = new URL('.', from)): string => {
+  const version = manifestVersion(new URL('package.json', dir))
+  if (version !== undefined) return version
+  if (dir.pathname === '/') throw new Error(`package.json of svc not found above ${from.pathname}`)
+  return readVersion(from, new URL('..', dir))
 }
 
-export const VERSION: string = findPackage().version
+const manifestVersion = (file: URL): string | undefined => {
+  try {
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown }
+    return pkg.name === 'svc' && typeof pkg.version === 'string' ? pkg.version : undefined
+  } catch {
+    return undefined // no readable manifest here
+  }
+}
+
+export const VERSION: string = readVersion(new URL(import.meta.url))

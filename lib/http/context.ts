@@ -41,9 +41,10 @@ export class Ctx implements RequestBindings {
   #abort: AbortController | undefined
 
   constructor(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number) {
-    const url = req.url ?? '/'
+    // Both are always set on a request that came through http.Server; the types cover client use.
+    const url = req.url as string
     const q = url.indexOf('?')
-    this.method = req.method ?? 'GET'
+    this.method = req.method as string
     this.path = q === -1 ? url : url.slice(0, q)
     this.rawQuery = q === -1 ? '' : url.slice(q + 1)
     this.req = req

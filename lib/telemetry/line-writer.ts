@@ -42,6 +42,7 @@ export const createLineWriter = (fd: number, write: WriteSync = writeSync, highW
 
   return {
     write(chunk) {
+      if (isBroken) return
       pending += chunk
       if (pending.length >= highWaterMark) flush()
       else if (!isScheduled) {

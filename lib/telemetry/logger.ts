@@ -65,14 +65,22 @@ const jsonLine = (name: string): Format => {
     let line = `{"timestamp":"${timestamp}","level":"${level}","event":${JSON.stringify(event)}${service}`
     if (bindings !== undefined) {
       line += `,"request_id":"${bindings.requestId}"`
-      if (bindings.traceId !== undefined) line += `,"trace_id":"${bindings.traceId}","span_id":"${bindings.spanId}"`
+      if (bindings.traceId !== undefined) line += `,"trace_id":"${bindings.traceId}"`
+      if (bindings.spanId !== undefined) line += `,"span_id":"${bindings.spanId}"`
     }
     for (const key in fields) line += `,${JSON.stringify(key)}:${json(fields[key])}`
     return `${line}}\n`
   }
 }
 
-const json = (value: unknown): string => JSON.stringify(value instanceof Error ? errorFields(value) : value) ?? 'null'
+// A log call must never throw: values JSON cannot hold (BigInt, cycles) are written as text.
+const json = (value: unknown): string => {
+  try {
+    return JSON.stringify(value instanceof Error ? errorFields(value) : value) ?? 'null'
+  } catch (error: unknown) {
+    return JSON.stringify(`[unserialisable: ${(error as Error).message}]`)
+  }
+}
 
 const consoleLine = (name: string, isColour: boolean): Format => (timestamp, level, event, fields, bindings) => {
   const label = level.toUpperCase().padEnd(7)

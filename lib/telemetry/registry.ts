@@ -3,6 +3,8 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import { HttpMetrics } from './http-metrics.js'
 
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const
+
 export type Exposition = Readonly<{ contentType: string; text: string }>
 
 export type MetricsRegistry = Readonly<{
@@ -18,6 +20,9 @@ export const createMetricsRegistry = (options: Readonly<{ environment: string; v
   const http = new HttpMetrics(options.environment)
   http.registerIn(registry)
   collectDefaultMetrics({ register: registry })
+  // These gauges end in `_total`, which promtool's lint rejects for non-counters; the per-type
+  // gauges (nodejs_active_handles{type} …) remain, and sum() over them gives the same totals.
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name)
   new Gauge({
     name: 'svc_build_info',
     help: 'Build information; the value is always 1.',
@@ -32,7 +37,14 @@ export const createMetricsRegistry = (options: Readonly<{ environment: string; v
     const contentType = prefersOpenMetrics(accept) ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
     const next = previous.then(async () => {
       registry.setContentType(contentType as typeof Registry.PROMETHEUS_CONTENT_TYPE)
-      return { contentType, text: await registry.metrics() }
+      // An OpenMetrics render strips `_total` from every counter's name in place (prom-client
+      // 15.1.3), which would leave the next classic scrape without it: restore the names after.
+      const names = registry.getMetricsAsArray().map((metric) => [metric, metric.name] as const)
+      try {
+        return { contentType, text: await registry.metrics() }
+      } finally {
+        for (const [metric, name] of names) metric.name = name
+      }
     })
     previous = next.catch(() => undefined)
     return next

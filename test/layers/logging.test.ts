@@ -1,0 +1,59 @@
+import t from 'tap'
+import type { Ctx } from '../../lib/http/context.js'
+import { logging } from '../../lib/layers/logging.js'
+import type { Handler, RouteInfo } from '../../lib/pipeline.js'
+import { createLogger } from '../../lib/telemetry/logger.js'
+import { requestStore } from '../../lib/telemetry/request-store.js'
+import { makeCtx } from '../fixtures/ctx.js'
+
+const route: RouteInfo = { method: 'GET', template: '/things/{id}', isExcludedFromMetrics: false }
+
+const setup = (level: 'info' | 'error' = 'info') => {
+  const lines: Array<Record<string, unknown>> = []
+  const logger = createLogger({ name: 'svc', level, format: 'json', write: (c) => void lines.push(JSON.parse(c) as Record<string, unknown>), now: () => 0 })
+  return { lines, layer: logging(logger) }
+}
+
+t.test('a sync handler is wrapped in request_started and request_completed with the route template', async (t) => {
+  const { lines, layer } = setup()
+  let seen: unknown
+  const handler = layer((ctx: Ctx) => {
+    seen = requestStore.getStore()
+    return { status: 201, body: {} }
+  }, route)
+  const ctx = makeCtx('GET', '/things/7?x=1')
+  const reply = handler(ctx)
+  t.notOk(reply instanceof Promise, 'a sync endpoint stays sync')
+  t.equal(seen, ctx, 'the endpoint runs inside the request store')
+  t.match(lines, [
+    { event: 'request_started', method: 'GET', path: '/things/7', request_id: ctx.requestId },
+    { event: 'request_completed', level: 'info', route: '/things/{id}', status: 201, duration_ms: Number, request_id: ctx.requestId },
+  ])
+})
+
+t.test('an async 5xx with an error is logged at error level with the error', async (t) => {
+  const { lines, layer } = setup()
+  const boom = new Error('db down')
+  const handler: Handler = layer(async () => ({ status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: boom }), route)
+  await handler(makeCtx())
+  t.match(lines[1], { level: 'error', status: 500, error: { type: 'Error', message: 'db down', stack: String } })
+})
+
+t.test('a 5xx without an error is logged at error level without one', async (t) => {
+  const { lines, layer } = setup()
+  layer(() => ({ status: 503 }), route)(makeCtx())
+  t.match(lines[1], { level: 'error', status: 503 })
+  t.notOk('error' in (lines[1] ?? {}))
+})
+
+t.test('with request lines below the level, only the request store is entered', async (t) => {
+  const { lines, layer } = setup('error')
+  let seen: unknown
+  const ctx = makeCtx()
+  layer((c) => {
+    seen = requestStore.getStore()
+    return { status: 200 }
+  }, route)(ctx)
+  t.equal(seen, ctx)
+  t.same(lines, [])
+})
