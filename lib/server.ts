@@ -48,8 +48,7 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
     const ctx = new Ctx(req, res, maxBody)
     const entry = router.find(ctx)
     const handler = entry.handlers.get(ctx.method) ?? entry.otherMethod
-    const length = req.headers['content-length']
-    if (length !== undefined && Number(length) > maxBody) {
+    if (declaredLength(req.rawHeaders) > maxBody) {
       ctx.rejection = tooLarge
       ctx.isBodyAbandoned = true
     }
@@ -162,6 +161,18 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
         http.closeIdleConnections()
       }),
   }
+}
+
+/**
+ * Content-Length as declared, 0 when absent. Scans the raw header list rather than reading
+ * `req.headers`, which Node builds lazily and which most requests never need.
+ */
+export const declaredLength = (rawHeaders: readonly string[]): number => {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === 14 && name.toLowerCase() === 'content-length') return Number(rawHeaders[i + 1])
+  }
+  return 0
 }
 
 const drained = (res: ServerResponse): Promise<void> =>

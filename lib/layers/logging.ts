@@ -1,34 +1,46 @@
 // Logging layer (DESIGN §5): enters the request's AsyncLocalStorage store, so every log call made
 // while handling it carries its request_id, and writes request_started / request_completed.
+// Lines are prepared once per route and assembled from JSON members (pino's approach): a request
+// pays only for its own values — the method, the escaped path, status and duration.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../http/context.js'
-import { errorFields, type Logger } from '../telemetry/logger.js'
+import { errorFields, type LineFn, type Logger } from '../telemetry/logger.js'
 import { requestStore } from '../telemetry/request-store.js'
 import type { Handler, Layer, Reply } from '../pipeline.js'
 
 export const logging = (logger: Logger): Layer => (next, route) => {
   const enter: Handler = (ctx) => requestStore.run(ctx, next, ctx)
-  // Decided once: with request lines below the level, only the store is entered.
-  if (!logger.isEnabled('info')) return enter
+  const routeMember = `,"route":${JSON.stringify(route.template)}`
+  const started = logger.prepare('info', 'request_started')
+  const completed = logger.prepare('info', 'request_completed')
+  // 5xx lines are errors, so a service run at LOG_LEVEL=ERROR still shows its failing requests.
+  const failed = logger.prepare('error', 'request_completed') as LineFn
 
-  const template = route.template
-  const complete = (ctx: Ctx, reply: Reply): Reply => {
-    const fields = {
-      method: ctx.method,
-      path: ctx.path,
-      route: template,
-      status: reply.status,
-      duration_ms: Math.round((performance.now() - ctx.startTime) * 1000) / 1000,
-    }
-    if (reply.status >= 500) {
-      logger.error('request_completed', 'error' in reply && reply.error !== undefined ? { ...fields, error: errorFields(reply.error) } : fields, ctx)
-    } else logger.info('request_completed', fields, ctx)
+  // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is.
+  const requestMembers = (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
+
+  const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
+    const status = reply.status
+    if (status < 500 && completed === undefined) return reply
+    const duration = Math.round((performance.now() - ctx.startTime) * 1000) / 1000
+    const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${duration}`
+    if (status < 500) (completed as LineFn)(members, ctx)
+    else if ('error' in reply && reply.error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(reply.error))}`, ctx)
+    else failed(members, ctx)
     return reply
   }
 
+  // Decided once: with request lines below the level, only the store is entered and 5xx logged.
+  if (started === undefined) {
+    return (ctx) => {
+      const reply = enter(ctx)
+      return reply instanceof Promise ? reply.then((r) => complete(ctx, r, undefined)) : complete(ctx, reply, undefined)
+    }
+  }
   return (ctx) => {
-    logger.info('request_started', { method: ctx.method, path: ctx.path }, ctx)
+    const request = requestMembers(ctx)
+    started(request, ctx)
     const reply = enter(ctx)
-    return reply instanceof Promise ? reply.then((r) => complete(ctx, r)) : complete(ctx, reply)
+    return reply instanceof Promise ? reply.then((r) => complete(ctx, r, request)) : complete(ctx, reply, request)
   }
 }

@@ -7,6 +7,11 @@ import { requestStore } from './request-store.js'
 
 export type Fields = Readonly<Record<string, unknown>>
 export type LogFn = (event: string, fields?: Fields, bindings?: RequestBindings) => void
+/**
+ * The hot path, prepared once per (level, event): `membersJson` is already JSON members, each led
+ * by a comma (`,"status":200`), so a call only joins strings.
+ */
+export type LineFn = (membersJson: string, bindings?: RequestBindings) => void
 
 export type Logger = Readonly<{
   level: LogLevel
@@ -15,6 +20,8 @@ export type Logger = Readonly<{
   info: LogFn
   warning: LogFn
   error: LogFn
+  /** A writer of one event at one level, or undefined when that level is off. */
+  prepare(level: LogLevel, event: string): LineFn | undefined
 }>
 
 export type LoggerOptions = Readonly<{
@@ -40,37 +47,62 @@ export const errorFields = (error: unknown): Fields =>
 
 export const createLogger = (options: LoggerOptions): Logger => {
   const { level, write } = options
-  const now = options.now ?? Date.now
-  const timestamp = isoClock(now)
-  const format = options.format === 'json' ? jsonLine(options.name) : consoleLine(options.name, options.isColour === true)
+  const timestamp = isoClock(options.now ?? Date.now)
+  const isOn = (lvl: LogLevel): boolean => RANK[lvl] >= RANK[level]
+  // Each format takes one kind of input natively and converts the other; JSON's native input is
+  // the pre-serialised members the request lines use, so the hot path does no conversion.
+  let prepareMembers: (lvl: LogLevel, event: string) => (members: string, bindings: RequestBindings | undefined) => void
+  let emitFields: (lvl: LogLevel, event: string, fields: Fields | undefined, bindings: RequestBindings | undefined) => void
+  if (options.format === 'json') {
+    const format = jsonLine(options.name)
+    prepareMembers = (lvl, event) => {
+      const head = format(lvl, event)
+      return (members, bindings) => write(head(timestamp(), members, bindings))
+    }
+    emitFields = (lvl, event, fields, bindings) => write(format(lvl, event)(timestamp(), membersOf(fields), bindings))
+  } else {
+    const format = consoleLine(options.name, options.isColour === true)
+    emitFields = (lvl, event, fields, bindings) => write(format(timestamp(), lvl, event, fields, bindings))
+    prepareMembers = (lvl, event) => (members, bindings) => emitFields(lvl, event, JSON.parse(`{${members.slice(1)}}`) as Fields, bindings)
+  }
   const at = (lvl: LogLevel): LogFn =>
-    RANK[lvl] < RANK[level]
-      ? noop
-      : (event, fields, bindings = requestStore.getStore()) => write(format(timestamp(), lvl, event, fields, bindings))
+    isOn(lvl) ? (event, fields, bindings = requestStore.getStore()) => emitFields(lvl, event, fields, bindings) : noop
   return {
     level,
-    isEnabled: (lvl) => RANK[lvl] >= RANK[level],
+    isEnabled: isOn,
     debug: at('debug'),
     info: at('info'),
     warning: at('warning'),
     error: at('error'),
+    prepare: (lvl, event) => {
+      if (!isOn(lvl)) return undefined
+      const emit = prepareMembers(lvl, event)
+      return (members, bindings = requestStore.getStore()) => emit(members, bindings)
+    },
   }
 }
 
-type Format = (timestamp: string, level: LogLevel, event: string, fields: Fields | undefined, bindings: RequestBindings | undefined) => string
-
-const jsonLine = (name: string): Format => {
+/** Everything between the timestamp and the bindings is fixed per (level, event): built once. */
+const jsonLine = (name: string) => {
   const service = `,"service.name":${JSON.stringify(name)}`
-  return (timestamp, level, event, fields, bindings) => {
-    let line = `{"timestamp":"${timestamp}","level":"${level}","event":${JSON.stringify(event)}${service}`
-    if (bindings !== undefined) {
-      line += `,"request_id":"${bindings.requestId}"`
-      if (bindings.traceId !== undefined) line += `,"trace_id":"${bindings.traceId}"`
-      if (bindings.spanId !== undefined) line += `,"span_id":"${bindings.spanId}"`
+  return (level: LogLevel, event: string) => {
+    const middle = `","level":"${level}","event":${JSON.stringify(event)}${service}`
+    return (timestamp: string, members: string, bindings: RequestBindings | undefined): string => {
+      let line = `{"timestamp":"${timestamp}${middle}`
+      if (bindings !== undefined) {
+        line += `,"request_id":"${bindings.requestId}"`
+        if (bindings.traceId !== undefined) line += `,"trace_id":"${bindings.traceId}"`
+        if (bindings.spanId !== undefined) line += `,"span_id":"${bindings.spanId}"`
+      }
+      return `${line}${members}}\n`
     }
-    for (const key in fields) line += `,${JSON.stringify(key)}:${json(fields[key])}`
-    return `${line}}\n`
   }
+}
+
+const membersOf = (fields: Fields | undefined): string => {
+  let members = ''
+  for (const key in fields) members += `,${JSON.stringify(key)}:${json(fields[key])}`
+  return members
 }
 
 // A log call must never throw: values JSON cannot hold (BigInt, cycles) are written as text.
@@ -82,7 +114,7 @@ const json = (value: unknown): string => {
   }
 }
 
-const consoleLine = (name: string, isColour: boolean): Format => (timestamp, level, event, fields, bindings) => {
+const consoleLine = (name: string, isColour: boolean) => (timestamp: string, level: LogLevel, event: string, fields: Fields | undefined, bindings: RequestBindings | undefined): string => {
   const label = level.toUpperCase().padEnd(7)
   let line = `${timestamp} ${isColour ? COLOUR[level] + label + RESET : label} ${event} [${name}]`
   for (const key in fields) line += ` ${key}=${consoleValue(fields[key])}`

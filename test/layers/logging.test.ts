@@ -46,6 +46,19 @@ t.test('a 5xx without an error is logged at error level without one', async (t) 
   t.notOk('error' in (lines[1] ?? {}))
 })
 
+t.test('at level error, only 5xx requests are logged, sync or async', async (t) => {
+  const { lines, layer } = setup('error')
+  layer(() => ({ status: 200 }), route)(makeCtx())
+  layer(() => ({ status: 502 }), route)(makeCtx('GET', '/things/1'))
+  await layer(async () => ({ status: 503 }), route)(makeCtx('GET', '/things/2'))
+  await layer(async () => ({ status: 200 }), route)(makeCtx())
+  t.match(lines, [
+    { event: 'request_completed', level: 'error', status: 502, path: '/things/1', method: 'GET', route: '/things/{id}' },
+    { event: 'request_completed', level: 'error', status: 503, path: '/things/2' },
+  ])
+  t.equal(lines.length, 2)
+})
+
 t.test('with request lines below the level, only the request store is entered', async (t) => {
   const { lines, layer } = setup('error')
   let seen: unknown

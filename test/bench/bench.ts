@@ -1,0 +1,159 @@
+// `npm run bench`: bare node:http against the full service in one run, plus each layer on and off.
+// Each server runs alone on CPU 0, the load generator on CPU 1 (where there are two), keep-alive.
+// Reports req/s, the ratio to bare node:http, p99 latency and the server's CPU µs per request
+// (its utime+stime from /proc over the requests served), which is what each layer costs.
+//
+// Variants run in interleaved rounds and each figure is the median over the rounds, so a noisy
+// moment on the machine moves one sample, not the comparison.
+//
+// Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50),
+// BENCH_LOADGEN (wrk if installed, else autocannon).
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { openSync, readFileSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { connect, createServer } from 'node:net'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+
+// Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? '10')
+const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? '50')
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '3')
+const WARMUP_SECONDS = 3
+const run = promisify(execFile)
+
+type Variant = { name: string; args: string[] }
+type Result = { name: string; rps: number; p99Ms: number; cpuUsPerRequest: number; serverCpu: number; requests: number; errors: number }
+
+const VARIANTS: readonly Variant[] = [
+  { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
+  { name: 'svc CLI: logging (to a file) + metrics', args: ['dist/bin/svc.js', '--log-level', 'info', '--port'] },
+  { name: 'router only, no layers', args: ['dist/test/bench/servers.js', 'none'] },
+  { name: 'logging layer only', args: ['dist/test/bench/servers.js', 'logging'] },
+  { name: 'metrics layer only', args: ['dist/test/bench/servers.js', 'metrics'] },
+  { name: 'logging + metrics', args: ['dist/test/bench/servers.js', 'both'] },
+]
+
+const hasCommand = async (name: string): Promise<boolean> => run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false)
+const pinning = availableParallelism() >= 2 && (await hasCommand('taskset'))
+const loadgen = process.env['BENCH_LOADGEN'] ?? ((await hasCommand('wrk')) ? 'wrk' : 'autocannon')
+const clockTicks = Number((await run('getconf', ['CLK_TCK'])).stdout.trim())
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+
+const waitForPort = async (port: number): Promise<void> => {
+  for (let i = 0; i < 300; i++) {
+    const isOpen = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined)).on('error', () => resolve(false))
+    })
+    if (isOpen) return
+    await sleep(50)
+  }
+  throw new Error(`nothing listens on ${port}`)
+}
+
+const cpuSeconds = (pid: number): number => {
+  // /proc/<pid>/stat: fields 14 and 15 (utime, stime) in clock ticks, after the parenthesised name.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks
+}
+
+const pinned = (cpu: number, command: string, args: readonly string[]): [string, string[]] =>
+  pinning ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, [...args]]
+
+const load = async (port: number, seconds: number): Promise<{ rps: number; p99Ms: number; requests: number; errors: number }> => {
+  const url = `http://127.0.0.1:${port}/`
+  if (loadgen === 'wrk') {
+    const [cmd, args] = pinned(1, 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url])
+    const { stdout } = await run(cmd, args)
+    const unit = (value: string, suffix: string): number => Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[suffix] ?? 1)
+    const p99 = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(stdout)
+    return {
+      rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+      p99Ms: p99 === null ? Number.NaN : unit(p99[1] as string, p99[2] as string),
+      requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
+      errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? '0') + Number(/Socket errors: .*?(\d+) timeout/.exec(stdout)?.[1] ?? '0'),
+    }
+  }
+  const [cmd, args] = pinned(1, process.execPath, [join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds), url])
+  const { stdout } = await run(cmd, args, { maxBuffer: 64 * 1024 * 1024 })
+  const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number }
+  return { rps: report.requests.average, p99Ms: report.latency.p99, requests: report.requests.total, errors: report.non2xx + report.errors }
+}
+
+const measure = async (variant: Variant, logDir: string): Promise<Result> => {
+  const port = await freePort()
+  const out = openSync(join(logDir, `${variant.name.replace(/\W+/g, '-')}.log`), 'w')
+  const [cmd, args] = pinned(0, process.execPath, [...variant.args, String(port)])
+  const server: ChildProcess = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
+  try {
+    await waitForPort(port)
+    await load(port, WARMUP_SECONDS)
+    const before = cpuSeconds(server.pid as number)
+    const result = await load(port, SECONDS)
+    const cpu = cpuSeconds(server.pid as number) - before
+    return { name: variant.name, ...result, cpuUsPerRequest: (cpu * 1e6) / result.requests, serverCpu: cpu / SECONDS }
+  } finally {
+    server.kill('SIGKILL')
+  }
+}
+
+const logDir = await mkdtemp(join(tmpdir(), 'svc-bench-'))
+process.stdout.write(
+  `node ${process.version}, ${availableParallelism()} CPUs, load: ${loadgen} ${CONNECTIONS} connections × ${SECONDS} s after ${WARMUP_SECONDS} s warm-up, ` +
+    `median of ${ROUNDS} interleaved rounds, ` +
+    `${pinning ? 'server on CPU 0, load on CPU 1' : 'no CPU pinning'}; logs in ${logDir}\n\n`,
+)
+const rounds: Array<Map<string, Result>> = []
+for (let round = 0; round < ROUNDS; round++) {
+  const results = new Map<string, Result>()
+  for (const variant of VARIANTS) results.set(variant.name, await measure(variant, logDir))
+  rounds.push(results)
+  const line = [...results.values()].map((r) => `${r.rps.toFixed(0)}/s ${r.cpuUsPerRequest.toFixed(1)} µs`).join(' · ')
+  process.stdout.write(`round ${round + 1}: ${line}\n`)
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+/** Median over rounds of a figure computed within each round, so the pairs compared ran back to back. */
+const perRound = (figure: (round: Map<string, Result>) => number): number => median(rounds.map(figure))
+const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
+const [BARE, FULL, ROUTER, LOGGING, METRICS, BOTH] = VARIANTS.map((v) => v.name) as [string, string, string, string, string, string]
+
+process.stdout.write('\n')
+const row = (cells: readonly string[]): string => `${(cells[0] ?? '').padEnd(42)}${cells.slice(1).map((c) => c.padStart(12)).join('')}\n`
+process.stdout.write(row(['variant', 'req/s', '× bare', 'p99 ms', 'CPU µs/req', 'server CPU', 'errors']))
+for (const { name } of VARIANTS) {
+  process.stdout.write(
+    row([
+      name,
+      perRound((r) => get(r, name).rps).toFixed(0),
+      perRound((r) => get(r, name).rps / get(r, BARE).rps).toFixed(2),
+      perRound((r) => get(r, name).p99Ms).toFixed(2),
+      perRound((r) => get(r, name).cpuUsPerRequest).toFixed(1),
+      `${(perRound((r) => get(r, name).serverCpu) * 100).toFixed(0)} %`,
+      String(rounds.reduce((sum, r) => sum + get(r, name).errors, 0)),
+    ]),
+  )
+}
+const added = (name: string): string => perRound((r) => get(r, name).cpuUsPerRequest - get(r, ROUTER).cpuUsPerRequest).toFixed(1)
+process.stdout.write(
+  `\nCPU µs per request added over the router alone (median of per-round differences): logging ${added(LOGGING)}, ` +
+    `metrics ${added(METRICS)}, both ${added(BOTH)}; router and server over bare node:http: ` +
+    `${perRound((r) => get(r, ROUTER).cpuUsPerRequest - get(r, BARE).cpuUsPerRequest).toFixed(1)}\n` +
+    `Full service throughput: ${perRound((r) => get(r, FULL).rps / get(r, BARE).rps).toFixed(2)} × bare node:http\n`,
+)
+if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1

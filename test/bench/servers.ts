@@ -1,0 +1,38 @@
+// The servers the benchmark compares, one per process: `bare` is node:http answering the same JSON
+// as GET /; the others are the service's own server with a chosen set of layers. Logs go to
+// stdout, which the benchmark points at a file. Usage: servers.ts <bare|none|logging|metrics|both> <port>
+import { createServer as createHttpServer } from 'node:http'
+import { readConfig } from '../../lib/config.js'
+import { getRoot } from '../../lib/endpoints/root.js'
+import { logging } from '../../lib/layers/logging.js'
+import { metrics } from '../../lib/layers/metrics.js'
+import type { Layer } from '../../lib/pipeline.js'
+import { createRouter } from '../../lib/router.js'
+import { createServer } from '../../lib/server.js'
+import { createLineWriter } from '../../lib/telemetry/line-writer.js'
+import { createLogger } from '../../lib/telemetry/logger.js'
+import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+import { VERSION } from '../../lib/version.js'
+
+const [variant = 'bare', port = '0'] = process.argv.slice(2)
+const config = readConfig({ PORT: port })
+const info = { name: config.name, version: VERSION, environment: config.environment }
+const endpoints = [{ method: 'GET', path: '/' }, { method: 'GET', path: '/metrics' }]
+
+if (variant === 'bare') {
+  const body = JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints })
+  const length = Buffer.byteLength(body)
+  createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': length })
+    res.end(body)
+  }).listen(config.port, config.host)
+} else {
+  const out = createLineWriter(1)
+  const logger = createLogger({ name: config.name, level: 'info', format: 'json', write: out.write })
+  const registry = createMetricsRegistry({ environment: config.environment, version: VERSION })
+  const layers: Layer[] = []
+  if (variant === 'logging' || variant === 'both') layers.push(logging(logger))
+  if (variant === 'metrics' || variant === 'both') layers.push(metrics(registry.http))
+  const router = createRouter([{ method: 'GET', path: '/', handler: getRoot(info, endpoints) }], layers)
+  void createServer({ config, router, logger }).listen()
+}
