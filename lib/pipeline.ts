@@ -1,7 +1,7 @@
 // The types every endpoint and layer implements, and the fold that joins them. Nothing else.
 import type { Ctx } from './http/context.js'
 
-export type Headers = Readonly<Record<string, string | number | readonly string[]>>
+export type Headers = Readonly<Record<string, string | number | string[]>>
 
 /** RFC 9457 members an endpoint chooses; `instance` and `request_id` are added when written. */
 export type Problem = Readonly<{ type: string; title: string; status: number; detail: string }> & Readonly<Record<string, unknown>>

@@ -1,14 +1,14 @@
 // The node:http server and its lifecycle (DESIGN §8): it routes each request to the pipeline built
 // for it at start-up, writes the reply exactly once, and drains gracefully on shutdown.
 import { randomUUID } from 'node:crypto'
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { Config } from './config.js'
 import { Ctx } from './http/context.js'
 import { HttpError } from './http/errors.js'
 import { PROBLEM_CONTENT_TYPE, problem, problemJson } from './http/problem.js'
-import type { Reply, StreamReply } from './pipeline.js'
+import type { Headers, Reply, StreamReply } from './pipeline.js'
 import type { Router } from './router.js'
 import { errorFields, type Logger } from './telemetry/logger.js'
 
@@ -62,11 +62,11 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
     else write(ctx, res, reply)
   }
 
+  // Every header goes into the one writeHead() object: a header set earlier with setHeader()
+  // sends Node down its slow path, which re-validates and re-stores every header of the response.
   const write = (ctx: Ctx, res: ServerResponse, reply: Reply): void => {
     // Draining, or a body left unread: tell the client this connection ends with this response.
     if (state === 'draining' || ctx.isBodyAbandoned) res.shouldKeepAlive = false
-    const extra = reply.headers
-    if (extra !== undefined) for (const name in extra) res.setHeader(name, extra[name] as string)
     if ('stream' in reply) return void writeStream(ctx, res, reply)
 
     let type: string
@@ -78,26 +78,19 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
       type = TEXT_TYPE
       payload = reply.text
     } else if (reply.body === undefined) {
-      res.writeHead(reply.status, { 'x-request-id': ctx.requestId })
+      res.writeHead(reply.status, withExtra({ 'x-request-id': ctx.requestId }, reply.headers))
       return void res.end()
     } else {
       type = JSON_TYPE
       payload = JSON.stringify(reply.body)
     }
-    res.writeHead(reply.status, {
-      'content-type': (extra?.['content-type'] as string | undefined) ?? type,
-      'content-length': Buffer.byteLength(payload),
-      'x-request-id': ctx.requestId,
-    })
+    const headers = { 'content-type': type, 'content-length': Buffer.byteLength(payload), 'x-request-id': ctx.requestId }
+    res.writeHead(reply.status, withExtra(headers, reply.headers))
     res.end(payload)
   }
 
   const writeStream = async (ctx: Ctx, res: ServerResponse, reply: StreamReply): Promise<void> => {
-    res.writeHead(reply.status, {
-      'content-type': (reply.headers?.['content-type'] as string | undefined) ?? SSE_TYPE,
-      'cache-control': 'no-cache',
-      'x-request-id': ctx.requestId,
-    })
+    res.writeHead(reply.status, withExtra({ 'content-type': SSE_TYPE, 'cache-control': 'no-cache', 'x-request-id': ctx.requestId }, reply.headers))
     if (ctx.method === 'HEAD') return void res.end()
     res.flushHeaders()
     const iterator = reply.stream[Symbol.asyncIterator]()
@@ -173,6 +166,12 @@ export const declaredLength = (rawHeaders: readonly string[]): number => {
     if (name.length === 14 && name.toLowerCase() === 'content-length') return Number(rawHeaders[i + 1])
   }
   return 0
+}
+
+/** The reply's own headers win over the defaults. */
+const withExtra = (headers: OutgoingHttpHeaders, extra: Headers | undefined): OutgoingHttpHeaders => {
+  if (extra !== undefined) for (const name in extra) headers[name] = extra[name]
+  return headers
 }
 
 const drained = (res: ServerResponse): Promise<void> =>

@@ -70,3 +70,9 @@ t.test('with request lines below the level, only the request store is entered', 
   t.equal(seen, ctx)
   t.same(lines, [])
 })
+
+t.test('durations are written in milliseconds with three decimals', async (t) => {
+  const { milliseconds } = await import('../../lib/layers/logging.js')
+  t.same([0, 0.0004, 0.0005, 0.001, 0.012, 0.1234, 1, 12.3456, 1500.5].map(milliseconds), ['0.000', '0.000', '0.001', '0.001', '0.012', '0.123', '1.000', '12.346', '1500.500'])
+  t.equal(JSON.parse(`{"d":${milliseconds(2.5)}}`).d, 2.5, 'still a JSON number')
+})
