@@ -52,7 +52,7 @@ const main = async (argv: readonly string[]): Promise<void> => {
     return void (process.exitCode = 1)
   }
 
-  stopOnSignals(server, logger, config.drainTimeoutMs, process.exit)
+  stopOnSignals(server, logger, config, process.exit)
   logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port })
 }
 

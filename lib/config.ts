@@ -20,6 +20,25 @@ export type Config = Readonly<{
   maxBodyBytes: number
   /** How long a graceful shutdown waits for in-flight requests and streams. */
   drainTimeoutMs: number
+  /**
+   * How long, after a shutdown signal, readiness answers 503 while the listener still accepts:
+   * time for a load balancer's probes to take the instance out before connections are refused.
+   */
+  shutdownDelayMs: number
+  health: HealthConfig
+}>
+
+export type Endpoint = Readonly<{ host: string; port: number }>
+
+/** Dependencies the probes check; an unset one is reported `skipped`. */
+export type HealthConfig = Readonly<{
+  database: Endpoint | undefined
+  cache: (Endpoint & Readonly<{ password: string | undefined }>) | undefined
+  externalApi: URL | undefined
+  /** Each check's own bound, connect and reply included. */
+  timeoutMs: number
+  /** How long one round of results answers every probe. */
+  cacheMs: number
 }>
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -84,6 +103,21 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     return found ?? fail(src, `one of ${values.join(', ')} (case-insensitive)`, fallback)
   }
 
+  /** A host and its port, or undefined when the host is unset (a port alone is a mistake). */
+  const endpoint = (hostVariable: string, portVariable: string, defaultPort: number): Endpoint | undefined => {
+    const host = pattern(source(undefined, hostVariable), HOST_PATTERN, 'a host name or IP address', '')
+    const portSource = source(undefined, portVariable)
+    const port = integer(portSource, 1, 65535, defaultPort)
+    if (host !== '') return { host, port }
+    if (portSource !== undefined && source(undefined, hostVariable) === undefined) problems.push(`${portSource.label}: set ${hostVariable} too, or unset ${portVariable}`)
+    return undefined
+  }
+  const httpUrl = (src: Source | undefined): URL | undefined => {
+    if (src === undefined) return undefined
+    const url = URL.canParse(src.raw) ? new URL(src.raw) : undefined
+    return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') ? url : fail(src, 'an http:// or https:// URL', undefined)
+  }
+
   const config: Config = {
     name: pattern(source('name', 'APP_NAME'), NAME_PATTERN, 'a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)', 'svc'),
     host: pattern(source('host', 'HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'),
@@ -93,10 +127,21 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     logFormat: oneOf(source('log-format', 'LOG_FORMAT'), LOG_FORMATS, 'json'),
     maxBodyBytes: integer(source(undefined, 'SVC_MAX_BODY_BYTES'), 1, 1024 * MIB, MIB),
     drainTimeoutMs: integer(source(undefined, 'SVC_DRAIN_TIMEOUT_MS'), 0, 600_000, 10_000),
+    shutdownDelayMs: integer(source(undefined, 'SVC_SHUTDOWN_DELAY_MS'), 0, 600_000, 0),
+    health: {
+      database: endpoint('SVC_DB_HOST', 'SVC_DB_PORT', 5432),
+      cache: withPassword(endpoint('SVC_CACHE_HOST', 'SVC_CACHE_PORT', 6379), env['SVC_CACHE_PASSWORD']),
+      externalApi: httpUrl(source(undefined, 'SVC_EXTERNAL_API_URL')),
+      timeoutMs: integer(source(undefined, 'SVC_HEALTH_TIMEOUT_MS'), 1, 60_000, 500),
+      cacheMs: integer(source(undefined, 'SVC_HEALTH_CACHE_MS'), 0, 600_000, 1000),
+    },
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(config)
 }
+
+const withPassword = (cache: Endpoint | undefined, password: string | undefined): HealthConfig['cache'] =>
+  cache === undefined ? undefined : { ...cache, password: password === '' ? undefined : password }
 
 const parseFlags = (argv: readonly string[], problems: string[]): Partial<Record<FlagName, string>> => {
   const options = {
@@ -130,6 +175,13 @@ Options (each overrides the environment variable in brackets):
 Environment only:
   SVC_MAX_BODY_BYTES      largest request body in bytes (default 1048576)
   SVC_DRAIN_TIMEOUT_MS    graceful shutdown limit in ms (default 10000)
+  SVC_SHUTDOWN_DELAY_MS   after a signal, keep accepting this long while /ready answers 503 (default 0)
+  SVC_DB_HOST, SVC_DB_PORT          PostgreSQL checked by the probes (port 5432)
+  SVC_CACHE_HOST, SVC_CACHE_PORT    Redis checked by the probes (port 6379)
+  SVC_CACHE_PASSWORD                Redis password, sent with AUTH (never logged)
+  SVC_EXTERNAL_API_URL              http(s) URL whose GET must answer 2xx
+  SVC_HEALTH_TIMEOUT_MS   each check's timeout in ms (default 500)
+  SVC_HEALTH_CACHE_MS     how long check results are reused in ms (default 1000)
 
 Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
 `

@@ -17,11 +17,11 @@ export const exitOnFatal = (processLog: Logger, exit: Exit): void => {
 }
 
 /**
- * First signal: readiness turns 503 (the server state is `draining`), the listener closes, in-flight
- * requests and streams finish within the drain timeout, exit 0. A second signal exits at once
- * with 128 + its number, as a shell reports a process killed by it.
+ * First signal: readiness turns 503 (the server state is `draining`), the listener closes after
+ * the shutdown delay, in-flight requests and streams finish within the drain timeout, exit 0.
+ * A second signal exits at once with 128 + its number, as a shell reports a process killed by it.
  */
-export const stopOnSignals = (server: SvcServer, logger: Logger, drainTimeoutMs: number, exit: Exit): void => {
+export const stopOnSignals = (server: SvcServer, logger: Logger, limits: Readonly<{ drainTimeoutMs: number; shutdownDelayMs: number }>, exit: Exit): void => {
   let isStopping = false
   const stop = (signal: NodeJS.Signals): void => {
     if (isStopping) {
@@ -29,10 +29,10 @@ export const stopOnSignals = (server: SvcServer, logger: Logger, drainTimeoutMs:
       return exit(128 + constants.signals[signal])
     }
     isStopping = true
-    logger.info('shutdown_started', { signal, drain_timeout_ms: drainTimeoutMs })
+    logger.info('shutdown_started', { signal, shutdown_delay_ms: limits.shutdownDelayMs, drain_timeout_ms: limits.drainTimeoutMs })
     void server.drain().then(({ isComplete }) => {
       if (isComplete) logger.info('application_stopped', { signal })
-      else logger.warning('application_stopped', { signal, reason: `drain timeout after ${drainTimeoutMs} ms; open connections were closed` })
+      else logger.warning('application_stopped', { signal, reason: `drain timeout after ${limits.drainTimeoutMs} ms; open connections were closed` })
       exit(0)
     })
   }

@@ -23,6 +23,8 @@ export type RouteInfo = Readonly<{
   template: string
   /** GET /metrics is left out of the HTTP series so a scrape never measures itself. */
   isExcludedFromMetrics: boolean
+  /** Level of request_started / request_completed: probes log at debug, so they never flood info. */
+  requestLogLevel: 'debug' | 'info'
 }>
 
 /** Called once per route at start-up: per-route work goes here, not in the returned Handler. */

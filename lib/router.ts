@@ -14,6 +14,7 @@ export type RouteDef = Readonly<{
   path: string
   handler: Handler
   isExcludedFromMetrics?: boolean
+  requestLogLevel?: 'debug' | 'info'
 }>
 
 /** Everything answered at one path: a pipeline per method, and the 405 pipeline for the rest. */
@@ -57,7 +58,7 @@ export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]
     template: UNMATCHED,
     allow: '',
     handlers: new Map(),
-    otherMethod: pipeline(() => notFoundReply, '*', UNMATCHED, false, layers),
+    otherMethod: pipeline(() => notFoundReply, '*', UNMATCHED, UNMATCHED_TRAITS, layers),
   }
 
   return {
@@ -78,8 +79,11 @@ export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]
   }
 }
 
-const pipeline = (endpoint: Handler, method: string, template: string, isExcludedFromMetrics: boolean, layers: readonly Layer[]): Handler => {
-  const info: RouteInfo = Object.freeze({ method, template, isExcludedFromMetrics })
+type PathTraits = Pick<RouteInfo, 'isExcludedFromMetrics' | 'requestLogLevel'>
+const UNMATCHED_TRAITS: PathTraits = { isExcludedFromMetrics: false, requestLogLevel: 'info' }
+
+const pipeline = (endpoint: Handler, method: string, template: string, traits: PathTraits, layers: readonly Layer[]): Handler => {
+  const info: RouteInfo = Object.freeze({ method, template, ...traits })
   return compose(guard(endpoint), layers, info)
 }
 
@@ -89,16 +93,20 @@ const buildEntry = (template: string, routes: readonly RouteDef[], layers: reado
   if (get !== undefined && !declared.has('HEAD')) declared.set('HEAD', { ...get, method: 'HEAD' })
   const methods = [...declared.keys(), 'OPTIONS'].filter((m, i, all) => all.indexOf(m) === i)
   const allow = METHODS.filter((m) => methods.includes(m)).join(', ')
-  const isExcluded = routes.some((r) => r.isExcludedFromMetrics === true)
+  // What a path is (a scrape, a probe) holds for every method at it, the 405 and OPTIONS answers included.
+  const traits: PathTraits = {
+    isExcludedFromMetrics: routes.some((r) => r.isExcludedFromMetrics === true),
+    requestLogLevel: routes.some((r) => r.requestLogLevel === 'debug') ? 'debug' : 'info',
+  }
 
   const handlers = new Map<string, Handler>()
-  for (const [method, def] of declared) handlers.set(method, pipeline(def.handler, method, template, isExcluded, layers))
+  for (const [method, def] of declared) handlers.set(method, pipeline(def.handler, method, template, traits, layers))
   if (!declared.has('OPTIONS')) {
     const options: Reply = Object.freeze({ status: 204, headers: Object.freeze({ allow }) })
-    handlers.set('OPTIONS', pipeline(() => options, 'OPTIONS', template, isExcluded, layers))
+    handlers.set('OPTIONS', pipeline(() => options, 'OPTIONS', template, traits, layers))
   }
   const notAllowed = new HttpError(405, 'METHOD_NOT_ALLOWED', `This path accepts ${allow}`, { headers: { allow } })
-  const otherMethod = pipeline(() => { throw notAllowed }, '*', template, isExcluded, layers)
+  const otherMethod = pipeline(() => { throw notAllowed }, '*', template, traits, layers)
   return { template, allow, handlers, otherMethod }
 }
 

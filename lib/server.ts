@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import { createServer as createHttpServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Duplex } from 'node:stream'
 import type { Config } from './config.js'
 import { Ctx } from './http/context.js'
@@ -24,23 +26,29 @@ export const TIMEOUTS = Object.freeze({ headersMs: 10_000, requestMs: 30_000, ke
 
 export type ServerState = 'starting' | 'ready' | 'draining' | 'stopped'
 
+/** Where the process is in its life; shared with the probes, which answer from it. */
+export type Lifecycle = { state: ServerState; readonly startedAt: number }
+export const createLifecycle = (now: number = performance.now()): Lifecycle => ({ state: 'starting', startedAt: now })
+
 export type SvcServer = Readonly<{
   state(): ServerState
   /** Binds the listener; resolves with the bound address, rejects with the listen error. */
   listen(): Promise<AddressInfo>
-  /** Stops accepting, lets in-flight requests and streams finish within the drain timeout. */
+  /**
+   * Readiness turns 503 at once; after the shutdown delay the listener stops accepting, and
+   * in-flight requests and streams finish within the drain timeout.
+   */
   drain(): Promise<{ isComplete: boolean }>
   http: Server
 }>
 
-export type ServerOptions = Readonly<{ config: Config; router: Router; logger: Logger }>
+export type ServerOptions = Readonly<{ config: Config; router: Router; logger: Logger; lifecycle?: Lifecycle }>
 
 const JSON_TYPE = 'application/json'
 const TEXT_TYPE = 'text/plain; charset=utf-8'
 const SSE_TYPE = 'text/event-stream; charset=utf-8'
 
-export const createServer = ({ config, router, logger }: ServerOptions): SvcServer => {
-  let state: ServerState = 'starting'
+export const createServer = ({ config, router, logger, lifecycle = createLifecycle() }: ServerOptions): SvcServer => {
   const maxBody = config.maxBodyBytes
   const tooLarge = new HttpError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${maxBody} bytes`)
 
@@ -66,7 +74,7 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
   // sends Node down its slow path, which re-validates and re-stores every header of the response.
   const write = (ctx: Ctx, res: ServerResponse, reply: Reply): void => {
     // Draining, or a body left unread: tell the client this connection ends with this response.
-    if (state === 'draining' || ctx.isBodyAbandoned) res.shouldKeepAlive = false
+    if (lifecycle.state === 'draining' || ctx.isBodyAbandoned) res.shouldKeepAlive = false
     if ('stream' in reply) return void writeStream(ctx, res, reply)
 
     let type: string
@@ -128,31 +136,33 @@ export const createServer = ({ config, router, logger }: ServerOptions): SvcServ
 
   return {
     http,
-    state: () => state,
+    state: () => lifecycle.state,
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {
         http.once('error', reject)
         http.listen(config.port, config.host, () => {
           http.off('error', reject)
-          state = 'ready'
+          lifecycle.state = 'ready'
           resolve(http.address() as AddressInfo)
         })
       }),
-    drain: () =>
-      new Promise<{ isComplete: boolean }>((resolve) => {
-        state = 'draining'
+    drain: async () => {
+      lifecycle.state = 'draining'
+      if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs)
+      return new Promise<{ isComplete: boolean }>((resolve) => {
         const timer = setTimeout(() => {
           http.closeAllConnections()
           resolve({ isComplete: false })
         }, config.drainTimeoutMs)
         http.close(() => {
           clearTimeout(timer)
-          state = 'stopped'
+          lifecycle.state = 'stopped'
           resolve({ isComplete: true })
         })
         // Sockets between requests would otherwise hold the listener open until keepAliveTimeout.
         http.closeIdleConnections()
-      }),
+      })
+    },
   }
 }
 

@@ -11,6 +11,8 @@ t.test('defaults apply when nothing is set', async (t) => {
     logFormat: 'json',
     maxBodyBytes: 1024 * 1024,
     drainTimeoutMs: 10_000,
+    shutdownDelayMs: 0,
+    health: { database: undefined, cache: undefined, externalApi: undefined, timeoutMs: 500, cacheMs: 1000 },
   })
 })
 
@@ -73,4 +75,14 @@ t.test('an unknown flag is a configuration error listing the accepted flags', as
 
 t.test('a positional argument is refused', async (t) => {
   t.throws(() => readConfig({}, ['serve']), ConfigError)
+})
+
+t.test('a port with an invalid host reports the host only', async (t) => {
+  const error = t.throws(() => readConfig({ SVC_DB_HOST: 'bad host', SVC_DB_PORT: '5433' })) as ConfigError
+  t.same(error.problems, ['SVC_DB_HOST=bad host: expected a host name or IP address'])
+})
+
+t.test('an external API URL that does not parse is refused', async (t) => {
+  const error = t.throws(() => readConfig({ SVC_EXTERNAL_API_URL: 'not a url' })) as ConfigError
+  t.same(error.problems, ['SVC_EXTERNAL_API_URL=not a url: expected an http:// or https:// URL'])
 })

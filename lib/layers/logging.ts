@@ -21,8 +21,8 @@ export const milliseconds = (ms: number): string => {
 export const logging = (logger: Logger): Layer => (next, route) => {
   const enter: Handler = (ctx) => requestStore.run(ctx, next, ctx)
   const routeMember = `,"route":${JSON.stringify(route.template)}`
-  const started = logger.prepare('info', 'request_started')
-  const completed = logger.prepare('info', 'request_completed')
+  const started = logger.prepare(route.requestLogLevel, 'request_started')
+  const completed = logger.prepare(route.requestLogLevel, 'request_completed')
   // 5xx lines are errors, so a service run at LOG_LEVEL=ERROR still shows its failing requests.
   const failed = logger.prepare('error', 'request_completed') as LineFn
 

@@ -81,7 +81,7 @@ t.test('GET / describes the service and links the other endpoints', async (t) =>
     service: 'demo',
     version: '0.1.0',
     environment: 'stage',
-    endpoints: [{ method: 'GET', path: '/' }, { method: 'GET', path: '/metrics' }],
+    endpoints: ['/', '/metrics', '/health', '/ready', '/startup'].map((path) => ({ method: 'GET', path })),
   })
 })
 

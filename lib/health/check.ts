@@ -1,0 +1,91 @@
+// What every dependency check shares (DESIGN §9): the result shape, one hard timeout around the
+// whole attempt, latency, short error texts, and a TCP exchange that always destroys its socket.
+import { connect } from 'node:net'
+
+export type CheckResult = Readonly<{ status: 'ok' | 'fail'; latency_ms: number; error?: string }>
+/** Runs one attempt against a dependency. Never rejects and never throws: every failure is a result. */
+export type Check = () => Promise<CheckResult>
+
+export type Target = Readonly<{ host: string; port: number }>
+
+/** How an attempt ends: `true` when the dependency answered as it should, else the failure, short. */
+export type Outcome = true | string
+
+/**
+ * A protocol's half of a short TCP exchange, built once per check.
+ * `judge` sees everything received so far and returns an Outcome, or `undefined` to wait for more.
+ */
+export type Exchange = Readonly<{
+  request: Buffer
+  judge(received: Buffer): Outcome | undefined
+}>
+
+export const UNEXPECTED_REPLY = 'unexpected reply'
+export const CONNECTION_CLOSED = 'connection closed'
+
+// Our replies are a byte or a line or two; a peer that keeps talking is not the protocol we speak,
+// and must not make us buffer without bound.
+const MAX_REPLY_BYTES = 4096
+
+// Short, stable texts: they are shown in /ready bodies, so no addresses and no stack traces.
+// A reset or a broken pipe is the peer closing too, only less politely.
+const MESSAGES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  ECONNRESET: CONNECTION_CLOSED,
+  EPIPE: CONNECTION_CLOSED,
+}
+
+/** An error as a check reports it: a known cause in words, otherwise Node's error code. */
+export const describe = (error: unknown): string => {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code !== undefined) return MESSAGES[code] ?? code
+  /* c8 ignore next 2 -- Node's net, dns, tls and http errors all carry a code; this is the fallback for anything else */
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * Runs one attempt under a hard timeout and settles it exactly once. `start` begins the work,
+ * calls `done` (never synchronously) when it knows the outcome, and returns how to release what it
+ * holds; that release runs whichever way the attempt ends, the timeout included.
+ */
+export const attempt = (timeoutMs: number, start: (done: (outcome: Outcome) => void) => () => void): Promise<CheckResult> =>
+  new Promise((resolve) => {
+    const started = performance.now()
+    let release = (): void => {}
+    let isSettled = false
+    const done = (outcome: Outcome): void => {
+      if (isSettled) return
+      isSettled = true
+      clearTimeout(timer)
+      release()
+      const latency_ms = Math.round((performance.now() - started) * 10) / 10
+      resolve(outcome === true ? { status: 'ok', latency_ms } : { status: 'fail', latency_ms, error: outcome })
+    }
+    const timer = setTimeout(done, timeoutMs, `timeout after ${timeoutMs} ms`)
+    try {
+      release = start(done)
+    } catch (error: unknown) {
+      // Invalid options (a bad port, an unsupported URL scheme) throw synchronously; a check must not.
+      done(describe(error))
+    }
+  })
+
+/** Connects, sends the request, and lets the protocol judge the reply; the socket never outlives the attempt. */
+export const tcpCheck = ({ host, port }: Target, timeoutMs: number, { request, judge }: Exchange): Check => () =>
+  attempt(timeoutMs, (done) => {
+    let received: Buffer = Buffer.alloc(0)
+    const socket = connect({ host, port }, () => socket.write(request))
+    socket.on('data', (chunk: Buffer) => {
+      // Replies may arrive split across TCP segments: judge the whole so far, not the chunk.
+      received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
+      const outcome = judge(received)
+      if (outcome !== undefined) done(outcome)
+      else if (received.length > MAX_REPLY_BYTES) done(UNEXPECTED_REPLY)
+    })
+    socket.on('error', (error) => done(describe(error)))
+    // Closed before the protocol reached a verdict (after a verdict, `done` ignores this).
+    socket.on('close', () => done(CONNECTION_CLOSED))
+    return () => socket.destroy()
+  })
