@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream'
 import type { Config } from './config.js'
 import { Ctx } from './http/context.js'
 import { HttpError } from './http/errors.js'
-import { PROBLEM_CONTENT_TYPE, problem, problemJson } from './http/problem.js'
+import { INTERNAL_PROBLEM, PROBLEM_CONTENT_TYPE, problem, problemJson } from './http/problem.js'
 import type { Headers, Reply, StreamReply } from './pipeline.js'
 import type { Router } from './router.js'
 import { errorFields, type Logger } from './telemetry/logger.js'
@@ -121,7 +121,7 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
   /** A layer itself failed (endpoint errors never get here): answer 500 and log it. */
   const lastResort = (ctx: Ctx, res: ServerResponse, error: unknown): void => {
     logger.error('request_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
-    const body = problemJson(problem(500, 'INTERNAL_ERROR', 'The server failed to handle the request; quote the request_id when reporting it'), ctx)
+    const body = problemJson(INTERNAL_PROBLEM, ctx)
     res.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': ctx.requestId })
     res.end(body)
   }

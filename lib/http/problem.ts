@@ -18,7 +18,7 @@ export const problem = (status: number, code: string, detail: string, extra?: Re
 })
 
 // 5xx bodies never carry what went wrong inside: the request id leads an operator to the log line.
-const INTERNAL: Problem = Object.freeze(
+export const INTERNAL_PROBLEM: Problem = Object.freeze(
   problem(500, 'INTERNAL_ERROR', 'The server failed to handle the request; quote the request_id when reporting it'),
 )
 
@@ -27,7 +27,7 @@ export const toProblemReply = (error: unknown): ProblemReply => {
     const body = problem(error.status, error.code, error.message, error.extra)
     return error.headers === undefined ? { status: error.status, problem: body } : { status: error.status, headers: error.headers, problem: body }
   }
-  return { status: 500, problem: INTERNAL, error }
+  return { status: 500, problem: INTERNAL_PROBLEM, error }
 }
 
 /** The problem body as sent: the endpoint's members plus where and which request. */
