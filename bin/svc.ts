@@ -42,7 +42,8 @@ const main = async (argv: readonly string[]): Promise<void> => {
   const processLog = createLogger({ ...logOptions, level: 'error', write: err.write, isColour: process.stderr.isTTY })
   exitOnFatal(processLog, process.exit)
 
-  const { server } = createApp({ config, logger })
+  const app = createApp({ config, logger, writeConsole: out.write })
+  const { server } = app
   let port: number
   try {
     port = (await server.listen()).port
@@ -52,7 +53,7 @@ const main = async (argv: readonly string[]): Promise<void> => {
     return void (process.exitCode = 1)
   }
 
-  stopOnSignals(server, logger, config, process.exit)
+  stopOnSignals(app, logger, config, process.exit)
   logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port })
 }
 

@@ -10,6 +10,7 @@ import { createRouter, type RouteDef } from './router.js'
 import { createLifecycle, createServer, type Lifecycle, type SvcServer } from './server.js'
 import type { Logger } from './telemetry/logger.js'
 import { createMetricsRegistry, type MetricsRegistry } from './telemetry/registry.js'
+import { createTracing, type Tracing } from './telemetry/tracer.js'
 import { VERSION } from './version.js'
 
 export type AppOptions = Readonly<{
@@ -17,12 +18,16 @@ export type AppOptions = Readonly<{
   logger: Logger
   /** Routes added to the built-in ones (tests use this for endpoints that fail on purpose). */
   routes?: readonly RouteDef[]
+  /** Where ENABLE_CONSOLE_TRACES prints spans: the writer behind the logger's stdout. */
+  writeConsole: (chunk: string) => void
 }>
 
-export type App = Readonly<{ server: SvcServer; metrics: MetricsRegistry; lifecycle: Lifecycle }>
+export type App = Readonly<{ server: SvcServer; metrics: MetricsRegistry; lifecycle: Lifecycle; tracing: Tracing }>
 
-export const createApp = ({ config, logger, routes = [] }: AppOptions): App => {
+export const createApp = ({ config, logger, routes = [], writeConsole }: AppOptions): App => {
   const registry = createMetricsRegistry({ environment: config.environment, version: VERSION })
+  const service = { name: config.name, version: VERSION, environment: config.environment }
+  const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
   const lifecycle = createLifecycle()
   const monitor = createHealthMonitor({ checks: configuredChecks(config.health), cacheMs: config.health.cacheMs, registry: registry.registry })
   const probe = { requestLogLevel: 'debug' } as const
@@ -36,7 +41,8 @@ export const createApp = ({ config, logger, routes = [] }: AppOptions): App => {
   const endpoints = [{ method: 'GET', path: '/' }, ...table.map(({ method, path }) => ({ method, path }))]
   table.push({ method: 'GET', path: '/', handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints) })
 
-  // Outermost first, as DESIGN §1 orders them.
-  const router = createRouter(table, [logging(logger), metrics(registry.http)])
-  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle }
+  // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured.
+  const layers = tracing.layer === undefined ? [logging(logger), metrics(registry.http)] : [logging(logger), metrics(registry.http), tracing.layer]
+  const router = createRouter(table, layers)
+  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle, tracing }
 }

@@ -26,6 +26,7 @@ export type Config = Readonly<{
    */
   shutdownDelayMs: number
   health: HealthConfig
+  tracing: TracingConfig
 }>
 
 export type Endpoint = Readonly<{ host: string; port: number }>
@@ -39,6 +40,22 @@ export type HealthConfig = Readonly<{
   timeoutMs: number
   /** How long one round of results answers every probe. */
   cacheMs: number
+}>
+
+export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const
+export type SamplerName = (typeof SAMPLERS)[number]
+
+/** Where spans go and which are kept; with no exporter, the tracing layer is left out entirely. */
+export type TracingConfig = Readonly<{
+  /** OTLP/gRPC collector; `isSecure` for an https:// endpoint (TLS with the system's roots). */
+  otlp: Readonly<{ url: string; isSecure: boolean }> | undefined
+  /** Print each span to stdout in the console shape (DESIGN §6). */
+  isConsole: boolean
+  sampler: SamplerName
+  /** The ratio of the `traceidratio` samplers, 0 to 1. */
+  samplerRatio: number
+  /** The standard OTEL_BSP_* settings of the batch span processor. */
+  batch: Readonly<{ scheduleDelayMs: number; exportTimeoutMs: number; maxQueueSize: number; maxExportBatchSize: number }>
 }>
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -68,6 +85,8 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 // A host name or an IPv4/IPv6 literal: no spaces, slashes or control characters.
 const HOST_PATTERN = /^[A-Za-z0-9._:%-]{1,253}$/
 const MIB = 1024 * 1024
+const OTLP_FORMS = 'host:port, http://host:port or https://host:port (e.g. collector:4317)'
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/
 
 type Source = { readonly label: string; readonly raw: string }
 
@@ -118,6 +137,33 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') ? url : fail(src, 'an http:// or https:// URL', undefined)
   }
 
+  /** The three endpoint forms of DESIGN §3, normalised to a URL the OTLP/gRPC exporter takes. */
+  const otlpEndpoint = (src: Source | undefined): TracingConfig['otlp'] => {
+    if (src === undefined) return undefined
+    const raw = HOST_PORT.test(src.raw) ? `http://${src.raw}` : src.raw
+    const url = URL.canParse(raw) ? new URL(raw) : undefined
+    const isValid =
+      url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' &&
+      (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '' && url.username === '' && url.password === ''
+    if (!isValid || (url.port !== '' && Number(url.port) === 0)) return fail(src, OTLP_FORMS, undefined)
+    return { url: `${url.protocol}//${url.host}`, isSecure: url.protocol === 'https:' }
+  }
+  const boolean = (src: Source | undefined): boolean => oneOf(src, ['true', 'false'], 'false') === 'true'
+  const ratio = (src: Source | undefined): number => {
+    if (src === undefined) return 1
+    const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(src.raw) ? Number(src.raw) : Number.NaN
+    return n >= 0 && n <= 1 ? n : fail(src, 'a number from 0 to 1', 1)
+  }
+  const batch = {
+    scheduleDelayMs: integer(source(undefined, 'OTEL_BSP_SCHEDULE_DELAY'), 1, 600_000, 5000),
+    exportTimeoutMs: integer(source(undefined, 'OTEL_BSP_EXPORT_TIMEOUT'), 1, 600_000, 30_000),
+    maxQueueSize: integer(source(undefined, 'OTEL_BSP_MAX_QUEUE_SIZE'), 1, 1_000_000, 2048),
+    maxExportBatchSize: integer(source(undefined, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'), 1, 1_000_000, 512),
+  }
+  if (batch.maxExportBatchSize > batch.maxQueueSize) {
+    problems.push(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE=${batch.maxExportBatchSize}: expected at most OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`)
+  }
+
   const config: Config = {
     name: pattern(source('name', 'APP_NAME'), NAME_PATTERN, 'a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)', 'svc'),
     host: pattern(source('host', 'HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'),
@@ -134,6 +180,13 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
       externalApi: httpUrl(source(undefined, 'SVC_EXTERNAL_API_URL')),
       timeoutMs: integer(source(undefined, 'SVC_HEALTH_TIMEOUT_MS'), 1, 60_000, 500),
       cacheMs: integer(source(undefined, 'SVC_HEALTH_CACHE_MS'), 0, 600_000, 1000),
+    },
+    tracing: {
+      otlp: otlpEndpoint(source(undefined, 'OTLP_ENDPOINT')),
+      isConsole: boolean(source(undefined, 'ENABLE_CONSOLE_TRACES')),
+      sampler: oneOf(source(undefined, 'OTEL_TRACES_SAMPLER'), SAMPLERS, 'parentbased_always_on'),
+      samplerRatio: ratio(source(undefined, 'OTEL_TRACES_SAMPLER_ARG')),
+      batch,
     },
   }
   if (problems.length > 0) throw new ConfigError(problems)
@@ -182,6 +235,13 @@ Environment only:
   SVC_EXTERNAL_API_URL              http(s) URL whose GET must answer 2xx
   SVC_HEALTH_TIMEOUT_MS   each check's timeout in ms (default 500)
   SVC_HEALTH_CACHE_MS     how long check results are reused in ms (default 1000)
+  OTLP_ENDPOINT           OTLP/gRPC collector: host:4317, http://host:4317 or https://host:4317
+  ENABLE_CONSOLE_TRACES   true: print every span to stdout as one JSON line (default false)
+  OTEL_TRACES_SAMPLER     always_on, always_off, traceidratio, parentbased_always_on (default),
+                          parentbased_always_off or parentbased_traceidratio
+  OTEL_TRACES_SAMPLER_ARG the traceidratio samplers' ratio, 0 to 1 (default 1; 0.01 under high traffic)
+  OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT, OTEL_BSP_MAX_QUEUE_SIZE,
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE    batch span processor (defaults 5000 ms, 30000 ms, 2048, 512)
 
 Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
 `

@@ -2,6 +2,7 @@
 // uncaught exception or unhandled rejection. `exit` is injected so tests can watch it.
 import { constants } from 'node:os'
 import type { SvcServer } from './server.js'
+import type { Tracing } from './telemetry/tracer.js'
 import { errorFields, type Logger } from './telemetry/logger.js'
 
 export type Exit = (code: number) => void
@@ -16,12 +17,21 @@ export const exitOnFatal = (processLog: Logger, exit: Exit): void => {
   process.on('unhandledRejection', die('unhandled_rejection'))
 }
 
+/** How long queued spans may take to reach the collector once the drain is over. */
+export const SPAN_FLUSH_TIMEOUT_MS = 5000
+
 /**
  * First signal: readiness turns 503 (the server state is `draining`), the listener closes after
- * the shutdown delay, in-flight requests and streams finish within the drain timeout, exit 0.
+ * the shutdown delay, in-flight requests and streams finish within the drain timeout, queued
+ * spans are flushed (those of the drain included), exit 0 — the 'exit' hook then flushes logs.
  * A second signal exits at once with 128 + its number, as a shell reports a process killed by it.
  */
-export const stopOnSignals = (server: SvcServer, logger: Logger, limits: Readonly<{ drainTimeoutMs: number; shutdownDelayMs: number }>, exit: Exit): void => {
+export const stopOnSignals = (
+  { server, tracing }: Readonly<{ server: SvcServer; tracing: Tracing }>,
+  logger: Logger,
+  limits: Readonly<{ drainTimeoutMs: number; shutdownDelayMs: number }>,
+  exit: Exit,
+): void => {
   let isStopping = false
   const stop = (signal: NodeJS.Signals): void => {
     if (isStopping) {
@@ -30,7 +40,9 @@ export const stopOnSignals = (server: SvcServer, logger: Logger, limits: Readonl
     }
     isStopping = true
     logger.info('shutdown_started', { signal, shutdown_delay_ms: limits.shutdownDelayMs, drain_timeout_ms: limits.drainTimeoutMs })
-    void server.drain().then(({ isComplete }) => {
+    void server.drain().then(async ({ isComplete }) => {
+      const spans = await tracing.shutdown(SPAN_FLUSH_TIMEOUT_MS)
+      if (!spans.isComplete) logger.warning('trace_flush_incomplete', { timeout_ms: SPAN_FLUSH_TIMEOUT_MS })
       if (isComplete) logger.info('application_stopped', { signal })
       else logger.warning('application_stopped', { signal, reason: `drain timeout after ${limits.drainTimeoutMs} ms; open connections were closed` })
       exit(0)

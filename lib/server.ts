@@ -87,7 +87,8 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
       payload = reply.text
     } else if (reply.body === undefined) {
       res.writeHead(reply.status, withExtra({ 'x-request-id': ctx.requestId }, reply.headers))
-      return void res.end()
+      res.end()
+      return ctx.onWritten?.(ctx, undefined)
     } else {
       type = JSON_TYPE
       payload = JSON.stringify(reply.body)
@@ -95,13 +96,18 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
     const headers = { 'content-type': type, 'content-length': Buffer.byteLength(payload), 'x-request-id': ctx.requestId }
     res.writeHead(reply.status, withExtra(headers, reply.headers))
     res.end(payload)
+    ctx.onWritten?.(ctx, undefined)
   }
 
   const writeStream = async (ctx: Ctx, res: ServerResponse, reply: StreamReply): Promise<void> => {
     res.writeHead(reply.status, withExtra({ 'content-type': SSE_TYPE, 'cache-control': 'no-cache', 'x-request-id': ctx.requestId }, reply.headers))
-    if (ctx.method === 'HEAD') return void res.end()
+    if (ctx.method === 'HEAD') {
+      res.end()
+      return ctx.onWritten?.(ctx, undefined)
+    }
     res.flushHeaders()
     const iterator = reply.stream[Symbol.asyncIterator]()
+    let failure: unknown
     try {
       while (!res.destroyed) {
         const item = await iterator.next()
@@ -110,11 +116,13 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
         if (!res.write(item.value)) await drained(res)
       }
     } catch (error: unknown) {
+      failure = error
       logger.error('stream_failed', { path: ctx.path, error: errorFields(error) }, ctx)
     } finally {
       // Stops a generator that is still running because the client left.
       await iterator.return?.()
       res.end()
+      ctx.onWritten?.(ctx, failure)
     }
   }
 
@@ -124,6 +132,7 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
     const body = problemJson(INTERNAL_PROBLEM, ctx)
     res.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': ctx.requestId })
     res.end(body)
+    ctx.onWritten?.(ctx, error)
   }
 
   const http = createHttpServer({

@@ -13,6 +13,13 @@ t.test('defaults apply when nothing is set', async (t) => {
     drainTimeoutMs: 10_000,
     shutdownDelayMs: 0,
     health: { database: undefined, cache: undefined, externalApi: undefined, timeoutMs: 500, cacheMs: 1000 },
+    tracing: {
+      otlp: undefined,
+      isConsole: false,
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      batch: { scheduleDelayMs: 5000, exportTimeoutMs: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
+    },
   })
 })
 
@@ -85,4 +92,60 @@ t.test('a port with an invalid host reports the host only', async (t) => {
 t.test('an external API URL that does not parse is refused', async (t) => {
   const error = t.throws(() => readConfig({ SVC_EXTERNAL_API_URL: 'not a url' })) as ConfigError
   t.same(error.problems, ['SVC_EXTERNAL_API_URL=not a url: expected an http:// or https:// URL'])
+})
+
+const OTLP_CASES: ReadonlyArray<readonly [string, { url: string; isSecure: boolean }]> = [
+  ['collector:4317', { url: 'http://collector:4317', isSecure: false }],
+  ['127.0.0.1:4317', { url: 'http://127.0.0.1:4317', isSecure: false }],
+  ['[::1]:4317', { url: 'http://[::1]:4317', isSecure: false }],
+  ['http://collector:4317', { url: 'http://collector:4317', isSecure: false }],
+  ['http://collector:4317/', { url: 'http://collector:4317', isSecure: false }],
+  ['https://otel.example.com:4317', { url: 'https://otel.example.com:4317', isSecure: true }],
+  ['HTTPS://OTEL.example.com', { url: 'https://otel.example.com', isSecure: true }],
+]
+for (const [raw, expected] of OTLP_CASES) {
+  t.test(`OTLP_ENDPOINT=${raw} is accepted`, async (t) => {
+    t.same(readConfig({ OTLP_ENDPOINT: raw }).tracing.otlp, expected)
+  })
+}
+
+const BAD_OTLP = ['collector', 'grpc://collector:4317', 'http://collector:4317/v1/traces', 'http://user:pw@collector:4317', 'http://collector:4317?x=1', 'collector:0', 'http://collector:0', 'unix:///run/otel.sock', 'collector 4317']
+for (const raw of BAD_OTLP) {
+  t.test(`OTLP_ENDPOINT=${raw} is a start-up error naming the accepted forms`, async (t) => {
+    const error = t.throws(() => readConfig({ OTLP_ENDPOINT: raw })) as ConfigError
+    t.same(error.problems, [`OTLP_ENDPOINT=${raw}: expected host:port, http://host:port or https://host:port (e.g. collector:4317)`])
+  })
+}
+
+t.test('tracing variables are read: console, sampler, ratio and the batch processor', async (t) => {
+  const env = {
+    ENABLE_CONSOLE_TRACES: 'TRUE',
+    OTEL_TRACES_SAMPLER: 'ParentBased_TraceIdRatio',
+    OTEL_TRACES_SAMPLER_ARG: '0.01',
+    OTEL_BSP_SCHEDULE_DELAY: '1000',
+    OTEL_BSP_EXPORT_TIMEOUT: '2000',
+    OTEL_BSP_MAX_QUEUE_SIZE: '100',
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '100',
+  }
+  t.same(readConfig(env).tracing, {
+    otlp: undefined,
+    isConsole: true,
+    sampler: 'parentbased_traceidratio',
+    samplerRatio: 0.01,
+    batch: { scheduleDelayMs: 1000, exportTimeoutMs: 2000, maxQueueSize: 100, maxExportBatchSize: 100 },
+  })
+  t.equal(readConfig({ OTEL_TRACES_SAMPLER_ARG: '1' }).tracing.samplerRatio, 1)
+  t.equal(readConfig({ OTEL_TRACES_SAMPLER_ARG: '.5' }).tracing.samplerRatio, 0.5)
+})
+
+t.test('bad tracing values are reported together', async (t) => {
+  const env = { ENABLE_CONSOLE_TRACES: 'yes', OTEL_TRACES_SAMPLER: 'jaeger_remote', OTEL_TRACES_SAMPLER_ARG: '1.5', OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20' }
+  const error = t.throws(() => readConfig(env)) as ConfigError
+  t.same(error.problems, [
+    'OTEL_BSP_MAX_EXPORT_BATCH_SIZE=20: expected at most OTEL_BSP_MAX_QUEUE_SIZE (10)',
+    'ENABLE_CONSOLE_TRACES=yes: expected one of true, false (case-insensitive)',
+    'OTEL_TRACES_SAMPLER=jaeger_remote: expected one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio (case-insensitive)',
+    'OTEL_TRACES_SAMPLER_ARG=1.5: expected a number from 0 to 1',
+  ])
+  t.same((t.throws(() => readConfig({ OTEL_TRACES_SAMPLER_ARG: 'half' })) as ConfigError).problems, ['OTEL_TRACES_SAMPLER_ARG=half: expected a number from 0 to 1'])
 })

@@ -1,16 +1,26 @@
 // The per-request context handed to every layer and endpoint. A class with every field assigned in
 // its constructor, so V8 keeps one hidden class for all requests; nothing is added to `req`.
+import type { Context, Span } from '@opentelemetry/api'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { HttpError } from './errors.js'
 
-/** What a log line inside a request carries, found through AsyncLocalStorage. */
+/**
+ * What a log line inside a request carries, found through AsyncLocalStorage. The same store holds
+ * the request's OpenTelemetry context, so tracing needs no second store; a custom span made active
+ * outside any request has bindings without a request id.
+ */
 export type RequestBindings = {
-  readonly requestId: string
+  readonly requestId: string | undefined
+  /** Set for sampled requests only: logs and exemplars point at traces that exist. */
   traceId: string | undefined
   spanId: string | undefined
+  traceContext: Context | undefined
 }
+
+/** Called by the server once the reply is fully written (a stream's last byte included). */
+export type WrittenHook = (ctx: Ctx, error: unknown) => void
 
 export type Params = Readonly<Record<string, string>>
 const NO_PARAMS: Params = Object.freeze({})
@@ -30,6 +40,10 @@ export class Ctx implements RequestBindings {
   params: Params
   traceId: string | undefined
   spanId: string | undefined
+  traceContext: Context | undefined
+  /** The request's SERVER span, while tracing runs. */
+  span: Span | undefined
+  onWritten: WrittenHook | undefined
   /** An answer decided before the endpoint runs (body too large, malformed path parameter). */
   rejection: HttpError | undefined
   /** Part of the body was left unread, so the connection cannot carry another request. */
@@ -53,6 +67,9 @@ export class Ctx implements RequestBindings {
     this.params = NO_PARAMS
     this.traceId = undefined
     this.spanId = undefined
+    this.traceContext = undefined
+    this.span = undefined
+    this.onWritten = undefined
     this.rejection = undefined
     this.isBodyAbandoned = false
     this.#res = res

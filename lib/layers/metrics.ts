@@ -2,7 +2,7 @@
 // (route, status) — and per method on the 404/405 pipelines — so a request only does `+=`.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../http/context.js'
-import { methodLabel, observe, type CounterCell, type HistogramCell, type HttpMetrics } from '../telemetry/http-metrics.js'
+import { count, methodLabel, observe, type CounterCell, type HistogramCell, type HttpMetrics } from '../telemetry/http-metrics.js'
 import type { Layer, Reply } from '../pipeline.js'
 
 /** The cells of one (method, endpoint): the duration histogram and a counter per status. */
@@ -44,8 +44,8 @@ export const metrics = (m: HttpMetrics): Layer => (next, route) => {
 
   const finish = (ctx: Ctx, reply: Reply): Reply => {
     const cells = cellsFor(ctx.method)
-    observe(cells.duration, (performance.now() - ctx.startTime) / 1000)
-    cells.requests(reply.status).value++
+    observe(cells.duration, (performance.now() - ctx.startTime) / 1000, ctx.traceId)
+    count(cells.requests(reply.status), ctx.traceId)
     if ('error' in reply && reply.error !== undefined) m.countException(reply.error)
     m.inFlight--
     return reply

@@ -7,6 +7,7 @@ import type { Metric, Registry } from 'prom-client'
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2.5, 5, 10] as const
 
 const STANDARD_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE'])
+export const isStandardMethod = (method: string): boolean => STANDARD_METHODS.has(method)
 /** Methods outside the standard set share one label value, so clients cannot mint series. */
 export const methodLabel = (method: string): string => (STANDARD_METHODS.has(method) ? method : 'OTHER')
 
@@ -14,15 +15,36 @@ export const methodLabel = (method: string): string => (STANDARD_METHODS.has(met
 const MAX_EXCEPTION_TYPES = 50
 
 type Labels = Readonly<Record<string, string>>
-export type CounterCell = { readonly labels: Labels; value: number }
-export type HistogramCell = { readonly labels: Labels; count: number; sum: number; readonly buckets: Float64Array }
+/**
+ * An OpenMetrics exemplar kept in place: the latest sampled request's trace id, its value and
+ * when (seconds since the epoch). Written field by field, so a sampled request allocates nothing.
+ */
+export type ExemplarSlot = { traceId: string | undefined; value: number; timestamp: number }
+export type CounterCell = { readonly labels: Labels; value: number; readonly exemplar: ExemplarSlot }
+export type HistogramCell = { readonly labels: Labels; count: number; sum: number; readonly buckets: Float64Array; readonly exemplars: readonly ExemplarSlot[] }
 
-export const observe = (cell: HistogramCell, seconds: number): void => {
+const emptySlot = (): ExemplarSlot => ({ traceId: undefined, value: 0, timestamp: 0 })
+
+const keep = (slot: ExemplarSlot, traceId: string, value: number): void => {
+  slot.traceId = traceId
+  slot.value = value
+  slot.timestamp = Date.now() / 1000
+}
+
+/** Counts a request; a sampled one (`traceId` set) becomes the cell's exemplar. */
+export const count = (cell: CounterCell, traceId: string | undefined): void => {
+  cell.value++
+  if (traceId !== undefined) keep(cell.exemplar, traceId, 1)
+}
+
+/** Observes a duration; a sampled request becomes the exemplar of the bucket it falls in. */
+export const observe = (cell: HistogramCell, seconds: number, traceId: string | undefined): void => {
   let i = 0
   while (i < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[i] as number)) i++
   ;(cell.buckets[i] as number)++
   cell.count++
   cell.sum += seconds
+  if (traceId !== undefined) keep(cell.exemplars[i] as ExemplarSlot, traceId, seconds)
 }
 
 export class HttpMetrics {
@@ -41,7 +63,7 @@ export class HttpMetrics {
     const key = `${method} ${endpoint} ${status}`
     let cell = this.#requests.get(key)
     if (cell === undefined) {
-      cell = { labels: Object.freeze({ method, endpoint, status: String(status), environment: this.environment }), value: 0 }
+      cell = { labels: Object.freeze({ method, endpoint, status: String(status), environment: this.environment }), value: 0, exemplar: emptySlot() }
       this.#requests.set(key, cell)
     }
     return cell
@@ -52,7 +74,8 @@ export class HttpMetrics {
     let cell = this.#durations.get(key)
     if (cell === undefined) {
       const labels = Object.freeze({ method, endpoint, environment: this.environment })
-      cell = { labels, count: 0, sum: 0, buckets: new Float64Array(DURATION_BUCKETS.length + 1) }
+      const exemplars = Array.from({ length: DURATION_BUCKETS.length + 1 }, emptySlot)
+      cell = { labels, count: 0, sum: 0, buckets: new Float64Array(DURATION_BUCKETS.length + 1), exemplars }
       this.#durations.set(key, cell)
     }
     return cell
@@ -63,7 +86,7 @@ export class HttpMetrics {
     let cell = this.#exceptions.get(name)
     if (cell === undefined) {
       const type = this.#exceptions.size < MAX_EXCEPTION_TYPES ? name : 'other'
-      cell = this.#exceptions.get(type) ?? { labels: Object.freeze({ exception_type: type, environment: this.environment }), value: 0 }
+      cell = this.#exceptions.get(type) ?? { labels: Object.freeze({ exception_type: type, environment: this.environment }), value: 0, exemplar: emptySlot() }
       this.#exceptions.set(type, cell)
     }
     cell.value++
@@ -84,7 +107,18 @@ export class HttpMetrics {
 }
 
 type SeriesType = 'counter' | 'gauge' | 'histogram'
-type Value = { labels: Labels; value: number; metricName?: string }
+/** prom-client prints `exemplar` in OpenMetrics output only; the text format never shows it. */
+type Exemplar = { labelSet: Labels; value: number; timestamp: number }
+type Value = { labels: Labels; value: number; metricName?: string; exemplar?: Exemplar }
+
+const exemplarOf = (slot: ExemplarSlot): Exemplar | undefined =>
+  slot.traceId === undefined ? undefined : { labelSet: { trace_id: slot.traceId }, value: slot.value, timestamp: slot.timestamp }
+
+const withExemplar = (value: Value, slot: ExemplarSlot): Value => {
+  const exemplar = exemplarOf(slot)
+  if (exemplar !== undefined) value.exemplar = exemplar
+  return value
+}
 type Collector = {
   name: string
   readonly help: string
@@ -111,8 +145,12 @@ const counter = (name: string, help: string, cells: Map<string, CounterCell>): C
     name,
     help,
     'counter',
-    () => Array.from(cells.values(), (c) => ({ labels: c.labels, value: c.value })),
-    () => cells.forEach((c) => (c.value = 0)),
+    () => Array.from(cells.values(), (c) => withExemplar({ labels: c.labels, value: c.value }, c.exemplar)),
+    () =>
+      cells.forEach((c) => {
+        c.value = 0
+        c.exemplar.traceId = undefined
+      }),
   )
 
 const histogram = (name: string, help: string, cells: Map<string, HistogramCell>): Collector =>
@@ -126,10 +164,10 @@ const histogram = (name: string, help: string, cells: Map<string, HistogramCell>
         let cumulative = 0
         DURATION_BUCKETS.forEach((le, i) => {
           cumulative += cell.buckets[i] as number
-          values.push({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative })
+          values.push(withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, cell.exemplars[i] as ExemplarSlot))
         })
         values.push(
-          { metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count },
+          withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count }, cell.exemplars[DURATION_BUCKETS.length] as ExemplarSlot),
           { metricName: `${name}_sum`, labels: cell.labels, value: cell.sum },
           { metricName: `${name}_count`, labels: cell.labels, value: cell.count },
         )
@@ -141,5 +179,6 @@ const histogram = (name: string, help: string, cells: Map<string, HistogramCell>
         c.count = 0
         c.sum = 0
         c.buckets.fill(0)
+        for (const slot of c.exemplars) slot.traceId = undefined
       }),
   )

@@ -90,7 +90,7 @@ const jsonLine = (name: string) => {
     return (timestamp: string, members: string, bindings: RequestBindings | undefined): string => {
       let line = `{"timestamp":"${timestamp}${middle}`
       if (bindings !== undefined) {
-        line += `,"request_id":"${bindings.requestId}"`
+        if (bindings.requestId !== undefined) line += `,"request_id":"${bindings.requestId}"`
         if (bindings.traceId !== undefined) line += `,"trace_id":"${bindings.traceId}"`
         if (bindings.spanId !== undefined) line += `,"span_id":"${bindings.spanId}"`
       }
@@ -119,7 +119,7 @@ const consoleLine = (name: string, isColour: boolean) => (timestamp: string, lev
   let line = `${timestamp} ${isColour ? COLOUR[level] + label + RESET : label} ${event} [${name}]`
   for (const key in fields) line += ` ${key}=${consoleValue(fields[key])}`
   if (bindings !== undefined) {
-    line += ` request_id=${bindings.requestId}`
+    if (bindings.requestId !== undefined) line += ` request_id=${bindings.requestId}`
     if (bindings.traceId !== undefined) line += ` trace_id=${bindings.traceId}`
   }
   return `${line}\n`

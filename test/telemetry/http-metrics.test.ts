@@ -1,6 +1,8 @@
 import { Registry, type RegistryContentType } from 'prom-client'
 import t from 'tap'
-import { DURATION_BUCKETS, HttpMetrics, methodLabel, observe } from '../../lib/telemetry/http-metrics.js'
+import { count, DURATION_BUCKETS, HttpMetrics, methodLabel, observe } from '../../lib/telemetry/http-metrics.js'
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 
 const INF = DURATION_BUCKETS.length
 
@@ -21,7 +23,7 @@ const BUCKET_CASES: readonly Readonly<{ seconds: number; bucket: number; le: str
 for (const { seconds, bucket, le } of BUCKET_CASES) {
   t.test(`observe puts ${seconds} s in the le=${le} bucket only`, async (t) => {
     const cell = new HttpMetrics('dev').durationCell('GET', '/')
-    observe(cell, seconds)
+    observe(cell, seconds, undefined)
     const expected = new Float64Array(DURATION_BUCKETS.length + 1)
     expected[bucket] = 1
     t.same([...cell.buckets], [...expected])
@@ -32,9 +34,9 @@ for (const { seconds, bucket, le } of BUCKET_CASES) {
 
 t.test('observe adds to count and sum', async (t) => {
   const cell = new HttpMetrics('dev').durationCell('GET', '/')
-  observe(cell, 0.5)
-  observe(cell, 0.25)
-  observe(cell, 0.25)
+  observe(cell, 0.5, undefined)
+  observe(cell, 0.25, undefined)
+  observe(cell, 0.25, undefined)
   t.equal(cell.count, 3)
   t.equal(cell.sum, 1)
   t.equal(cell.buckets[6], 2, 'le=0.25')
@@ -67,7 +69,7 @@ t.test('requestCell returns the same cell for the same labels', async (t) => {
   t.not(metrics.requestCell('GET', '/users/{id}', 404), cell)
   t.not(metrics.requestCell('POST', '/users/{id}', 200), cell)
   t.not(metrics.requestCell('GET', '/users', 200), cell)
-  t.same(cell, { labels: { method: 'GET', endpoint: '/users/{id}', status: '200', environment: 'prod' }, value: 0 })
+  t.same(cell, { labels: { method: 'GET', endpoint: '/users/{id}', status: '200', environment: 'prod' }, value: 0, exemplar: { traceId: undefined, value: 0, timestamp: 0 } })
   t.ok(Object.isFrozen(cell.labels))
 })
 
@@ -134,9 +136,9 @@ t.test('the registry renders the four HTTP series with exact lines', async (t) =
   metrics.requestCell('GET', '/', 200).value += 3
   metrics.requestCell('POST', '/items', 201).value += 1
   const cell = metrics.durationCell('GET', '/')
-  observe(cell, 0.25)
-  observe(cell, 0.5)
-  observe(cell, 20)
+  observe(cell, 0.25, undefined)
+  observe(cell, 0.5, undefined)
+  observe(cell, 20, undefined)
   metrics.inFlight = 2
   metrics.countException(new TypeError('x'))
   const lines = await render(metrics)
@@ -173,7 +175,7 @@ t.test('the registry renders the four HTTP series with exact lines', async (t) =
 t.test('bucket lines are cumulative and end at the count', async (t) => {
   const metrics = new HttpMetrics('dev')
   const cell = metrics.durationCell('GET', '/')
-  for (const seconds of [0.001, 0.02, 0.02, 0.3, 2, 7, 11]) observe(cell, seconds)
+  for (const seconds of [0.001, 0.02, 0.02, 0.3, 2, 7, 11]) observe(cell, seconds, undefined)
   const counts = (await render(metrics)).filter((l) => l.startsWith('http_request_duration_seconds_bucket{')).map((l) => Number(l.split(' ')[1]))
   t.same(counts, [1, 1, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 6, 7])
 })
@@ -204,7 +206,7 @@ t.test('OpenMetrics output names counter samples with _total and ends with # EOF
   const metrics = new HttpMetrics('dev')
   metrics.requestCell('GET', '/', 200).value = 3
   metrics.countException(new TypeError('x'))
-  observe(metrics.durationCell('GET', '/'), 0.1)
+  observe(metrics.durationCell('GET', '/'), 0.1, undefined)
   const lines = await render(metrics, Registry.OPENMETRICS_CONTENT_TYPE)
   t.same(
     missing(lines, [
@@ -229,12 +231,15 @@ t.test('resetMetrics zeroes counters and histograms', async (t) => {
   const requests = metrics.requestCell('GET', '/', 200)
   requests.value = 9
   const durations = metrics.durationCell('GET', '/')
-  observe(durations, 0.2)
-  observe(durations, 30)
+  observe(durations, 0.2, TRACE_ID)
+  observe(durations, 30, undefined)
+  count(requests, TRACE_ID)
   metrics.countException(new Error('x'))
   metrics.inFlight = 1
   registry.resetMetrics()
   t.equal(requests.value, 0)
+  t.equal(requests.exemplar.traceId, undefined, 'exemplars go with the values they point at')
+  t.same(durations.exemplars.map((e) => e.traceId), new Array(DURATION_BUCKETS.length + 1).fill(undefined))
   t.same({ count: durations.count, sum: durations.sum, buckets: [...durations.buckets] }, { count: 0, sum: 0, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0) })
   const lines = (await registry.metrics()).split('\n')
   t.same(
@@ -247,4 +252,39 @@ t.test('resetMetrics zeroes counters and histograms', async (t) => {
     [],
   )
   t.ok(lines.includes('http_requests_in_flight{environment="dev"} 1'), 'the in-flight gauge is live state and is not reset')
+})
+
+t.test('a sampled request becomes the exemplar of its counter and of the bucket it falls in', async (t) => {
+  const metrics = new HttpMetrics('dev')
+  const requests = metrics.requestCell('GET', '/', 200)
+  const durations = metrics.durationCell('GET', '/')
+  const before = Date.now() / 1000
+  count(requests, TRACE_ID)
+  count(requests, undefined)
+  observe(durations, 0.3, TRACE_ID)
+  observe(durations, 0.001, undefined)
+  t.equal(requests.value, 2)
+  t.equal(requests.exemplar.traceId, TRACE_ID, 'an unsampled request leaves the last exemplar in place')
+  t.equal(requests.exemplar.value, 1)
+  t.ok(requests.exemplar.timestamp >= before && requests.exemplar.timestamp <= Date.now() / 1000)
+  const le05 = durations.exemplars[7]
+  t.same({ traceId: le05?.traceId, value: le05?.value }, { traceId: TRACE_ID, value: 0.3 })
+  t.equal(durations.exemplars[0]?.traceId, undefined, 'the le=0.005 bucket had no sampled request')
+})
+
+t.test('exemplars appear in OpenMetrics output only, after the value they belong to', async (t) => {
+  const metrics = new HttpMetrics('dev')
+  count(metrics.requestCell('GET', '/', 200), TRACE_ID)
+  observe(metrics.durationCell('GET', '/'), 0.3, TRACE_ID)
+  observe(metrics.durationCell('GET', '/'), 20, TRACE_ID)
+  const open = await render(metrics, Registry.OPENMETRICS_CONTENT_TYPE)
+  const exemplar = (line: string | undefined): string | undefined => line?.split(' # ')[1]?.replace(/ [\d.]+$/, '')
+  const find = (lines: string[], prefix: string): string | undefined => lines.find((l) => l.startsWith(prefix))
+  t.equal(exemplar(find(open, 'http_requests_total{')), `{trace_id="${TRACE_ID}"} 1`)
+  t.equal(exemplar(find(open, 'http_request_duration_seconds_bucket{method="GET",endpoint="/",environment="dev",le="0.5"}')), `{trace_id="${TRACE_ID}"} 0.3`)
+  t.equal(exemplar(find(open, 'http_request_duration_seconds_bucket{method="GET",endpoint="/",environment="dev",le="+Inf"}')), `{trace_id="${TRACE_ID}"} 20`)
+  t.equal(exemplar(find(open, 'http_request_duration_seconds_bucket{method="GET",endpoint="/",environment="dev",le="0.25"}')), undefined)
+  t.equal(exemplar(find(open, 'http_request_duration_seconds_count{')), undefined)
+  const text = await render(metrics)
+  t.same(text.filter((l) => l.includes('trace_id')), [], 'the Prometheus text format has no exemplars')
 })

@@ -24,7 +24,7 @@ const capture = (options: Options = {}): { logger: Logger; lines: string[] } => 
 
 const parsed = (lines: readonly string[]): Record<string, unknown>[] => lines.map((l) => JSON.parse(l) as Record<string, unknown>)
 
-const bindings = (requestId: string, traceId?: string, spanId?: string): RequestBindings => ({ requestId, traceId, spanId })
+const bindings = (requestId: string | undefined, traceId?: string, spanId?: string): RequestBindings => ({ requestId, traceId, spanId, traceContext: undefined })
 
 t.test('a JSON line holds timestamp, level, event, service name and the fields, in that order', async (t) => {
   const { logger, lines } = capture()

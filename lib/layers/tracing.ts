@@ -1,0 +1,92 @@
+// Tracing layer (DESIGN §6): one SERVER span per request, continuing an incoming W3C traceparent,
+// active while the endpoint runs (custom spans become its children) and ended by the server once
+// the reply is fully written, streams included. An unsampled request costs a span id, the
+// sampler's decision and one context; attributes are set on recorded spans only.
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api'
+import type { Ctx, WrittenHook } from '../http/context.js'
+import { isStandardMethod } from '../telemetry/http-metrics.js'
+import type { Layer, Reply } from '../pipeline.js'
+import { UNMATCHED } from '../router.js'
+
+const SERVER: SpanOptions = Object.freeze({ kind: SpanKind.SERVER })
+const ERROR_STATUS = Object.freeze({ code: SpanStatusCode.ERROR })
+
+type Carrier = { traceparent: string; tracestate?: string }
+
+/**
+ * The W3C headers, found by scanning the raw header list: `req.headers` is built on first use,
+ * which most requests never need. Undefined when there is no traceparent (the common case).
+ */
+export const traceHeaders = (rawHeaders: readonly string[]): Carrier | undefined => {
+  let carrier: Carrier | undefined
+  let state: string | undefined
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === 11 && name.toLowerCase() === 'traceparent') carrier = { traceparent: rawHeaders[i + 1] as string }
+    else if (name.length === 10 && name.toLowerCase() === 'tracestate') state = state === undefined ? (rawHeaders[i + 1] as string) : `${state},${rawHeaders[i + 1] as string}`
+  }
+  if (carrier !== undefined && state !== undefined) carrier.tracestate = state
+  return carrier
+}
+
+/** Records what was thrown as the span's exception event, and its message as the status's. */
+const recordError = (span: Span, error: unknown): void => {
+  if (error instanceof Error) {
+    span.recordException(error)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: `${error.name}: ${error.message}` })
+  } else {
+    span.recordException(String(error))
+    span.setStatus(ERROR_STATUS)
+  }
+}
+
+const ended: WrittenHook = (ctx, error) => {
+  const span = ctx.span as Span
+  if (error !== undefined) recordError(span, error)
+  span.end()
+}
+
+const finish = (ctx: Ctx, reply: Reply): Reply => {
+  const span = ctx.span as Span
+  span.setAttribute('http.status_code', reply.status)
+  span.setAttribute('http.response.status_code', reply.status)
+  if ('error' in reply && reply.error !== undefined) recordError(span, reply.error)
+  else if (reply.status >= 500) span.setStatus(ERROR_STATUS)
+  return reply
+}
+
+export const tracing = (tracer: Tracer): Layer => (next, route) => {
+  const isMatched = route.template !== UNMATCHED
+  // Names stay low-cardinality: the route template, never the path; semantic conventions' `HTTP`
+  // and `_OTHER` for methods outside the standard set.
+  const spanName = (method: string): string => {
+    const known = isStandardMethod(method) ? method : 'HTTP'
+    return isMatched ? `${known} ${route.template}` : known
+  }
+  const fixedName = route.method === '*' ? undefined : spanName(route.method)
+
+  return (ctx) => {
+    const carrier = traceHeaders(ctx.req.rawHeaders)
+    const parent = carrier === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, carrier)
+    const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, parent)
+    ctx.traceContext = trace.setSpan(parent, span)
+    if (!span.isRecording()) return next(ctx)
+
+    const method = isStandardMethod(ctx.method) ? ctx.method : '_OTHER'
+    span.setAttribute('http.method', ctx.method)
+    span.setAttribute('http.request.method', method)
+    if (method === '_OTHER') span.setAttribute('http.request.method_original', ctx.method)
+    if (isMatched) span.setAttribute('http.route', route.template)
+    span.setAttribute('url.path', ctx.path)
+    span.setAttribute('url.scheme', 'http')
+    const { traceId, spanId, traceFlags } = span.spanContext()
+    if ((traceFlags & TraceFlags.SAMPLED) !== 0) {
+      ctx.traceId = traceId
+      ctx.spanId = spanId
+    }
+    ctx.span = span
+    ctx.onWritten = ended
+    const reply = next(ctx)
+    return reply instanceof Promise ? reply.then((r) => finish(ctx, r)) : finish(ctx, reply)
+  }
+}

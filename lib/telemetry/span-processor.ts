@@ -1,0 +1,106 @@
+// A batch span processor with a bounded queue, as the SDK's BatchSpanProcessor (same OTEL_BSP_*
+// settings, one export in flight at a time), written here because that one neither says how many
+// spans it dropped nor why an export failed: both are what an operator needs (svc_spans_dropped_total,
+// the export-failure log). Spans are kept, never copied, until their batch is exported.
+import { TraceFlags, type Context } from '@opentelemetry/api'
+import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-node'
+import type { TracingConfig } from '../config.js'
+import { requestStore } from './request-store.js'
+
+export type DropReason = 'queue_full' | 'export_failed'
+
+/** What becomes of the spans: the export reporter logs and counts from these. */
+export type ExportEvents = Readonly<{
+  exported(count: number): void
+  failed(error: unknown, count: number): void
+  dropped(reason: 'queue_full', count: number): void
+}>
+
+/** The one field of the SDK's ExportResult read here: 0 is success (ExportResultCode.SUCCESS). */
+type ExportResult = Readonly<{ code: number; error?: Error }>
+
+/** Raised when an exporter neither succeeds nor fails within OTEL_BSP_EXPORT_TIMEOUT. */
+export class ExportTimeoutError extends Error {
+  override name = 'ExportTimeoutError'
+  /** gRPC's DEADLINE_EXCEEDED, the code a collector that never answers would end with. */
+  readonly code = 4
+}
+
+export class BoundedBatchProcessor implements SpanProcessor {
+  readonly #exporter: SpanExporter
+  readonly #events: ExportEvents
+  readonly #maxQueueSize: number
+  readonly #maxBatchSize: number
+  readonly #timeoutMs: number
+  readonly #timer: NodeJS.Timeout
+  #queue: ReadableSpan[] = []
+  #isExporting = false
+  /** Resolvers of forceFlush(), called when the queue is empty and no export is in flight. */
+  #flushed: Array<() => void> = []
+
+  constructor(exporter: SpanExporter, batch: TracingConfig['batch'], events: ExportEvents) {
+    this.#exporter = exporter
+    this.#events = events
+    this.#maxQueueSize = batch.maxQueueSize
+    this.#maxBatchSize = batch.maxExportBatchSize
+    this.#timeoutMs = batch.exportTimeoutMs
+    // One timer for the process's life, created outside any request, so exports never run in (and
+    // log with) the async context of whichever request happened to fill a batch.
+    this.#timer = setInterval(this.#exportNext, batch.scheduleDelayMs).unref()
+  }
+
+  onStart(_span: Span, _parentContext: Context): void {}
+
+  onEnd(span: ReadableSpan): void {
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return
+    if (this.#queue.length >= this.#maxQueueSize) return this.#events.dropped('queue_full', 1)
+    this.#queue.push(span)
+    if (this.#queue.length >= this.#maxBatchSize && !this.#isExporting) requestStore.exit(this.#exportNext)
+  }
+
+  /** Exports everything queued, batch after batch; resolves when the queue is empty. */
+  forceFlush(): Promise<void> {
+    if (this.#queue.length === 0 && !this.#isExporting) return Promise.resolve()
+    const flushed = new Promise<void>((resolve) => this.#flushed.push(resolve))
+    requestStore.exit(this.#exportNext)
+    return flushed
+  }
+
+  async shutdown(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.forceFlush()
+    await this.#exporter.shutdown()
+  }
+
+  readonly #exportNext = (): void => {
+    if (this.#isExporting || this.#queue.length === 0) return
+    this.#isExporting = true
+    const batch = this.#queue.length <= this.#maxBatchSize ? this.#queue : this.#queue.slice(0, this.#maxBatchSize)
+    this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#maxBatchSize)
+    let isDone = false
+    const done = (result: ExportResult): void => {
+      if (isDone) return
+      isDone = true
+      clearTimeout(deadline)
+      this.#isExporting = false
+      if (result.code === 0) this.#events.exported(batch.length)
+      else this.#events.failed(result.error, batch.length)
+      this.#continue()
+    }
+    const deadline = setTimeout(() => done({ code: 1, error: new ExportTimeoutError(`export did not finish within ${this.#timeoutMs} ms`) }), this.#timeoutMs).unref()
+    try {
+      this.#exporter.export(batch, done)
+    } catch (error: unknown) {
+      done({ code: 1, error: error as Error })
+    }
+  }
+
+  /** After an export: the next batch if one is full or a flush waits, else wake the flushers. */
+  #continue(): void {
+    if (this.#queue.length > 0 && (this.#flushed.length > 0 || this.#queue.length >= this.#maxBatchSize)) return this.#exportNext()
+    if (this.#queue.length > 0) return
+    const flushed = this.#flushed
+    this.#flushed = []
+    for (const resolve of flushed) resolve()
+  }
+}

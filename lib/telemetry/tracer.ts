@@ -1,0 +1,99 @@
+// The OpenTelemetry SDK, set up once at start-up (DESIGN §6): resource, sampler, a bounded batch
+// processor per exporter (OTLP/gRPC, console), the request-store context manager. With no exporter
+// configured nothing is set up: no provider, no tracing layer, and getTracer() hands out the API's
+// no-op tracer, so custom spans in endpoints cost nothing either.
+import { context, propagation, trace, type Tracer } from '@opentelemetry/api'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc'
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources'
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-node'
+import { Counter, type Registry } from 'prom-client'
+import type { Environment, TracingConfig } from '../config.js'
+import { tracing } from '../layers/tracing.js'
+import type { Layer } from '../pipeline.js'
+import { consoleExporter } from './console-exporter.js'
+import { contextManager } from './context-manager.js'
+import { exportReporter, type ExporterInfo } from './export-reporter.js'
+import type { Logger } from './logger.js'
+import { BoundedBatchProcessor } from './span-processor.js'
+
+/** The instrumentation scope of the service's own spans, and of getTracer()'s. */
+export const TRACER_NAME = 'svc'
+
+/**
+ * The tracer for custom spans. Started inside an endpoint, a span is a child of the request's
+ * SERVER span; when tracing is off it is a no-op that records nothing.
+ */
+export const getTracer = (): Tracer => trace.getTracer(TRACER_NAME)
+
+export type Tracing = Readonly<{
+  /** The tracing layer, or undefined when no exporter is configured. */
+  layer: Layer | undefined
+  /**
+   * Exports every span still queued, then closes the exporters and unregisters the SDK. Bounded:
+   * spans not out after `timeoutMs` are given up (and counted as dropped by a later export).
+   */
+  shutdown(timeoutMs: number): Promise<{ isComplete: boolean }>
+}>
+
+export type TracingOptions = Readonly<{
+  config: TracingConfig
+  service: Readonly<{ name: string; version: string; environment: Environment }>
+  logger: Logger
+  registry: Registry
+  /** Where console spans are written: the service's stdout writer. */
+  writeConsole: (chunk: string) => void
+}>
+
+export const createSampler = ({ sampler, samplerRatio }: Pick<TracingConfig, 'sampler' | 'samplerRatio'>): Sampler => {
+  const root = sampler.endsWith('always_on') ? new AlwaysOnSampler() : sampler.endsWith('always_off') ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(samplerRatio)
+  return sampler.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root
+}
+
+const OFF: Tracing = Object.freeze({ layer: undefined, shutdown: () => Promise.resolve({ isComplete: true }) })
+
+export const createTracing = ({ config, service, logger, registry, writeConsole }: TracingOptions): Tracing => {
+  const sinks: Array<ExporterInfo & { sink: SpanExporter }> = []
+  if (config.otlp !== undefined) sinks.push({ exporter: 'otlp', endpoint: config.otlp.url, sink: new OTLPTraceExporter({ url: config.otlp.url }) })
+  if (config.isConsole) sinks.push({ exporter: 'console', endpoint: 'stdout', sink: consoleExporter(writeConsole) })
+  if (sinks.length === 0) return OFF
+
+  const dropped = new Counter({
+    name: 'svc_spans_dropped_total',
+    help: 'Spans lost: the export queue was full, or their batch failed to export.',
+    labelNames: ['exporter', 'reason'] as const,
+    registers: [registry],
+  })
+  const processors = sinks.map(({ sink, ...info }) => new BoundedBatchProcessor(sink, config.batch, exportReporter(info, logger, dropped)))
+  const resource = defaultResource().merge(
+    resourceFromAttributes({ 'service.name': service.name, 'service.version': service.version, 'deployment.environment': service.environment }),
+  )
+  const provider = new NodeTracerProvider({ resource, sampler: createSampler(config), spanProcessors: processors })
+  // Registers the global tracer provider (getTracer), our context manager and the W3C propagator.
+  provider.register({ contextManager })
+
+  let isShutDown = false
+  return {
+    layer: tracing(provider.getTracer(TRACER_NAME, service.version)),
+    shutdown: async (timeoutMs) => {
+      /* c8 ignore next -- the CLI shuts down once; the guard keeps a second call harmless */
+      if (isShutDown) return { isComplete: true }
+      isShutDown = true
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)))
+      const isComplete = await Promise.race([provider.shutdown().then(() => true), timedOut])
+      clearTimeout(timer)
+      trace.disable()
+      context.disable()
+      propagation.disable()
+      return { isComplete }
+    },
+  }
+}

@@ -1,0 +1,63 @@
+import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import t, { type Test } from 'tap'
+import { traceHeaders, tracing } from '../../lib/layers/tracing.js'
+import type { Handler, Reply, RouteInfo } from '../../lib/pipeline.js'
+import { contextManager } from '../../lib/telemetry/context-manager.js'
+import { makeCtx } from '../fixtures/ctx.js'
+
+t.test('traceHeaders finds the W3C headers in the raw list, any case, tracestate joined', async (t) => {
+  t.equal(traceHeaders([]), undefined)
+  t.equal(traceHeaders(['Host', 'x', 'tracestate', 'a=1']), undefined, 'tracestate alone is not a trace')
+  t.same(traceHeaders(['TraceParent', '00-a-b-01']), { traceparent: '00-a-b-01' })
+  t.same(traceHeaders(['traceparent', '00-a-b-01', 'TRACESTATE', 'a=1', 'tracestate', 'b=2']), { traceparent: '00-a-b-01', tracestate: 'a=1,b=2' })
+})
+
+const ROUTE: RouteInfo = { method: 'GET', template: '/items/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info' }
+
+const setup = (t: Test) => {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register({ contextManager })
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+    propagation.disable()
+  })
+  return { exporter, layer: tracing(provider.getTracer('test')) }
+}
+
+const run = async (handler: Handler, layer: ReturnType<typeof tracing>, written?: unknown) => {
+  const ctx = makeCtx('GET', '/items/7')
+  const reply = await layer(handler, ROUTE)(ctx)
+  ctx.onWritten?.(ctx, written)
+  return { ctx, reply }
+}
+
+t.test('a sync endpoint stays sync, and its span ends only when the server says it is written', async (t) => {
+  const { exporter, layer } = setup(t)
+  const ctx = makeCtx('GET', '/items/7')
+  const reply = layer(() => ({ status: 200, body: {} }), ROUTE)(ctx)
+  t.notOk(reply instanceof Promise)
+  t.equal(exporter.getFinishedSpans().length, 0, 'not ended before the reply is written')
+  ctx.onWritten?.(ctx, undefined)
+  const [span] = exporter.getFinishedSpans()
+  t.equal(span?.name, 'GET /items/{id}')
+  t.equal(span?.kind, SpanKind.SERVER)
+  t.equal(span?.attributes['http.status_code'], 200)
+  t.equal(ctx.traceId, span?.spanContext().traceId)
+})
+
+t.test('a thrown non-Error is recorded as text; an error while writing marks the span', async (t) => {
+  const { exporter, layer } = setup(t)
+  const problemReply: Reply = { status: 500, problem: { type: 'x', title: 'y', status: 500, detail: 'z' }, error: 'just a string' }
+  await run(async () => problemReply, layer)
+  await run(() => ({ status: 200, stream: (async function* () {})() }), layer, new RangeError('socket gone'))
+  await run(() => ({ status: 503, body: {} }), layer)
+  const [text, stream, unavailable] = exporter.getFinishedSpans()
+  t.same(text?.status, { code: SpanStatusCode.ERROR })
+  t.equal(text?.events[0]?.attributes?.['exception.message'], 'just a string')
+  t.same(stream?.status, { code: SpanStatusCode.ERROR, message: 'RangeError: socket gone' })
+  t.same(unavailable?.status, { code: SpanStatusCode.ERROR }, 'a 5xx without an exception is still an error')
+  t.equal(unavailable?.events.length, 0)
+})

@@ -1,0 +1,48 @@
+import { trace } from '@opentelemetry/api'
+import { Registry } from 'prom-client'
+import t from 'tap'
+import { readConfig } from '../../lib/config.js'
+import { createSampler, createTracing, getTracer } from '../../lib/telemetry/tracer.js'
+import { captureLogger } from '../fixtures/app.js'
+import { silentServer } from '../fixtures/tcp.js'
+
+const SAMPLERS = [
+  ['always_on', 'AlwaysOnSampler'],
+  ['always_off', 'AlwaysOffSampler'],
+  ['traceidratio', 'TraceIdRatioBased{0.25}'],
+  ['parentbased_always_on', 'ParentBased{root=AlwaysOnSampler, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}'],
+  ['parentbased_always_off', 'ParentBased{root=AlwaysOffSampler, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}'],
+  ['parentbased_traceidratio', 'ParentBased{root=TraceIdRatioBased{0.25}, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}'],
+] as const
+
+for (const [name, description] of SAMPLERS) {
+  t.test(`OTEL_TRACES_SAMPLER=${name} builds the standard sampler`, async (t) => {
+    t.equal(createSampler({ sampler: name, samplerRatio: 0.25 }).toString(), description)
+  })
+}
+
+const service = { name: 'svc', version: '0.1.0', environment: 'dev' } as const
+
+t.test('with no exporter, nothing is set up and getTracer() records nothing', async (t) => {
+  const config = readConfig({})
+  const { logger } = captureLogger(config)
+  const tracing = createTracing({ config: config.tracing, service, logger, registry: new Registry(), writeConsole: () => t.fail('nothing to print') })
+  t.equal(tracing.layer, undefined)
+  const span = getTracer().startSpan('custom')
+  t.equal(span.isRecording(), false)
+  span.end()
+  t.same(await tracing.shutdown(10), { isComplete: true })
+})
+
+t.test('shutdown gives up after its bound when the collector never answers', async (t) => {
+  // Accepts connections and never speaks HTTP/2: an export waits for its deadline.
+  const { port } = await silentServer(t)
+  const config = readConfig({ OTLP_ENDPOINT: `127.0.0.1:${port}`, OTEL_BSP_EXPORT_TIMEOUT: '2000' })
+  const { logger } = captureLogger(config)
+  const tracing = createTracing({ config: config.tracing, service, logger, registry: new Registry(), writeConsole: () => {} })
+  getTracer().startSpan('queued').end()
+  const started = performance.now()
+  t.same(await tracing.shutdown(100), { isComplete: false })
+  t.ok(performance.now() - started < 1000, 'bounded by the shutdown timeout, not the export deadline')
+  t.equal(trace.getTracer('x').startSpan('after').isRecording(), false, 'the SDK is unregistered')
+})
