@@ -1,10 +1,11 @@
 // Tracing layer (DESIGN §6): one SERVER span per request, continuing an incoming W3C traceparent,
 // active while the endpoint runs (custom spans become its children) and ended by the server once
-// the reply is fully written, streams included. An unsampled request costs a span id, the
-// sampler's decision and one context; attributes are set on recorded spans only.
-import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api'
+// the reply is fully written, streams included. Attributes are set on recorded spans only, and a
+// request that starts a trace can be decided unsampled without the SDK (see sampling.ts).
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api'
 import type { Ctx, WrittenHook } from '../http/context.js'
 import { isStandardMethod } from '../telemetry/http-metrics.js'
+import { PRE_SAMPLED_CONTEXT, UNSAMPLED_CONTEXT } from '../telemetry/sampling.js'
 import type { Layer, Reply } from '../pipeline.js'
 import { UNMATCHED } from '../router.js'
 
@@ -55,7 +56,8 @@ const finish = (ctx: Ctx, reply: Reply): Reply => {
   return reply
 }
 
-export const tracing = (tracer: Tracer): Layer => (next, route) => {
+/** `decideRoot` draws the sampling of requests without a traceparent; undefined: the SDK decides. */
+export const tracing = (tracer: Tracer, decideRoot?: () => boolean): Layer => (next, route) => {
   const isMatched = route.template !== UNMATCHED
   // Names stay low-cardinality: the route template, never the path; semantic conventions' `HTTP`
   // and `_OTHER` for methods outside the standard set.
@@ -65,10 +67,8 @@ export const tracing = (tracer: Tracer): Layer => (next, route) => {
   }
   const fixedName = route.method === '*' ? undefined : spanName(route.method)
 
-  return (ctx) => {
-    const carrier = traceHeaders(ctx.req.rawHeaders)
-    const parent = carrier === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, carrier)
-    const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, parent)
+  /** The request under its span: attributes, log ids and the end hook when it is recorded. */
+  const traced = (ctx: Ctx, span: Span, parent: Context): Reply | Promise<Reply> => {
     ctx.traceContext = trace.setSpan(parent, span)
     if (!span.isRecording()) return next(ctx)
 
@@ -88,5 +88,21 @@ export const tracing = (tracer: Tracer): Layer => (next, route) => {
     ctx.onWritten = ended
     const reply = next(ctx)
     return reply instanceof Promise ? reply.then((r) => finish(ctx, r)) : finish(ctx, reply)
+  }
+
+  return (ctx) => {
+    const carrier = traceHeaders(ctx.req.rawHeaders)
+    let parent = ROOT_CONTEXT
+    if (carrier !== undefined) parent = propagation.extract(ROOT_CONTEXT, carrier)
+    else if (decideRoot !== undefined) {
+      if (!decideRoot()) {
+        ctx.traceContext = UNSAMPLED_CONTEXT
+        return next(ctx)
+      }
+      const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, PRE_SAMPLED_CONTEXT)
+      return traced(ctx, span, ROOT_CONTEXT)
+    }
+    const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, parent)
+    return traced(ctx, span, parent)
   }
 }

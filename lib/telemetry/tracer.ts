@@ -5,15 +5,7 @@
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc'
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources'
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  NodeTracerProvider,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  type Sampler,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-node'
+import { NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node'
 import { Counter, type Registry } from 'prom-client'
 import type { Environment, TracingConfig } from '../config.js'
 import { tracing } from '../layers/tracing.js'
@@ -22,6 +14,7 @@ import { consoleExporter } from './console-exporter.js'
 import { contextManager } from './context-manager.js'
 import { exportReporter, type ExporterInfo } from './export-reporter.js'
 import type { Logger } from './logger.js'
+import { createSampling } from './sampling.js'
 import { BoundedBatchProcessor } from './span-processor.js'
 
 /** The instrumentation scope of the service's own spans, and of getTracer()'s. */
@@ -52,11 +45,6 @@ export type TracingOptions = Readonly<{
   writeConsole: (chunk: string) => void
 }>
 
-export const createSampler = ({ sampler, samplerRatio }: Pick<TracingConfig, 'sampler' | 'samplerRatio'>): Sampler => {
-  const root = sampler.endsWith('always_on') ? new AlwaysOnSampler() : sampler.endsWith('always_off') ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(samplerRatio)
-  return sampler.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root
-}
-
 const OFF: Tracing = Object.freeze({ layer: undefined, shutdown: () => Promise.resolve({ isComplete: true }) })
 
 export const createTracing = ({ config, service, logger, registry, writeConsole }: TracingOptions): Tracing => {
@@ -75,13 +63,14 @@ export const createTracing = ({ config, service, logger, registry, writeConsole 
   const resource = defaultResource().merge(
     resourceFromAttributes({ 'service.name': service.name, 'service.version': service.version, 'deployment.environment': service.environment }),
   )
-  const provider = new NodeTracerProvider({ resource, sampler: createSampler(config), spanProcessors: processors })
+  const { sampler, decideRoot } = createSampling(config)
+  const provider = new NodeTracerProvider({ resource, sampler, spanProcessors: processors })
   // Registers the global tracer provider (getTracer), our context manager and the W3C propagator.
   provider.register({ contextManager })
 
   let isShutDown = false
   return {
-    layer: tracing(provider.getTracer(TRACER_NAME, service.version)),
+    layer: tracing(provider.getTracer(TRACER_NAME, service.version), decideRoot),
     shutdown: async (timeoutMs) => {
       /* c8 ignore next -- the CLI shuts down once; the guard keeps a second call harmless */
       if (isShutDown) return { isComplete: true }

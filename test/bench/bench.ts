@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { startCollector } from './collector.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -26,16 +27,33 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '3')
 const WARMUP_SECONDS = 3
 const run = promisify(execFile)
 
-type Variant = { name: string; args: string[] }
+type Variant = { name: string; args: string[]; env?: Readonly<Record<string, string>> }
 type Result = { name: string; rps: number; p99Ms: number; cpuUsPerRequest: number; serverCpu: number; requests: number; errors: number }
 
+// Spans go over OTLP/gRPC to a receiver in this process, on loopback: the export's whole cost
+// (serialising, gRPC, HTTP/2) lands in the server's CPU figure, as it would with a real collector.
+const collector = await startCollector()
+const otlp = (sampler: string, ratio: string): Readonly<Record<string, string>> => ({
+  OTLP_ENDPOINT: `127.0.0.1:${collector.port}`,
+  OTEL_TRACES_SAMPLER: sampler,
+  OTEL_TRACES_SAMPLER_ARG: ratio,
+})
+const ALWAYS = otlp('parentbased_always_on', '1')
+const ONE_PERCENT = otlp('parentbased_traceidratio', '0.01')
+const NEVER = otlp('parentbased_traceidratio', '0')
+
+const CLI = ['dist/bin/svc.js', '--log-level', 'info', '--port']
 const VARIANTS: readonly Variant[] = [
   { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
-  { name: 'svc CLI: logging (to a file) + metrics', args: ['dist/bin/svc.js', '--log-level', 'info', '--port'] },
+  { name: 'svc CLI: logging (to a file) + metrics', args: CLI },
+  { name: 'svc CLI + tracing 1 % (OTLP)', args: CLI, env: ONE_PERCENT },
+  { name: 'svc CLI + tracing always-on (OTLP)', args: CLI, env: ALWAYS },
   { name: 'router only, no layers', args: ['dist/test/bench/servers.js', 'none'] },
   { name: 'logging layer only', args: ['dist/test/bench/servers.js', 'logging'] },
   { name: 'metrics layer only', args: ['dist/test/bench/servers.js', 'metrics'] },
   { name: 'logging + metrics', args: ['dist/test/bench/servers.js', 'both'] },
+  { name: 'tracing layer only, sampled + OTLP', args: ['dist/test/bench/servers.js', 'tracing'], env: ALWAYS },
+  { name: 'tracing layer only, unsampled', args: ['dist/test/bench/servers.js', 'tracing'], env: NEVER },
 ]
 
 const hasCommand = async (name: string): Promise<boolean> => run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false)
@@ -95,7 +113,7 @@ const measure = async (variant: Variant, logDir: string): Promise<Result> => {
   const port = await freePort()
   const out = openSync(join(logDir, `${variant.name.replace(/\W+/g, '-')}.log`), 'w')
   const [cmd, args] = pinned(0, process.execPath, [...variant.args, String(port)])
-  const server: ChildProcess = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
+  const server: ChildProcess = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, 'inherit'], env: { ...process.env, ...variant.env } })
   try {
     await waitForPort(port)
     await load(port, WARMUP_SECONDS)
@@ -131,7 +149,9 @@ const median = (values: readonly number[]): number => {
 /** Median over rounds of a figure computed within each round, so the pairs compared ran back to back. */
 const perRound = (figure: (round: Map<string, Result>) => number): number => median(rounds.map(figure))
 const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
-const [BARE, FULL, ROUTER, LOGGING, METRICS, BOTH] = VARIANTS.map((v) => v.name) as [string, string, string, string, string, string]
+const [BARE, FULL, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] = VARIANTS.map((v) => v.name) as [
+  string, string, string, string, string, string, string, string, string, string,
+]
 
 process.stdout.write('\n')
 const row = (cells: readonly string[]): string => `${(cells[0] ?? '').padEnd(42)}${cells.slice(1).map((c) => c.padStart(12)).join('')}\n`
@@ -149,11 +169,15 @@ for (const { name } of VARIANTS) {
     ]),
   )
 }
+const ratio = (name: string): string => perRound((r) => get(r, name).rps / get(r, BARE).rps).toFixed(2)
 const added = (name: string): string => perRound((r) => get(r, name).cpuUsPerRequest - get(r, ROUTER).cpuUsPerRequest).toFixed(1)
 process.stdout.write(
   `\nCPU µs per request added over the router alone (median of per-round differences): logging ${added(LOGGING)}, ` +
     `metrics ${added(METRICS)}, both ${added(BOTH)}; router and server over bare node:http: ` +
     `${perRound((r) => get(r, ROUTER).cpuUsPerRequest - get(r, BARE).cpuUsPerRequest).toFixed(1)}\n` +
-    `Full service throughput: ${perRound((r) => get(r, FULL).rps / get(r, BARE).rps).toFixed(2)} × bare node:http\n`,
+    `tracing: ${added(SAMPLED)} per sampled request (export included), ${added(UNSAMPLED)} per unsampled one\n` +
+    `Throughput against bare node:http: logging + metrics ${ratio(FULL)}×, + tracing at 1 % ${ratio(TRACED)}×, ` +
+    `+ tracing always-on ${ratio(ALWAYS_ON)}×; the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n`,
 )
+collector.close()
 if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1

@@ -1,6 +1,7 @@
 // The servers the benchmark compares, one per process: `bare` is node:http answering the same JSON
 // as GET /; the others are the service's own server with a chosen set of layers. Logs go to
-// stdout, which the benchmark points at a file. Usage: servers.ts <bare|none|logging|metrics|both> <port>
+// stdout, which the benchmark points at a file. `tracing` reads the tracing variables from the
+// environment. Usage: servers.ts <bare|none|logging|metrics|both|tracing> <port>
 import { createServer as createHttpServer } from 'node:http'
 import { readConfig } from '../../lib/config.js'
 import { getRoot } from '../../lib/endpoints/root.js'
@@ -12,10 +13,11 @@ import { createServer } from '../../lib/server.js'
 import { createLineWriter } from '../../lib/telemetry/line-writer.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+import { createTracing } from '../../lib/telemetry/tracer.js'
 import { VERSION } from '../../lib/version.js'
 
 const [variant = 'bare', port = '0'] = process.argv.slice(2)
-const config = readConfig({ PORT: port })
+const config = readConfig({ ...process.env, PORT: port })
 const info = { name: config.name, version: VERSION, environment: config.environment }
 const endpoints = [{ method: 'GET', path: '/' }, { method: 'GET', path: '/metrics' }]
 
@@ -33,6 +35,10 @@ if (variant === 'bare') {
   const layers: Layer[] = []
   if (variant === 'logging' || variant === 'both') layers.push(logging(logger))
   if (variant === 'metrics' || variant === 'both') layers.push(metrics(registry.http))
+  if (variant === 'tracing') {
+    const tracing = createTracing({ config: config.tracing, service: info, logger, registry: registry.registry, writeConsole: out.write })
+    layers.push(tracing.layer as Layer)
+  }
   const router = createRouter([{ method: 'GET', path: '/', handler: getRoot(info, endpoints) }], layers)
   void createServer({ config, router, logger }).listen()
 }

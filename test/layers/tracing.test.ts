@@ -61,3 +61,16 @@ t.test('a thrown non-Error is recorded as text; an error while writing marks the
   t.same(unavailable?.status, { code: SpanStatusCode.ERROR }, 'a 5xx without an exception is still an error')
   t.equal(unavailable?.events.length, 0)
 })
+
+t.test('a request the layer decided to sample is traced under its own name, a root span', async (t) => {
+  const { exporter } = setup(t)
+  const provider = trace.getTracerProvider()
+  const layer = tracing(provider.getTracer('test'), () => true)
+  const ctx = makeCtx('PROPFIND', '/nowhere')
+  layer(() => ({ status: 404, body: {} }), { ...ROUTE, method: '*', template: '<unmatched>' })(ctx)
+  ctx.onWritten?.(ctx, undefined)
+  const [span] = exporter.getFinishedSpans()
+  t.equal(span?.name, 'HTTP')
+  t.equal(span?.parentSpanContext, undefined)
+  t.equal(trace.getSpan(ctx.traceContext as never), ctx.span, 'the request context holds the span')
+})

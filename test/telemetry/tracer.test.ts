@@ -2,24 +2,9 @@ import { trace } from '@opentelemetry/api'
 import { Registry } from 'prom-client'
 import t from 'tap'
 import { readConfig } from '../../lib/config.js'
-import { createSampler, createTracing, getTracer } from '../../lib/telemetry/tracer.js'
+import { createTracing, getTracer } from '../../lib/telemetry/tracer.js'
 import { captureLogger } from '../fixtures/app.js'
 import { silentServer } from '../fixtures/tcp.js'
-
-const SAMPLERS = [
-  ['always_on', 'AlwaysOnSampler'],
-  ['always_off', 'AlwaysOffSampler'],
-  ['traceidratio', 'TraceIdRatioBased{0.25}'],
-  ['parentbased_always_on', 'ParentBased{root=AlwaysOnSampler, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}'],
-  ['parentbased_always_off', 'ParentBased{root=AlwaysOffSampler, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}'],
-  ['parentbased_traceidratio', 'ParentBased{root=TraceIdRatioBased{0.25}, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}'],
-] as const
-
-for (const [name, description] of SAMPLERS) {
-  t.test(`OTEL_TRACES_SAMPLER=${name} builds the standard sampler`, async (t) => {
-    t.equal(createSampler({ sampler: name, samplerRatio: 0.25 }).toString(), description)
-  })
-}
 
 const service = { name: 'svc', version: '0.1.0', environment: 'dev' } as const
 
