@@ -4,6 +4,7 @@
 //   128+n when a second signal n cuts a graceful shutdown short
 import { createApp } from '../lib/app.js'
 import { ConfigError, readConfig, USAGE, type Config } from '../lib/config.js'
+import { withCredentials } from '../lib/credentials.js'
 import { createLineWriter } from '../lib/telemetry/line-writer.js'
 import { exitOnFatal, stopOnSignals } from '../lib/lifecycle.js'
 import { createLogger } from '../lib/telemetry/logger.js'
@@ -21,9 +22,9 @@ const main = async (argv: readonly string[]): Promise<void> => {
 
   let config: Config
   try {
-    config = readConfig(process.env, argv)
+    config = readConfig(withCredentials(process.env), argv)
   } catch (error: unknown) {
-    /* c8 ignore next -- readConfig throws nothing else */
+    /* c8 ignore next -- readConfig and withCredentials throw nothing else */
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(`svc: ${error.message}\nsvc --help lists the accepted flags and variables.\n`)
     return void (process.exitCode = 2)

@@ -1,5 +1,8 @@
 // bin/svc.ts as users run it: flags, exit codes, start-up, signals — in child processes.
+import { mkdir, mkdtemp } from 'node:fs/promises'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { jsonLines, spawnTs } from '../fixtures/spawn.js'
@@ -29,6 +32,14 @@ t.test('invalid configuration names every bad value and exits 2', async (t) => {
   t.match(err, /LOG_LEVEL=chatty: expected one of debug, info, warning, error/)
   t.match(err, /Unknown option '--bogus'/)
   t.equal(child.stdout(), '')
+})
+
+t.test('an unreadable systemd credential stops start-up with exit 2', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-credentials-'))
+  await mkdir(join(dir, 'svc-cache-password'))
+  const child = spawnTs(CLI, [], { CREDENTIALS_DIRECTORY: dir })
+  t.same(await child.exited, { code: 2, signal: null })
+  t.match(child.stderr(), /^svc: invalid configuration:\n {2}credential svc-cache-password in CREDENTIALS_DIRECTORY: EISDIR/)
 })
 
 t.test('a port in use is a one-line start-up error and exit 1', async (t) => {

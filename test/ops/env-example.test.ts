@@ -1,0 +1,75 @@
+// ops/systemd/svc.env.example documents exactly the variables the configuration reads. The set
+// read is observed, not listed: readConfig runs over an environment that records every lookup, so
+// a variable added to lib/config.ts fails here until the example documents it.
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import t from 'tap'
+import { readConfig, type Env } from '../../lib/config.js'
+import { OPS } from './fixtures/ops.js'
+
+const VARIABLE = /^[A-Z][A-Z0-9_]*$/
+
+/** `# NAME=default` or `NAME=value` lines, each after a one-line explanation. */
+const documented = async (): Promise<Map<string, { value: string; explanation: string | undefined }>> => {
+  const lines = (await readFile(join(OPS, 'systemd', 'svc.env.example'), 'utf8')).split('\n')
+  const found = new Map<string, { value: string; explanation: string | undefined }>()
+  lines.forEach((line, i) => {
+    const m = /^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$/.exec(line)
+    if (m === null) return
+    const previous = lines[i - 1]
+    const explanation = previous !== undefined && previous.startsWith('# ') && !/^# [A-Z][A-Z0-9_]*=/.test(previous) ? previous : undefined
+    found.set(m[1] as string, { value: m[2] as string, explanation })
+  })
+  return found
+}
+
+/** Every variable readConfig looks up for `env`, whether or not the values are valid. */
+const lookups = (env: Readonly<Record<string, string>>): Set<string> => {
+  const read = new Set<string>()
+  const note = (key: string | symbol) => {
+    if (typeof key === 'string' && VARIABLE.test(key)) read.add(key)
+  }
+  const recording = new Proxy(env, {
+    get: (target, key) => (note(key), typeof key === 'string' ? target[key] : undefined),
+    has: (target, key) => (note(key), key in target),
+    getOwnPropertyDescriptor: (target, key) => (note(key), Reflect.getOwnPropertyDescriptor(target, key)),
+  })
+  try {
+    readConfig(recording as Env)
+  } catch {
+    // Documented values may not combine into a valid configuration (a port without its host);
+    // what was looked up is all this asks.
+  }
+  return read
+}
+
+t.test('svc.env.example lists every variable the configuration reads, and nothing else', async (t) => {
+  const docs = await documented()
+  // Unset, then with every documented value: a variable read only when another is set is seen too.
+  const values = Object.fromEntries([...docs].filter(([, d]) => d.value !== '').map(([k, d]) => [k, d.value]))
+  const read = new Set([...lookups({}), ...lookups(values)])
+  const missing = [...read].filter((v) => !docs.has(v)).sort()
+  const extra = [...docs.keys()].filter((v) => !read.has(v)).sort()
+  t.same(missing, [], 'read by the configuration but not in svc.env.example')
+  t.same(extra, [], 'in svc.env.example but not read by the configuration')
+})
+
+t.test('each variable has a one-line explanation above it', async (t) => {
+  for (const [name, { explanation }] of await documented()) t.ok(explanation, name)
+})
+
+t.test('the documented defaults are the configuration\'s defaults', async (t) => {
+  const docs = await documented()
+  const defaults = readConfig({})
+  const shown = (name: string) => docs.get(name)?.value
+  t.equal(shown('APP_NAME'), defaults.name)
+  t.equal(shown('HOST'), defaults.host)
+  t.equal(shown('PORT'), String(defaults.port))
+  t.equal(shown('LOG_LEVEL')?.toLowerCase(), defaults.logLevel)
+  t.equal(shown('LOG_FORMAT'), defaults.logFormat)
+  t.equal(shown('SVC_MAX_BODY_BYTES'), String(defaults.maxBodyBytes))
+  t.equal(shown('SVC_DRAIN_TIMEOUT_MS'), String(defaults.drainTimeoutMs))
+  t.equal(shown('SVC_SHUTDOWN_DELAY_MS'), String(defaults.shutdownDelayMs))
+  t.equal(shown('SVC_HEALTH_TIMEOUT_MS'), String(defaults.health.timeoutMs))
+  t.equal(shown('SVC_HEALTH_CACHE_MS'), String(defaults.health.cacheMs))
+})

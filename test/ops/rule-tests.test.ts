@@ -1,0 +1,87 @@
+// promtool test rules over ops/prometheus/tests/, one file per concern, and a check that those
+// files cover every alert in every environment: firing just over the threshold with its full labels
+// and annotations, silent just under it, silent before for: elapses, silent without traffic.
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import t from 'tap'
+import { findTool } from '../fixtures/tools.js'
+import { OPS, readYaml, run, said } from './fixtures/ops.js'
+import { alertRules, ruleFiles, type AlertRule } from './fixtures/rules.js'
+
+type ExpAlert = { exp_labels?: Record<string, string>; exp_annotations?: Record<string, string> }
+type AlertTest = { eval_time: string; alertname: string; exp_alerts?: ExpAlert[] | null }
+type TestGroup = { interval?: string; input_series?: Array<{ series: string; values: string }>; alert_rule_test?: AlertTest[]; promql_expr_test?: unknown[] }
+type TestFile = { rule_files: string[]; evaluation_interval?: string; tests: TestGroup[] }
+
+const TESTS_DIR = join(OPS, 'prometheus', 'tests')
+const testFiles = async (): Promise<string[]> => (await readdir(TESTS_DIR)).filter((f) => f.endsWith('.test.yml')).sort()
+const loadAll = async (): Promise<Array<[string, TestFile]>> =>
+  Promise.all((await testFiles()).map(async (f) => [f, await readYaml<TestFile>(join('prometheus', 'tests', f))] as [string, TestFile]))
+
+const UNITS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 }
+const seconds = (duration: string): number => {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(duration)
+  if (m === null) throw new Error(`unsupported duration ${duration}`)
+  return Number(m[1]) * (UNITS[m[2] as string] as number)
+}
+
+t.test('promtool test rules passes for each concern', async (t) => {
+  const promtool = await findTool(t, 'promtool', 'prometheus')
+  if (promtool === undefined) return
+  const files = await testFiles()
+  t.ok(files.length >= 6, 'one file per concern')
+  await Promise.all(
+    files.map(async (file) => {
+      const result = await run(promtool, ['test', 'rules', file], { cwd: TESTS_DIR, timeoutMs: 60_000 })
+      t.equal(result.code, 0, said(file, result))
+    }),
+  )
+})
+
+t.test('every test group sets its interval, and every rule file is under test', async (t) => {
+  const tested = new Set<string>()
+  for (const [file, doc] of await loadAll()) {
+    t.ok(doc.tests.length > 0, `${file} has tests`)
+    doc.tests.forEach((group, i) => t.ok(group.interval, `${file} group ${i + 1} sets interval`))
+    for (const rf of doc.rule_files) tested.add(rf.replace(/^\.\.\/rules\//, ''))
+  }
+  t.same([...tested].sort(), await ruleFiles())
+})
+
+t.test('every alert and environment: fires with full labels and annotations, and stays silent when it should', async (t) => {
+  const groups = (await loadAll()).flatMap(([, doc]) => doc.tests)
+  // An environment's series carry environment="…" themselves, or the scrape job svc-… names it.
+  const mentions = (group: TestGroup, environment: string | undefined) =>
+    environment === undefined || (group.input_series ?? []).some((s) => s.series.includes(`environment="${environment}"`) || s.series.includes(`job="svc-${environment}"`))
+  const firing = (test: AlertTest, rule: AlertRule, environment: string | undefined) =>
+    test.alertname === rule.alert &&
+    (test.exp_alerts ?? []).some((a) => a.exp_labels?.['alertname'] === rule.alert && (environment === undefined || a.exp_labels?.['environment'] === environment))
+  const silent = (test: AlertTest, rule: AlertRule) => test.alertname === rule.alert && (test.exp_alerts ?? []).length === 0
+  const isIdle = (group: TestGroup) => (group.input_series ?? []).length > 0 && (group.input_series ?? []).every((s) => /^0x\d+$/.test(s.values))
+
+  for (const rule of await alertRules()) {
+    const environment = rule.labels?.['environment']
+    const name = `${rule.alert}${environment === undefined ? '' : ` ${environment}`}`
+    const mine = groups.filter((g) => mentions(g, environment) || rule.alert === 'Watchdog')
+    const fires = mine.flatMap((g) => (g.alert_rule_test ?? []).filter((a) => firing(a, rule, environment)))
+    t.ok(fires.length > 0, `${name}: a test expects it to fire`)
+    for (const a of fires.flatMap((f) => f.exp_alerts ?? [])) {
+      if (a.exp_labels?.['alertname'] !== rule.alert) continue
+      t.equal(a.exp_labels['severity'], rule.labels?.['severity'], `${name}: expected labels include severity`)
+      t.same(Object.keys(a.exp_annotations ?? {}).sort(), ['description', 'runbook_url', 'summary'], `${name}: expected annotations are complete`)
+    }
+    if (rule.alert === 'Watchdog') continue // the one alert that is never silent
+
+    t.ok(mine.some((g) => !isIdle(g) && (g.alert_rule_test ?? []).some((a) => silent(a, rule)) && !(g.alert_rule_test ?? []).some((a) => firing(a, rule, environment))), `${name}: silent just under the threshold`)
+    if (rule.for !== undefined) {
+      const forSeconds = seconds(rule.for)
+      const before = mine.some((g) => {
+        const tests = g.alert_rule_test ?? []
+        const firstFiring = Math.min(...tests.filter((a) => firing(a, rule, environment)).map((a) => seconds(a.eval_time)))
+        return tests.some((a) => silent(a, rule) && seconds(a.eval_time) < firstFiring && seconds(a.eval_time) >= forSeconds - 60)
+      })
+      t.ok(before, `${name}: silent within a minute before for: ${rule.for} elapses, firing after`)
+    }
+    if (rule.file === 'http.yml') t.ok(mine.some((g) => isIdle(g) && (g.alert_rule_test ?? []).some((a) => silent(a, rule))), `${name}: silent at zero traffic`)
+  }
+})

@@ -1,0 +1,101 @@
+// ops/systemd: both units pass `systemd-analyze verify` with no output at all (its warnings do not
+// change the exit code, so any output fails), stay under a security exposure threshold, and agree
+// with the service's configuration.
+import { access, chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import t, { type Test } from 'tap'
+import { readConfig } from '../../lib/config.js'
+import { findTool } from '../fixtures/tools.js'
+import { OPS, run, said, tempDir } from './fixtures/ops.js'
+
+const UNITS = ['svc.service', 'svc@.service'] as const
+// What systemd-analyze is asked about: the template needs an instance.
+const INSTANCES = ['svc.service', 'svc@8000.service'] as const
+
+/**
+ * `systemd-analyze security --offline` exposure, in tenths as --threshold takes it. The units score
+ * 1.2 today; what is left is what an HTTP server on Node needs: network access (PrivateNetwork=,
+ * IPAddressDeny=, AF_INET/AF_INET6), writable executable memory for V8's JIT
+ * (MemoryDenyWriteExecute=), AF_UNIX for local name resolution, the host's root (the installed
+ * package), full /proc (ProcSubset=: prom-client's process metrics read it) and @resources
+ * syscalls (Node raises its open-files limit at start-up). Dropping any further hardening directive
+ * the score sees raises it past this; a change that must loosen one moves this number in review.
+ */
+const EXPOSURE_THRESHOLD = 12
+
+const unitText = (unit: string) => readFile(join(OPS, 'systemd', unit), 'utf8')
+const directives = (text: string, key: string): string[] =>
+  [...text.replaceAll(/\\\n\s*/g, '').matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => (m[1] ?? '').trim())
+
+/**
+ * A root for `systemd-analyze --root`: the host's stock units (the targets ours depend on) plus
+ * ours, and an executable stub at every absolute path an Exec*= line runs. verify checks those
+ * paths exist, and the test machine has no installed `svc` (nor need it have curl).
+ */
+const unitRoot = async (t: Test): Promise<string> => {
+  const root = await tempDir(t, 'systemd-root')
+  const stock = (await access('/usr/lib/systemd/system').then(() => true, () => false)) ? '/usr/lib/systemd/system' : '/lib/systemd/system'
+  await cp(stock, join(root, 'usr/lib/systemd/system'), { recursive: true, verbatimSymlinks: true })
+  await mkdir(join(root, 'etc/systemd/system'), { recursive: true })
+  for (const unit of UNITS) {
+    const text = await unitText(unit)
+    await writeFile(join(root, 'etc/systemd/system', unit), text)
+    for (const line of directives(text, 'Exec(?:Start|StartPre|StartPost|Stop|StopPost|Reload)')) {
+      const executable = line.replace(/^[-@:+!]+/, '').split(/\s+/)[0] as string
+      const stub = join(root, executable)
+      await mkdir(dirname(stub), { recursive: true })
+      await writeFile(stub, '#!/bin/sh\n')
+      await chmod(stub, 0o755)
+    }
+  }
+  return root
+}
+
+t.test('systemd-analyze verify: both units, not a single warning', async (t) => {
+  const analyze = await findTool(t, 'systemd-analyze', 'systemd')
+  if (analyze === undefined) return
+  const root = await unitRoot(t)
+  const result = await run(analyze, ['verify', `--root=${root}`, '--man=no', ...INSTANCES])
+  t.equal(result.code, 0, said('systemd-analyze verify', result))
+  t.equal(result.stdout + result.stderr, '', 'warnings are failures too')
+})
+
+t.test(`systemd-analyze security --offline: exposure at most ${EXPOSURE_THRESHOLD / 10}`, async (t) => {
+  const analyze = await findTool(t, 'systemd-analyze', 'systemd')
+  if (analyze === undefined) return
+  const root = await unitRoot(t)
+  for (const unit of INSTANCES) {
+    const result = await run(analyze, ['security', '--offline=yes', `--root=${root}`, `--threshold=${EXPOSURE_THRESHOLD}`, '--no-pager', unit])
+    t.equal(result.code, 0, said(unit, result))
+    t.match(result.stdout, /Overall exposure level for .*: \d\.\d/, unit)
+  }
+})
+
+t.test('the issue\'s settings: Type=exec, the installed CLI, env files, restarts, drain time, hardening, credentials', async (t) => {
+  for (const unit of UNITS) {
+    const text = await unitText(unit)
+    const one = (key: string) => directives(text, key).at(-1)
+    t.equal(one('Type'), 'exec', unit)
+    t.match(one('ExecStart'), /^\/usr\/local\/bin\/svc( |$)/, unit)
+    t.match(one('ExecStartPost'), /\/startup$/, `${unit}: start returns once /startup answers`)
+    t.equal(one('Restart'), 'on-failure', unit)
+    t.equal(one('KillSignal'), 'SIGTERM', unit)
+    t.match(one('LoadCredential'), /\S/, unit)
+    t.ok(directives(text, 'EnvironmentFile').every((f) => f.startsWith('-/etc/svc/')), `${unit}: optional env files under /etc/svc`)
+    for (const [key, value] of Object.entries({
+      DynamicUser: 'yes', ProtectSystem: 'strict', ProtectHome: 'yes', PrivateTmp: 'yes', PrivateDevices: 'yes', NoNewPrivileges: 'yes',
+      CapabilityBoundingSet: '', SystemCallArchitectures: 'native', RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX',
+    })) t.equal(one(key), value, `${unit}: ${key}=${value}`)
+    t.same(directives(text, 'MemoryDenyWriteExecute'), [], `${unit}: not MemoryDenyWriteExecute (V8's JIT needs W+X pages)`)
+  }
+  t.match(directives(await unitText('svc@.service'), 'EnvironmentFile'), ['-/etc/svc/svc.env', '-/etc/svc/%i.env'])
+  t.match(directives(await unitText('svc@.service'), 'ExecStart'), ['/usr/local/bin/svc --port %i'])
+})
+
+t.test('TimeoutStopSec outlasts the shutdown delay plus the drain', async (t) => {
+  const config = readConfig({})
+  for (const unit of UNITS) {
+    const stop = Number(/^(\d+)s?$/.exec(directives(await unitText(unit), 'TimeoutStopSec')[0] ?? '')?.[1])
+    t.ok(stop * 1000 > config.shutdownDelayMs + config.drainTimeoutMs, `${unit}: ${stop} s > ${config.shutdownDelayMs} + ${config.drainTimeoutMs} ms`)
+  }
+})
