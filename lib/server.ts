@@ -101,15 +101,13 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
 
   const writeStream = async (ctx: Ctx, res: ServerResponse, reply: StreamReply): Promise<void> => {
     res.writeHead(reply.status, withExtra({ 'content-type': SSE_TYPE, 'cache-control': 'no-cache', 'x-request-id': ctx.requestId }, reply.headers))
-    if (ctx.method === 'HEAD') {
-      res.end()
-      return ctx.onWritten?.(ctx, undefined)
-    }
-    res.flushHeaders()
     const iterator = reply.stream[Symbol.asyncIterator]()
     let failure: unknown
+    // HEAD sends the headers only; the finally below still stops the stream, so layers close it.
+    const isHead = ctx.method === 'HEAD'
     try {
-      while (!res.destroyed) {
+      if (!isHead) res.flushHeaders()
+      while (!isHead && !res.destroyed) {
         const item = await iterator.next()
         if (item.done === true || res.destroyed) break
         // Backpressure: a slow reader pauses the stream instead of growing our buffer.

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../http/context.js'
 import { errorFields, type LineFn, type Logger } from '../telemetry/logger.js'
 import { requestStore } from '../telemetry/request-store.js'
+import { onStreamEnd } from './stream-end.js'
 import type { Handler, Layer, Reply } from '../pipeline.js'
 
 /**
@@ -29,13 +30,17 @@ export const logging = (logger: Logger): Layer => (next, route) => {
   // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is.
   const requestMembers = (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
 
-  const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
-    const status = reply.status
-    if (status < 500 && completed === undefined) return reply
+  const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined): void => {
+    if (status < 500 && error === undefined && completed === undefined) return
     const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${milliseconds(performance.now() - ctx.startTime)}`
-    if (status < 500) (completed as LineFn)(members, ctx)
-    else if ('error' in reply && reply.error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(reply.error))}`, ctx)
+    if (error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
+    else if (status < 500) (completed as LineFn)(members, ctx)
     else failed(members, ctx)
+  }
+  const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
+    // A stream's request completes when the stream does; one that breaks is logged as an error.
+    if ('stream' in reply) return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request))
+    write(ctx, reply.status, 'error' in reply ? reply.error : undefined, request)
     return reply
   }
 

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../http/context.js'
 import { count, methodLabel, observe, type CounterCell, type HistogramCell, type HttpMetrics } from '../telemetry/http-metrics.js'
 import type { Layer, Reply } from '../pipeline.js'
+import { onStreamEnd } from './stream-end.js'
 
 /** The cells of one (method, endpoint): the duration histogram and a counter per status. */
 class MethodCells {
@@ -42,12 +43,17 @@ export const metrics = (m: HttpMetrics): Layer => (next, route) => {
         }
       : () => (fixed ??= new MethodCells(m, route.method, route.template))
 
-  const finish = (ctx: Ctx, reply: Reply): Reply => {
+  const record = (ctx: Ctx, status: number, error: unknown): void => {
     const cells = cellsFor(ctx.method)
     observe(cells.duration, (performance.now() - ctx.startTime) / 1000, ctx.traceId)
-    count(cells.requests(reply.status), ctx.traceId)
-    if ('error' in reply && reply.error !== undefined) m.countException(reply.error)
+    count(cells.requests(status), ctx.traceId)
+    if (error !== undefined) m.countException(error)
     m.inFlight--
+  }
+  const finish = (ctx: Ctx, reply: Reply): Reply => {
+    // A stream is in flight, and its duration runs, until the stream ends.
+    if ('stream' in reply) return onStreamEnd(reply, (error) => record(ctx, reply.status, error))
+    record(ctx, reply.status, 'error' in reply ? reply.error : undefined)
     return reply
   }
   const fail = (error: unknown): never => {

@@ -4,6 +4,7 @@ import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { startApp } from '../fixtures/app.js'
+import { sample } from '../fixtures/metrics-text.js'
 import { streamState, testRoutes } from '../fixtures/routes.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -187,6 +188,43 @@ t.test('a stream reply is sent as Server-Sent Events and stops when the client l
   const failing = await fetch(`${base}/test/stream-fail`)
   t.equal(await failing.text(), 'data: {}\n\n', 'a stream that throws ends the response after what it sent')
   t.match(lines().find((l) => l.event === 'stream_failed'), { level: 'error', error: { message: 'stream broke' } })
+})
+
+t.test('a stream request completes when its stream does: log line, duration, in-flight', async (t) => {
+  const { base, app, lines } = await startApp(t, {}, testRoutes(10))
+  const inFlight = async () => sample((await app.metrics.render(undefined)).text, 'http_requests_in_flight', { environment: 'dev' })
+  const started = performance.now()
+  const res = await fetch(`${base}/test/stream?count=3&interval=100`)
+  await sleep(50)
+  t.equal(await inFlight(), 1, 'the stream is in flight while it runs')
+  t.notOk(lines().some((l) => l.event === 'request_completed'), 'not completed when the endpoint returned')
+  await res.text()
+  const elapsed = performance.now() - started
+  const completed = lines().find((l) => l.event === 'request_completed')
+  t.match(completed, { level: 'info', status: 200, route: '/test/stream' })
+  t.ok(Number(completed?.['duration_ms']) >= 250 && Number(completed?.['duration_ms']) <= elapsed + 5, `duration_ms ${String(completed?.['duration_ms'])} covers the stream`)
+  const text = (await app.metrics.render(undefined)).text
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { method: 'GET', endpoint: '/test/stream', environment: 'dev', le: '0.25' }), 0)
+  t.equal(sample(text, 'http_request_duration_seconds_count', { method: 'GET', endpoint: '/test/stream', environment: 'dev' }), 1)
+  t.equal(await inFlight(), 0)
+
+  const controller = new AbortController()
+  const endless = await fetch(`${base}/test/stream?count=100000&interval=5`, { signal: controller.signal })
+  await endless.body?.getReader().read()
+  controller.abort()
+  for (let i = 0; i < 100 && (await inFlight()) !== 0; i++) await sleep(10)
+  t.equal(await inFlight(), 0, 'a client that leaves ends the request')
+  t.equal(lines().filter((l) => l.event === 'request_completed').length, 2)
+
+  t.equal((await fetch(`${base}/test/stream`, { method: 'HEAD' })).status, 200)
+  await (await fetch(`${base}/test/stream-fail`)).text()
+  for (let i = 0; i < 100 && lines().filter((l) => l.event === 'request_completed').length < 4; i++) await sleep(10)
+  const [head, broken] = lines().filter((l) => l.event === 'request_completed').slice(2)
+  t.match(head, { method: 'HEAD', status: 200 }, 'HEAD on a stream completes without reading it')
+  t.match(broken, { level: 'error', status: 200, error: { type: 'Error', message: 'stream broke' } }, 'a stream that breaks completes as an error')
+  const after = (await app.metrics.render(undefined)).text
+  t.equal(sample(after, 'http_exceptions_total', { exception_type: 'Error', environment: 'dev' }), 1)
+  t.equal(await inFlight(), 0)
 })
 
 t.test('a slow reader of a stream is waited for, not buffered without bound', async (t) => {
