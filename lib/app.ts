@@ -1,11 +1,16 @@
 // Wires the service once at start-up: telemetry, the route table with its pipelines, the server.
 import type { Config } from './config.js'
+import { getExternalData } from './endpoints/external-data.js'
 import { getHealth, getReady, getStartup } from './endpoints/health.js'
+import { createStreamLimit, getInsights } from './endpoints/insights.js'
 import { getMetrics } from './endpoints/metrics.js'
 import { configuredChecks, createHealthMonitor } from './health/monitor.js'
+import { createFigures } from './insights/figures.js'
 import { getRoot } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
 import { metrics } from './layers/metrics.js'
+import { createRates } from './rates/rates.js'
+import { createUpstreamMetrics } from './rates/upstream-metrics.js'
 import { createRouter, type RouteDef } from './router.js'
 import { createLifecycle, createServer, type Lifecycle, type SvcServer } from './server.js'
 import type { Logger } from './telemetry/logger.js'
@@ -30,12 +35,16 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
   const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
   const lifecycle = createLifecycle()
   const monitor = createHealthMonitor({ checks: configuredChecks(config.health), cacheMs: config.health.cacheMs, registry: registry.registry })
+  const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(registry.registry, config.rates.providers), logger })
+  const insights = getInsights({ figures: createFigures({ metrics: registry }), limit: createStreamLimit(config.maxStreams) })
   const probe = { requestLogLevel: 'debug' } as const
   const table: RouteDef[] = [
     { method: 'GET', path: '/metrics', handler: getMetrics(registry), isExcludedFromMetrics: true },
     { method: 'GET', path: '/health', handler: getHealth(monitor, lifecycle, VERSION), ...probe },
     { method: 'GET', path: '/ready', handler: getReady(monitor, lifecycle, VERSION), ...probe },
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe },
+    { method: 'GET', path: '/api/external-data', handler: getExternalData(rates) },
+    { method: 'GET', path: '/api/insights', handler: insights },
     ...routes,
   ]
   const endpoints = [{ method: 'GET', path: '/' }, ...table.map(({ method, path }) => ({ method, path }))]

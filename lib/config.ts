@@ -27,6 +27,9 @@ export type Config = Readonly<{
   shutdownDelayMs: number
   health: HealthConfig
   tracing: TracingConfig
+  rates: RatesConfig
+  /** Server-Sent Events streams one process serves at once; beyond it, 503 with Retry-After. */
+  maxStreams: number
 }>
 
 export type Endpoint = Readonly<{ host: string; port: number }>
@@ -56,6 +59,23 @@ export type TracingConfig = Readonly<{
   samplerRatio: number
   /** The standard OTEL_BSP_* settings of the batch span processor. */
   batch: Readonly<{ scheduleDelayMs: number; exportTimeoutMs: number; maxQueueSize: number; maxExportBatchSize: number }>
+}>
+
+export const RATE_PROVIDERS = ['coingecko', 'coinbase'] as const
+export type RateProviderName = (typeof RATE_PROVIDERS)[number]
+
+/** The BTC exchange-rate upstreams of GET /api/external-data, and how their answers are kept. */
+export type RatesConfig = Readonly<{
+  /** Asked in this order: the first is the primary, the rest are fallbacks. */
+  providers: readonly RateProviderName[]
+  /** Each provider's base URL, so tests and air-gapped sites can point elsewhere. */
+  urls: Readonly<Record<RateProviderName, URL>>
+  /** Each upstream attempt's bound, connect, reply and body included. */
+  timeoutMs: number
+  /** How long a fetched rate answers every request for its currency. */
+  cacheTtlMs: number
+  /** How old a cached rate may be and still answer when every upstream fails. */
+  staleMs: number
 }>
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -137,6 +157,20 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') ? url : fail(src, 'an http:// or https:// URL', undefined)
   }
 
+  /** A base URL the rate client appends paths to: no credentials, query or fragment to lose or leak. */
+  const baseUrl = (src: Source | undefined, fallback: string): URL => {
+    const url = httpUrl(src)
+    if (url === undefined) return new URL(fallback)
+    if (url.username === '' && url.password === '' && url.search === '' && url.hash === '') return url
+    return fail(src as Source, 'an http:// or https:// base URL without credentials, query or fragment', new URL(fallback))
+  }
+  const providers = (src: Source | undefined): readonly RateProviderName[] => {
+    if (src === undefined) return RATE_PROVIDERS
+    const names = src.raw.split(',').map((name) => name.trim().toLowerCase())
+    const isValid = names.every((name) => (RATE_PROVIDERS as readonly string[]).includes(name)) && new Set(names).size === names.length
+    return isValid ? (names as RateProviderName[]) : fail(src, `a comma-separated list of ${RATE_PROVIDERS.join(', ')}, each at most once`, RATE_PROVIDERS)
+  }
+
   /** The three endpoint forms of DESIGN §3, normalised to a URL the OTLP/gRPC exporter takes. */
   const otlpEndpoint = (src: Source | undefined): TracingConfig['otlp'] => {
     if (src === undefined) return undefined
@@ -188,6 +222,17 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
       samplerRatio: ratio(source(undefined, 'OTEL_TRACES_SAMPLER_ARG')),
       batch,
     },
+    rates: {
+      providers: providers(source(undefined, 'SVC_RATE_PROVIDERS')),
+      urls: {
+        coingecko: baseUrl(source(undefined, 'SVC_RATE_COINGECKO_URL'), 'https://api.coingecko.com/api/v3'),
+        coinbase: baseUrl(source(undefined, 'SVC_RATE_COINBASE_URL'), 'https://api.coinbase.com'),
+      },
+      timeoutMs: integer(source(undefined, 'SVC_RATE_TIMEOUT_MS'), 1, 60_000, 2000),
+      cacheTtlMs: integer(source(undefined, 'SVC_RATE_CACHE_TTL_MS'), 0, 3_600_000, 15_000),
+      staleMs: integer(source(undefined, 'SVC_RATE_STALE_MS'), 0, 86_400_000, 300_000),
+    },
+    maxStreams: integer(source(undefined, 'SVC_MAX_STREAMS'), 1, 100_000, 100),
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(config)
@@ -242,6 +287,13 @@ Environment only:
   OTEL_TRACES_SAMPLER_ARG the traceidratio samplers' ratio, 0 to 1 (default 1; 0.01 under high traffic)
   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT, OTEL_BSP_MAX_QUEUE_SIZE,
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE    batch span processor (defaults 5000 ms, 30000 ms, 2048, 512)
+  SVC_RATE_PROVIDERS      BTC rate upstreams in the order asked (default coingecko,coinbase)
+  SVC_RATE_COINGECKO_URL  CoinGecko API base URL (default https://api.coingecko.com/api/v3)
+  SVC_RATE_COINBASE_URL   Coinbase API base URL (default https://api.coinbase.com)
+  SVC_RATE_TIMEOUT_MS     each upstream attempt's timeout in ms (default 2000)
+  SVC_RATE_CACHE_TTL_MS   how long a fetched rate is reused in ms (default 15000)
+  SVC_RATE_STALE_MS       how old a cached rate may still answer when every upstream fails (default 300000)
+  SVC_MAX_STREAMS         concurrent /api/insights streams per process (default 100)
 
 Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
 `

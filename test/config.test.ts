@@ -20,6 +20,14 @@ t.test('defaults apply when nothing is set', async (t) => {
       samplerRatio: 1,
       batch: { scheduleDelayMs: 5000, exportTimeoutMs: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
     },
+    rates: {
+      providers: ['coingecko', 'coinbase'],
+      urls: { coingecko: new URL('https://api.coingecko.com/api/v3'), coinbase: new URL('https://api.coinbase.com') },
+      timeoutMs: 2000,
+      cacheTtlMs: 15_000,
+      staleMs: 300_000,
+    },
+    maxStreams: 100,
   })
 })
 
@@ -148,4 +156,54 @@ t.test('bad tracing values are reported together', async (t) => {
     'OTEL_TRACES_SAMPLER_ARG=1.5: expected a number from 0 to 1',
   ])
   t.same((t.throws(() => readConfig({ OTEL_TRACES_SAMPLER_ARG: 'half' })) as ConfigError).problems, ['OTEL_TRACES_SAMPLER_ARG=half: expected a number from 0 to 1'])
+})
+
+t.test('rate upstream and stream variables are read', async (t) => {
+  const config = readConfig({
+    SVC_RATE_PROVIDERS: ' Coinbase , coingecko',
+    SVC_RATE_COINGECKO_URL: 'http://127.0.0.1:9001/api/v3/',
+    SVC_RATE_COINBASE_URL: 'https://rates.internal.example',
+    SVC_RATE_TIMEOUT_MS: '250',
+    SVC_RATE_CACHE_TTL_MS: '0',
+    SVC_RATE_STALE_MS: '60000',
+    SVC_MAX_STREAMS: '3',
+  })
+  t.same(config.rates, {
+    providers: ['coinbase', 'coingecko'],
+    urls: { coingecko: new URL('http://127.0.0.1:9001/api/v3/'), coinbase: new URL('https://rates.internal.example') },
+    timeoutMs: 250,
+    cacheTtlMs: 0,
+    staleMs: 60_000,
+  })
+  t.equal(config.maxStreams, 3)
+  t.same(readConfig({ SVC_RATE_PROVIDERS: 'coinbase' }).rates.providers, ['coinbase'], 'one provider alone')
+})
+
+t.test('bad rate upstream and stream values are reported together, naming what is accepted', async (t) => {
+  const env = {
+    SVC_RATE_PROVIDERS: 'coingecko,coingecko',
+    SVC_RATE_COINGECKO_URL: 'ftp://rates.example',
+    SVC_RATE_COINBASE_URL: 'https://user:secret@rates.example',
+    SVC_RATE_TIMEOUT_MS: '0',
+    SVC_RATE_CACHE_TTL_MS: '-1',
+    SVC_RATE_STALE_MS: 'long',
+    SVC_MAX_STREAMS: '0',
+  }
+  const accepted = 'a comma-separated list of coingecko, coinbase, each at most once'
+  t.same((t.throws(() => readConfig(env)) as ConfigError).problems, [
+    `SVC_RATE_PROVIDERS=coingecko,coingecko: expected ${accepted}`,
+    'SVC_RATE_COINGECKO_URL=ftp://rates.example: expected an http:// or https:// URL',
+    'SVC_RATE_COINBASE_URL=https://user:secret@rates.example: expected an http:// or https:// base URL without credentials, query or fragment',
+    'SVC_RATE_TIMEOUT_MS=0: expected an integer from 1 to 60000',
+    'SVC_RATE_CACHE_TTL_MS=-1: expected an integer from 0 to 3600000',
+    'SVC_RATE_STALE_MS=long: expected an integer from 0 to 86400000',
+    'SVC_MAX_STREAMS=0: expected an integer from 1 to 100000',
+  ])
+  for (const providers of [' ', 'coingecko,', 'kraken', 'coinbase,,coingecko']) {
+    const problems = (t.throws(() => readConfig({ SVC_RATE_PROVIDERS: providers })) as ConfigError).problems
+    t.same(problems, [`SVC_RATE_PROVIDERS=${providers}: expected ${accepted}`], JSON.stringify(providers))
+  }
+  t.same(readConfig({ SVC_RATE_PROVIDERS: '' }).rates.providers, ['coingecko', 'coinbase'], 'empty counts as unset')
+  t.throws(() => readConfig({ SVC_RATE_COINGECKO_URL: 'https://api.coingecko.com/api/v3?x_cg_demo_api_key=k' }), ConfigError, 'a query would be lost')
+  t.throws(() => readConfig({ SVC_RATE_COINGECKO_URL: 'https://api.coingecko.com/api/v3#v3' }), ConfigError)
 })

@@ -82,7 +82,7 @@ t.test('GET / describes the service and links the other endpoints', async (t) =>
     service: 'demo',
     version: '0.1.0',
     environment: 'stage',
-    endpoints: ['/', '/metrics', '/health', '/ready', '/startup'].map((path) => ({ method: 'GET', path })),
+    endpoints: ['/', '/metrics', '/health', '/ready', '/startup', '/api/external-data', '/api/insights'].map((path) => ({ method: 'GET', path })),
   })
 })
 

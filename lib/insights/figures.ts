@@ -1,0 +1,102 @@
+// The service's own live telemetry as single figures, for the /api/insights stream: requests in
+// flight, request rate, p95 latency, event-loop lag and heap used. Read when an event is produced,
+// from the same sources /metrics shows, so every figure is real.
+import type { Metric } from 'prom-client'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { DURATION_BUCKETS } from '../telemetry/http-metrics.js'
+import type { MetricsRegistry } from '../telemetry/registry.js'
+
+export type Figure = Readonly<{ metric: string; value: number | null; unit: string }>
+
+export type Figures = Readonly<{
+  /** The figure at `index`, cycling through them all. */
+  read(index: number): Promise<Figure>
+}>
+
+export type FiguresOptions = Readonly<{
+  metrics: MetricsRegistry
+  /** Monotonic milliseconds, for the request rate's window. */
+  now?: () => number
+  heapUsed?: () => number
+}>
+
+/** The event-loop monitor's sampling period: each sample is this long plus the lag. */
+export const LAG_RESOLUTION_MS = 10
+/** A request rate over a shorter window is mostly noise; readings within it repeat the last rate. */
+export const RATE_WINDOW_MS = 1000
+
+type Sample = Readonly<{ labels: Readonly<Record<string, string | number>>; value: number; metricName?: string }>
+
+const round = (value: number, digits: number): number => {
+  const scale = 10 ** digits
+  return Math.round(value * scale) / scale
+}
+
+/**
+ * The q-quantile of a histogram, as Prometheus' histogram_quantile() estimates it: linear within
+ * the bucket the rank falls in, the highest finite bound when it falls in +Inf, and null with no
+ * observations. `cumulative` has one count per bound plus the +Inf count (the total).
+ */
+export const quantile = (q: number, bounds: readonly number[], cumulative: readonly number[]): number | null => {
+  const total = cumulative[bounds.length] as number
+  if (total === 0) return null
+  const rank = q * total
+  let i = 0
+  while ((cumulative[i] as number) < rank) i++
+  if (i === bounds.length) return bounds[i - 1] as number
+  const lower = i === 0 ? 0 : (bounds[i - 1] as number)
+  const below = i === 0 ? 0 : (cumulative[i - 1] as number)
+  return lower + (((bounds[i] as number) - lower) * (rank - below)) / ((cumulative[i] as number) - below)
+}
+
+/** Samples of one metric as the registry renders them (the HTTP series are synchronous collectors). */
+const samples = async (metric: Metric): Promise<readonly Sample[]> => (await metric.get()).values as readonly Sample[]
+
+export const createFigures = ({ metrics, now = () => performance.now(), heapUsed = () => process.memoryUsage().heapUsed }: FiguresOptions): Figures => {
+  // The HTTP series are read through the registry's public interface, as a scrape reads them.
+  const requests = metrics.registry.getSingleMetric('http_requests_total') as Metric
+  const durations = metrics.registry.getSingleMetric('http_request_duration_seconds') as Metric
+  const bucketIndex = new Map<string, number>([...DURATION_BUCKETS.map((le, i) => [String(le), i] as const), ['+Inf', DURATION_BUCKETS.length]])
+  // Created once: its timer is unref'd, so it never holds the process open.
+  const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS })
+  lag.enable()
+
+  let mark = { at: now(), total: 0 }
+  let rate = 0
+  const requestRate = async (): Promise<number> => {
+    const at = now()
+    if (at - mark.at < RATE_WINDOW_MS) return rate
+    let total = 0
+    for (const sample of await samples(requests)) total += sample.value
+    rate = round((total - mark.total) / ((at - mark.at) / 1000), 3)
+    mark = { at, total }
+    return rate
+  }
+
+  const p95 = async (): Promise<number | null> => {
+    const cumulative = new Array<number>(DURATION_BUCKETS.length + 1).fill(0)
+    for (const sample of await samples(durations)) {
+      const i = sample.metricName?.endsWith('_bucket') === true ? bucketIndex.get(String(sample.labels['le'])) : undefined
+      if (i !== undefined) cumulative[i] = (cumulative[i] as number) + sample.value
+    }
+    const value = quantile(0.95, DURATION_BUCKETS, cumulative)
+    return value === null ? null : round(value, 4)
+  }
+
+  /** p99 of the lag since the previous reading; null before the first sample. */
+  const eventLoopLag = (): number | null => {
+    if (lag.count === 0) return null
+    const value = Math.max(0, lag.percentile(99) / 1e6 - LAG_RESOLUTION_MS)
+    lag.reset()
+    return round(value, 3)
+  }
+
+  const readers: ReadonlyArray<() => Promise<Figure> | Figure> = [
+    () => ({ metric: 'http_requests_in_flight', value: metrics.http.inFlight, unit: 'requests' }),
+    async () => ({ metric: 'http_request_rate', value: await requestRate(), unit: 'requests_per_second' }),
+    async () => ({ metric: 'http_request_duration_p95', value: await p95(), unit: 'seconds' }),
+    () => ({ metric: 'event_loop_lag_p99', value: eventLoopLag(), unit: 'milliseconds' }),
+    () => ({ metric: 'heap_used', value: heapUsed(), unit: 'bytes' }),
+  ]
+  return { read: async (index) => (readers[index % readers.length] as () => Promise<Figure> | Figure)() }
+}

@@ -1,0 +1,86 @@
+import { Registry } from 'prom-client'
+import t from 'tap'
+import { readConfig } from '../../lib/config.js'
+import { HttpError } from '../../lib/http/errors.js'
+import type { Attempt, UpstreamClient } from '../../lib/rates/client.js'
+import { askInOrder, createRates, UNSUPPORTED } from '../../lib/rates/rates.js'
+import { createUpstreamMetrics } from '../../lib/rates/upstream-metrics.js'
+import { createLogger } from '../../lib/telemetry/logger.js'
+import { fakeCoinbase } from '../fixtures/rate-upstreams.js'
+
+const QUOTE: Attempt = { outcome: 'quoted', quote: { value: 64012.5, timestamp: '2026-11-22T06:00:00.000Z' } }
+const NOT_QUOTED: Attempt = { outcome: 'not_quoted' }
+const TIMEOUT: Attempt = { outcome: 'failed', isTimeout: true, reason: 'timed out after 2000 ms' }
+const DOWN: Attempt = { outcome: 'failed', isTimeout: false, reason: 'answered HTTP 503' }
+
+const stub = (name: string, attempt: Attempt, asked: string[]): UpstreamClient => ({
+  name,
+  fetch: async (currency) => {
+    asked.push(`${name} ${currency}`)
+    return attempt
+  },
+})
+
+const ask = (primary: Attempt, fallback: Attempt) => {
+  const asked: string[] = []
+  return { asked, answer: askInOrder([stub('coingecko', primary, asked), stub('coinbase', fallback, asked)])('USD', undefined) }
+}
+
+t.test('the primary answers; the fallback is not asked', async (t) => {
+  const { asked, answer } = ask(QUOTE, QUOTE)
+  t.same(await answer, { symbol: 'BTC', currency: 'USD', value: 64012.5, timestamp: '2026-11-22T06:00:00.000Z', source: 'coingecko' })
+  t.same(asked, ['coingecko USD'])
+})
+
+t.test('a failed or non-quoting primary falls back, and source names the fallback', async (t) => {
+  for (const primary of [DOWN, TIMEOUT, NOT_QUOTED]) {
+    const { asked, answer } = ask(primary, QUOTE)
+    t.match(await answer, { source: 'coinbase' })
+    t.same(asked, ['coingecko USD', 'coinbase USD'])
+  }
+})
+
+t.test('unsupported only when every upstream says it does not quote the currency', async (t) => {
+  t.equal(await ask(NOT_QUOTED, NOT_QUOTED).answer, UNSUPPORTED)
+})
+
+t.test('every upstream timed out: 504 naming each', async (t) => {
+  const error = (await ask(TIMEOUT, TIMEOUT).answer.catch((e: unknown) => e)) as HttpError
+  t.type(error, HttpError)
+  t.same([error.status, error.code, error.message], [504, 'UPSTREAM_TIMEOUT', 'No upstream answered with a rate: coingecko timed out after 2000 ms; coinbase timed out after 2000 ms'])
+})
+
+t.test('any other failure: 502 naming each upstream and how it failed', async (t) => {
+  const cases: ReadonlyArray<readonly [Attempt, Attempt, number, string]> = [
+    [DOWN, TIMEOUT, 502, 'coingecko answered HTTP 503; coinbase timed out after 2000 ms'],
+    [TIMEOUT, DOWN, 502, 'coingecko timed out after 2000 ms; coinbase answered HTTP 503'],
+    [NOT_QUOTED, DOWN, 502, 'coingecko does not quote USD; coinbase answered HTTP 503'],
+    [NOT_QUOTED, TIMEOUT, 504, 'coingecko does not quote USD; coinbase timed out after 2000 ms'],
+  ]
+  for (const [primary, fallback, status, detail] of cases) {
+    const error = (await ask(primary, fallback).answer.catch((e: unknown) => e)) as HttpError
+    t.same([error.status, error.message], [status, `No upstream answered with a rate: ${detail}`])
+  }
+})
+
+t.test('createRates asks the configured upstreams through the cache, on the clocks it is given', async (t) => {
+  const coinbase = await fakeCoinbase(t)
+  let clock = 0
+  const registry = new Registry()
+  const rates = createRates({
+    config: { ...readConfig({}).rates, providers: ['coinbase'], urls: { coingecko: new URL('http://127.0.0.1:1'), coinbase: new URL(coinbase.url) }, cacheTtlMs: 1000 },
+    metrics: createUpstreamMetrics(registry, ['coinbase']),
+    logger: createLogger({ name: 'svc', level: 'error', format: 'json', write: () => {} }),
+    now: () => clock,
+    wallClock: () => Date.parse('2026-11-22T08:00:00Z'),
+  })
+  t.same(await rates.latest('USD', undefined), {
+    value: { symbol: 'BTC', currency: 'USD', value: 64012.5, timestamp: '2026-11-22T08:00:00.000Z', source: 'coinbase' },
+    cacheStatus: 'svc; fwd=miss; stored',
+  })
+  clock = 999
+  t.match(rates.latest('USD', undefined), { cacheStatus: 'svc; hit' })
+  clock = 1000
+  t.match(await rates.latest('USD', undefined), { cacheStatus: 'svc; fwd=stale; stored' })
+  t.equal(coinbase.received.length, 2)
+})
