@@ -1,0 +1,356 @@
+// The model artifact: one JSON document per model version, everything needed to serve it and to
+// watch it drift. `parseArtifact` is the only way in; it checks the content hash, the schema, every
+// dimension and the reference distributions, so nothing downstream re-validates.
+//
+// Format 1, members in the order the training script writes them:
+//   format_version  1
+//   name, version   path-safe identifiers (`iris`, `1`)
+//   type, task      `logistic_regression` + `classification`, or `linear_regression` + `regression`
+//   inputs          [{ name, type: 'numerical' } | { name, type: 'categorical', levels: [...] }]
+//   outputs         classification: [{ name, type: 'label' }, { name, type: 'probabilities' }]
+//                   regression:     [{ name, type: 'value' }]
+//   classes         classification only: the labels, in probability order (at least 2)
+//   preprocessing   { standardisation: { mean, scale } }, one entry per numerical input, in input
+//                   order; a numerical input x enters the model as (x - mean) / scale
+//   parameters      { weights: K rows × D, intercepts: K }. D is the encoded width: inputs in
+//                   order, a numerical input one column, a categorical input one 0/1 column per
+//                   level (one-hot, in `levels` order). K is 1 for regression and for two classes
+//                   (the logit of classes[1] against classes[0]), else one row per class (softmax).
+//   reference       { rows, features: [...] }: the distribution of every input over the `rows`
+//                   rows of the data set the model was built from, one entry per input in order:
+//                   numerical   { name, type, edges, proportions }: bin i holds values v with
+//                               edges[i-1] <= v < edges[i], the outer bins open (see
+//                               `referenceBin`); edges.length + 1 proportions.
+//                   categorical { name, type, levels, proportions }: one proportion per level.
+//   provenance      { dataset: { name, source, rows }, seed, split, method, hyperparameters,
+//                   metrics }: how it was trained; metrics are measured on the held-out split.
+//   sha256          see `artifactSha256`.
+import { createHash } from 'node:crypto'
+
+export const FORMAT_VERSIONS: readonly number[] = [1]
+
+export type NumericalInput = Readonly<{ name: string; type: 'numerical' }>
+export type CategoricalInput = Readonly<{ name: string; type: 'categorical'; levels: readonly string[] }>
+export type Input = NumericalInput | CategoricalInput
+
+export type Output = Readonly<{ name: string; type: 'label' | 'probabilities' | 'value' }>
+
+export type NumericalReference = Readonly<{ name: string; type: 'numerical'; edges: readonly number[]; proportions: readonly number[] }>
+export type CategoricalReference = Readonly<{ name: string; type: 'categorical'; levels: readonly string[]; proportions: readonly number[] }>
+export type FeatureReference = NumericalReference | CategoricalReference
+
+export type Provenance = Readonly<{
+  dataset: Readonly<{ name: string; source: string; rows: number }>
+  /** Seeds the PRNG that splits the data; training is otherwise free of randomness. */
+  seed: number
+  split: Readonly<{ test_fraction: number; stratified: boolean; train_rows: number; test_rows: number }>
+  method: string
+  hyperparameters: Readonly<Record<string, number>>
+  /** Measured on the held-out rows. */
+  metrics: Readonly<Record<string, number>>
+}>
+
+type Common = Readonly<{
+  format_version: number
+  name: string
+  version: string
+  inputs: readonly Input[]
+  outputs: readonly Output[]
+  preprocessing: Readonly<{ standardisation: Readonly<{ mean: readonly number[]; scale: readonly number[] }> }>
+  parameters: Readonly<{ weights: readonly (readonly number[])[]; intercepts: readonly number[] }>
+  reference: Readonly<{ rows: number; features: readonly FeatureReference[] }>
+  provenance: Provenance
+  sha256: string
+}>
+
+export type LogisticArtifact = Common & Readonly<{ type: 'logistic_regression'; task: 'classification'; classes: readonly string[] }>
+export type LinearArtifact = Common & Readonly<{ type: 'linear_regression'; task: 'regression' }>
+export type Artifact = LogisticArtifact | LinearArtifact
+
+type Unsigned<T> = T extends unknown ? Omit<T, 'sha256'> : never
+/** An artifact before `signArtifact`: what training builds and what `compile` needs. */
+export type UnsignedArtifact = Unsigned<Artifact>
+
+export type ArtifactErrorCode = 'INVALID_JSON' | 'UNSUPPORTED_FORMAT' | 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE' | 'SHA256_MISMATCH'
+
+/** A malformed artifact: `code` is stable, `field` names the member (`parameters.weights[1]`). */
+export class ArtifactError extends Error {
+  override name = 'ArtifactError'
+  readonly code: ArtifactErrorCode
+  readonly field: string
+  readonly reason: string
+  constructor(code: ArtifactErrorCode, field: string, reason: string) {
+    super(`${field}: ${reason}`)
+    this.code = code
+    this.field = field
+    this.reason = reason
+  }
+}
+
+/**
+ * Parameters beyond this magnitude are refused. Trained ones are many orders smaller; the bound is
+ * what lets the kernel prove its sums finite (see `STANDARDISED_LIMIT` in kernel.ts).
+ */
+export const MAX_PARAMETER = 1e100
+
+/**
+ * RFC 8785 (JCS) canonical JSON: object members sorted by key (UTF-16 code units, which is what
+ * `sort()` compares), no whitespace, strings and numbers exactly as `JSON.stringify` writes them.
+ */
+export const canonicalJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>
+    return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * The hex SHA-256 of the UTF-8 bytes of the artifact's canonical JSON (`canonicalJson`, RFC 8785)
+ * with the `sha256` member left out. Whitespace and member order in the file do not matter, so an
+ * operator can check a file with Node alone:
+ *
+ *   node -e 'const c=v=>Array.isArray(v)?"["+v.map(c)+"]":v&&typeof v=="object"?"{"+Object.keys(v).sort().map(k=>JSON.stringify(k)+":"+c(v[k]))+"}":JSON.stringify(v);const a=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const s=a.sha256;delete a.sha256;const h=require("crypto").createHash("sha256").update(c(a)).digest("hex");console.log(h,h===s?"OK":"MISMATCH")' model.json
+ */
+export const artifactSha256 = (artifact: object): string => {
+  const { sha256: _, ...rest } = artifact as Record<string, unknown>
+  return createHash('sha256').update(canonicalJson(rest)).digest('hex')
+}
+
+export const signArtifact = (artifact: UnsignedArtifact): Artifact => ({ ...artifact, sha256: artifactSha256(artifact) }) as Artifact
+
+/** The file's bytes: two-space JSON and a final newline, members in the artifact's own order. */
+export const serialiseArtifact = (artifact: Artifact): string => `${JSON.stringify(artifact, null, 2)}\n`
+
+/**
+ * The bin of `value` against a numerical reference's `edges`: the number of edges <= value, so 0
+ * below the first edge and `edges.length` at or above the last. Binary search; `value` is finite.
+ */
+export const referenceBin = (edges: ArrayLike<number>, value: number): number => {
+  let low = 0
+  let high = edges.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if ((edges[middle] as number) <= value) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true })
+const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
+const MODEL_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
+const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+const SHA256 = /^[0-9a-f]{64}$/
+const PROPORTION_TOLERANCE = 1e-9
+
+type Json = Record<string, unknown>
+
+const schema = (field: string, reason: string) => new ArtifactError('INVALID_SCHEMA', field, reason)
+
+const plainObject = (value: unknown, field: string): Json => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw schema(field, 'must be an object')
+  return value as Json
+}
+
+/** An object with exactly these members. */
+const object = (value: unknown, field: string, members: readonly string[]): Json => {
+  const record = plainObject(value, field)
+  for (const key of Object.keys(record)) if (!members.includes(key)) throw schema(`${field}.${key}`, 'is not a member of this object')
+  for (const key of members) if (!Object.hasOwn(record, key)) throw schema(`${field}.${key}`, 'is missing')
+  return record
+}
+
+const array = (value: unknown, field: string): readonly unknown[] => {
+  if (!Array.isArray(value)) throw schema(field, 'must be an array')
+  return value
+}
+
+const string = (value: unknown, field: string, pattern?: RegExp): string => {
+  if (typeof value !== 'string' || value.length === 0) throw schema(field, 'must be a non-empty string')
+  if (pattern !== undefined && !pattern.test(value)) throw schema(field, `must match ${String(pattern)}`)
+  return value
+}
+
+const finite = (value: unknown, field: string): number => {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw schema(field, 'must be a finite number')
+  return value
+}
+
+const count = (value: unknown, field: string): number => {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) throw schema(field, 'must be a non-negative integer')
+  return value as number
+}
+
+const numbers = (value: unknown, field: string, length: number): readonly number[] => {
+  const list = array(value, field)
+  if (list.length !== length) throw new ArtifactError('DIMENSION_MISMATCH', field, `must have ${length} entries, has ${list.length}`)
+  list.forEach((entry, i) => finite(entry, `${field}[${i}]`))
+  return list as readonly number[]
+}
+
+const parameter = (value: unknown, field: string): void => {
+  if (Math.abs(finite(value, field)) > MAX_PARAMETER) throw schema(field, `must not exceed ${MAX_PARAMETER} in magnitude`)
+}
+
+/** Throws naming the first entry that repeats an earlier one. */
+const distinct = (list: readonly string[], field: (i: number) => string): void => {
+  const i = list.findIndex((entry, j) => list.indexOf(entry) !== j)
+  if (i !== -1) throw schema(field(i), `repeats ${JSON.stringify(list[i])}`)
+}
+
+/** Distinct non-empty strings (levels, classes); at least `min`. */
+const labels = (value: unknown, field: string, min: number): readonly string[] => {
+  const list = array(value, field).map((entry, i) => string(entry, `${field}[${i}]`))
+  if (list.length < min) throw schema(field, `must have at least ${min} entries`)
+  distinct(list, (i) => `${field}[${i}]`)
+  return list
+}
+
+const checkInput = (value: unknown, field: string): Input => {
+  const type = (value as Json | null)?.['type']
+  if (type === 'numerical') {
+    const input = object(value, field, ['name', 'type'])
+    string(input['name'], `${field}.name`, NAME)
+  } else if (type === 'categorical') {
+    const input = object(value, field, ['name', 'type', 'levels'])
+    string(input['name'], `${field}.name`, NAME)
+    labels(input['levels'], `${field}.levels`, 1)
+  } else {
+    throw schema(`${field}.type`, "must be 'numerical' or 'categorical'")
+  }
+  return value as Input
+}
+
+const OUTPUTS = { classification: ['label', 'probabilities'], regression: ['value'] } as const
+
+const checkOutputs = (value: unknown, task: 'classification' | 'regression'): void => {
+  const expected = OUTPUTS[task]
+  const outputs = array(value, 'outputs')
+  if (outputs.length !== expected.length) throw schema('outputs', `a ${task} model has ${expected.length} output(s): ${expected.join(', ')}`)
+  const outputNames = outputs.map((entry, i) => {
+    const output = object(entry, `outputs[${i}]`, ['name', 'type'])
+    if (output['type'] !== expected[i]) throw schema(`outputs[${i}].type`, `must be '${expected[i]}'`)
+    return string(output['name'], `outputs[${i}].name`, NAME)
+  })
+  distinct(outputNames, (i) => `outputs[${i}].name`)
+}
+
+const checkProportions = (value: unknown, field: string, length: number): void => {
+  const proportions = numbers(value, field, length)
+  let sum = 0
+  proportions.forEach((p, i) => {
+    if (p < 0 || p > 1) throw new ArtifactError('INVALID_REFERENCE', `${field}[${i}]`, 'must be between 0 and 1')
+    sum += p
+  })
+  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE) throw new ArtifactError('INVALID_REFERENCE', field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
+}
+
+const checkReference = (value: unknown, inputs: readonly Input[]): void => {
+  const reference = object(value, 'reference', ['rows', 'features'])
+  if (count(reference['rows'], 'reference.rows') === 0) throw schema('reference.rows', 'must be positive')
+  const features = array(reference['features'], 'reference.features')
+  if (features.length !== inputs.length) throw new ArtifactError('DIMENSION_MISMATCH', 'reference.features', `must have one entry per input (${inputs.length}), has ${features.length}`)
+  inputs.forEach((input, i) => {
+    const field = `reference.features[${i}]`
+    const members = input.type === 'numerical' ? ['name', 'type', 'edges', 'proportions'] : ['name', 'type', 'levels', 'proportions']
+    const feature = object(features[i], field, members)
+    if (feature['name'] !== input.name || feature['type'] !== input.type) throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
+    if (input.type === 'numerical') {
+      const edges = array(feature['edges'], `${field}.edges`)
+      edges.forEach((edge, j) => {
+        finite(edge, `${field}.edges[${j}]`)
+        if (j > 0 && (edge as number) <= (edges[j - 1] as number)) throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
+      })
+      checkProportions(feature['proportions'], `${field}.proportions`, edges.length + 1)
+    } else {
+      const levels = array(feature['levels'], `${field}.levels`)
+      if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j])) throw new ArtifactError('INVALID_REFERENCE', `${field}.levels`, `must equal the input's levels`)
+      checkProportions(feature['proportions'], `${field}.proportions`, levels.length)
+    }
+  })
+}
+
+const checkProvenance = (value: unknown): void => {
+  const provenance = object(value, 'provenance', ['dataset', 'seed', 'split', 'method', 'hyperparameters', 'metrics'])
+  const dataset = object(provenance['dataset'], 'provenance.dataset', ['name', 'source', 'rows'])
+  string(dataset['name'], 'provenance.dataset.name')
+  string(dataset['source'], 'provenance.dataset.source')
+  count(dataset['rows'], 'provenance.dataset.rows')
+  if (count(provenance['seed'], 'provenance.seed') > 0xffffffff) throw schema('provenance.seed', 'must fit in 32 bits')
+  const split = object(provenance['split'], 'provenance.split', ['test_fraction', 'stratified', 'train_rows', 'test_rows'])
+  const fraction = finite(split['test_fraction'], 'provenance.split.test_fraction')
+  if (fraction < 0 || fraction >= 1) throw schema('provenance.split.test_fraction', 'must be in [0, 1)')
+  if (typeof split['stratified'] !== 'boolean') throw schema('provenance.split.stratified', 'must be a boolean')
+  count(split['train_rows'], 'provenance.split.train_rows')
+  count(split['test_rows'], 'provenance.split.test_rows')
+  string(provenance['method'], 'provenance.method')
+  for (const member of ['hyperparameters', 'metrics']) {
+    for (const [key, entry] of Object.entries(plainObject(provenance[member], `provenance.${member}`))) finite(entry, `provenance.${member}.${key}`)
+  }
+}
+
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === 'object' && value !== null) {
+    for (const entry of Object.values(value)) deepFreeze(entry)
+    Object.freeze(value)
+  }
+  return value
+}
+
+/**
+ * Parses and checks an artifact file, in this order: UTF-8 JSON, `format_version`, `sha256`, then
+ * the schema, dimensions and reference. Throws `ArtifactError`; returns the artifact deep-frozen.
+ */
+export const parseArtifact = (bytes: Buffer | string): Artifact => {
+  let value: unknown
+  try {
+    value = JSON.parse(typeof bytes === 'string' ? bytes : decoder.decode(bytes))
+  } catch (error: unknown) {
+    throw new ArtifactError('INVALID_JSON', '(document)', `is not UTF-8 JSON: ${(error as Error).message}`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw schema('(document)', 'must be a JSON object')
+  const raw = value as Json
+  if (!FORMAT_VERSIONS.includes(raw['format_version'] as number)) {
+    throw new ArtifactError('UNSUPPORTED_FORMAT', 'format_version', `${JSON.stringify(raw['format_version'])} is not one of ${FORMAT_VERSIONS.join(', ')}`)
+  }
+  const sha256 = string(raw['sha256'], 'sha256', SHA256)
+  if (artifactSha256(raw) !== sha256) throw new ArtifactError('SHA256_MISMATCH', 'sha256', 'does not match the content: the file was changed or damaged after training')
+
+  const type = raw['type']
+  const isLogistic = type === 'logistic_regression'
+  if (!isLogistic && type !== 'linear_regression') throw schema('type', "must be 'logistic_regression' or 'linear_regression'")
+  const task = isLogistic ? 'classification' : 'regression'
+  const members = ['format_version', 'name', 'version', 'type', 'task', 'inputs', 'outputs', 'preprocessing', 'parameters', 'reference', 'provenance', 'sha256']
+  const artifact = object(raw, '(document)', isLogistic ? [...members, 'classes'] : members)
+  if (artifact['task'] !== task) throw schema('task', `must be '${task}' for ${type}`)
+  string(artifact['name'], 'name', MODEL_NAME)
+  string(artifact['version'], 'version', VERSION)
+
+  const inputs = array(artifact['inputs'], 'inputs').map((input, i) => checkInput(input, `inputs[${i}]`))
+  if (inputs.length === 0) throw schema('inputs', 'must have at least 1 entry')
+  distinct(inputs.map((input) => input.name), (i) => `inputs[${i}].name`)
+  checkOutputs(artifact['outputs'], task)
+  const classes = isLogistic ? labels(artifact['classes'], 'classes', 2) : []
+
+  const numerical = inputs.filter((input) => input.type === 'numerical').length
+  const preprocessing = object(artifact['preprocessing'], 'preprocessing', ['standardisation'])
+  const standardisation = object(preprocessing['standardisation'], 'preprocessing.standardisation', ['mean', 'scale'])
+  numbers(standardisation['mean'], 'preprocessing.standardisation.mean', numerical)
+  numbers(standardisation['scale'], 'preprocessing.standardisation.scale', numerical).forEach((scale, i) => {
+    if (scale <= 0) throw schema(`preprocessing.standardisation.scale[${i}]`, 'must be positive')
+  })
+
+  const width = inputs.reduce((sum, input) => sum + (input.type === 'numerical' ? 1 : input.levels.length), 0)
+  const rows = classes.length > 2 ? classes.length : 1
+  const parameters = object(artifact['parameters'], 'parameters', ['weights', 'intercepts'])
+  const weights = array(parameters['weights'], 'parameters.weights')
+  if (weights.length !== rows) throw new ArtifactError('DIMENSION_MISMATCH', 'parameters.weights', `must have ${rows} row(s) (${isLogistic ? `${classes.length} classes` : 'regression'}), has ${weights.length}`)
+  weights.forEach((row, k) => numbers(row, `parameters.weights[${k}]`, width).forEach((w, d) => parameter(w, `parameters.weights[${k}][${d}]`)))
+  numbers(parameters['intercepts'], 'parameters.intercepts', rows).forEach((b, k) => parameter(b, `parameters.intercepts[${k}]`))
+
+  checkReference(artifact['reference'], inputs)
+  checkProvenance(artifact['provenance'])
+  return deepFreeze(artifact) as Artifact
+}
