@@ -1,0 +1,36 @@
+// The one error every model store throws. Its code is stable and is what callers branch on; its
+// message names the path and where the store reads from, never a credential.
+
+export const STORE_ERROR_CODES = [
+  /** No such file (or it is a directory): a model or version that is not there. */
+  'NOT_FOUND',
+  /** It is there but cannot be read: permissions, a symlink loop, a 401/403 from the server. */
+  'UNREADABLE',
+  /** The path is not a plain relative path inside the store (absolute, `..`, empty segments…). */
+  'INVALID_PATH',
+  /** The artifact server failed: unreachable, timed out, a 5xx, a redirect, a malformed reply. */
+  'UPSTREAM_ERROR',
+  /** The file is larger than the store's `maxBytes`; it was not read. */
+  'TOO_LARGE',
+  /** The HTTP store's index.json is not `{"models":[…]}`. */
+  'INVALID_INDEX',
+] as const
+export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
+
+export class StoreError extends Error {
+  override name = 'StoreError'
+  readonly code: StoreErrorCode
+  constructor(code: StoreErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+  }
+}
+
+/** A URL as it may be logged: without its user name and password. */
+export const redactUrl = (url: URL): string => {
+  if (url.username === '' && url.password === '') return url.href
+  const bare = new URL(url.href)
+  bare.username = ''
+  bare.password = ''
+  return bare.href
+}
