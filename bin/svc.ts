@@ -45,6 +45,8 @@ const main = async (argv: readonly string[]): Promise<void> => {
 
   const app = createApp({ config, logger, writeConsole: out.write })
   const { server } = app
+  // DESIGN §8: models are loaded before the listener opens; a broken one is reported, not fatal.
+  await app.models.load()
   let port: number
   try {
     port = (await server.listen()).port
@@ -54,6 +56,7 @@ const main = async (argv: readonly string[]): Promise<void> => {
     return void (process.exitCode = 1)
   }
 
+  app.models.start()
   stopOnSignals(app, logger, config, process.exit)
   logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port })
 }

@@ -4,7 +4,12 @@ import { getExternalData } from './endpoints/external-data.js'
 import { getHealth, getReady, getStartup } from './endpoints/health.js'
 import { createStreamLimit, getInsights } from './endpoints/insights.js'
 import { getMetrics } from './endpoints/metrics.js'
+import { modelRoutes } from './endpoints/models.js'
+import { createModelMetrics } from './models/metrics.js'
+import { modelsCheck } from './health/models.js'
 import { configuredChecks, createHealthMonitor } from './health/monitor.js'
+import { createModelRegistry, type ModelRegistry } from './models/registry.js'
+import { createStore } from './models/storage.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
@@ -27,14 +32,23 @@ export type AppOptions = Readonly<{
   writeConsole: (chunk: string) => void
 }>
 
-export type App = Readonly<{ server: SvcServer; metrics: MetricsRegistry; lifecycle: Lifecycle; tracing: Tracing }>
+export type App = Readonly<{
+  server: SvcServer
+  metrics: MetricsRegistry
+  lifecycle: Lifecycle
+  tracing: Tracing
+  /** Load before listening (DESIGN §8: models, then listen); `start` the hot reload after. */
+  models: ModelRegistry
+}>
 
 export const createApp = ({ config, logger, routes = [], writeConsole }: AppOptions): App => {
   const registry = createMetricsRegistry({ environment: config.environment, version: VERSION })
   const service = { name: config.name, version: VERSION, environment: config.environment }
   const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
   const lifecycle = createLifecycle()
-  const monitor = createHealthMonitor({ checks: configuredChecks(config.health), cacheMs: config.health.cacheMs, registry: registry.registry })
+  const models = createModelRegistry({ store: createStore(config.models.store), logger, metrics: registry.registry, reloadIntervalS: config.models.reloadIntervalS })
+  const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
+  const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, registry: registry.registry })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(registry.registry, config.rates.providers), logger })
   const insights = getInsights({ figures: createFigures({ metrics: registry }), limit: createStreamLimit(config.maxStreams) })
   const probe = { requestLogLevel: 'debug' } as const
@@ -45,6 +59,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe },
     { method: 'GET', path: '/api/external-data', handler: getExternalData(rates) },
     { method: 'GET', path: '/api/insights', handler: insights },
+    ...modelRoutes({ registry: models, metrics: createModelMetrics(registry.registry), maxBatch: config.models.maxBatch }),
     ...routes,
   ]
   const endpoints = [{ method: 'GET', path: '/' }, ...table.map(({ method, path }) => ({ method, path }))]
@@ -53,5 +68,5 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
   // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured.
   const layers = tracing.layer === undefined ? [logging(logger), metrics(registry.http)] : [logging(logger), metrics(registry.http), tracing.layer]
   const router = createRouter(table, layers)
-  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle, tracing }
+  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle, tracing, models }
 }

@@ -1,6 +1,8 @@
 // Configuration: read once from the environment and the command line, validated all at once,
 // returned frozen. Nothing else under lib/ reads process.env.
 import { parseArgs } from 'node:util'
+import { parseStoreSpec, redactStoreSpec, STORE_SPEC_FORMS, type StoreSpec } from './models/storage.js'
+import { MAX_RELOAD_INTERVAL_S } from './models/reload-schedule.js'
 
 export const ENVIRONMENTS = ['dev', 'stage', 'prod'] as const
 export type Environment = (typeof ENVIRONMENTS)[number]
@@ -30,6 +32,7 @@ export type Config = Readonly<{
   rates: RatesConfig
   /** Server-Sent Events streams one process serves at once; beyond it, 503 with Retry-After. */
   maxStreams: number
+  models: ModelsConfig
 }>
 
 export type Endpoint = Readonly<{ host: string; port: number }>
@@ -76,6 +79,15 @@ export type RatesConfig = Readonly<{
   cacheTtlMs: number
   /** How old a cached rate may be and still answer when every upstream fails. */
   staleMs: number
+}>
+
+/** Where model artifacts come from and how they are served (DESIGN §10). */
+export type ModelsConfig = Readonly<{
+  store: StoreSpec
+  /** Seconds between hot-reload passes; 0 turns hot reload off. */
+  reloadIntervalS: number
+  /** Most rows one prediction request may carry. */
+  maxBatch: number
 }>
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -198,6 +210,14 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     problems.push(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE=${batch.maxExportBatchSize}: expected at most OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`)
   }
 
+  // Not through source(): its label repeats the raw value, which may hold a password.
+  const modelStore = (raw: string | undefined): StoreSpec => {
+    const spec = parseStoreSpec(raw === '' ? undefined : raw)
+    if (spec !== undefined) return spec
+    problems.push(`SVC_MODEL_STORE=${redactStoreSpec(raw as string)}: expected ${STORE_SPEC_FORMS}`)
+    return parseStoreSpec(undefined) as StoreSpec
+  }
+
   const config: Config = {
     name: pattern(source('name', 'APP_NAME'), NAME_PATTERN, 'a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)', 'svc'),
     host: pattern(source('host', 'HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'),
@@ -233,6 +253,11 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
       staleMs: integer(source(undefined, 'SVC_RATE_STALE_MS'), 0, 86_400_000, 300_000),
     },
     maxStreams: integer(source(undefined, 'SVC_MAX_STREAMS'), 1, 100_000, 100),
+    models: {
+      store: modelStore(env['SVC_MODEL_STORE']),
+      reloadIntervalS: integer(source(undefined, 'SVC_MODEL_RELOAD_INTERVAL_S'), 0, MAX_RELOAD_INTERVAL_S, 0),
+      maxBatch: integer(source(undefined, 'SVC_MAX_BATCH'), 1, 100_000, 1000),
+    },
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(config)
@@ -294,6 +319,10 @@ Environment only:
   SVC_RATE_CACHE_TTL_MS   how long a fetched rate is reused in ms (default 15000)
   SVC_RATE_STALE_MS       how old a cached rate may still answer when every upstream fails (default 300000)
   SVC_MAX_STREAMS         concurrent /api/insights streams per process (default 100)
+  SVC_MODEL_STORE         model artifacts: a directory (path or file://), an http(s):// artifact
+                          server, default the artifacts shipped with the package
+  SVC_MODEL_RELOAD_INTERVAL_S  seconds between model hot-reload passes, 0 for none (default 0)
+  SVC_MAX_BATCH           most rows in one prediction request (default 1000)
 
 Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
 `

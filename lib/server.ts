@@ -50,7 +50,9 @@ const SSE_TYPE = 'text/event-stream; charset=utf-8'
 
 export const createServer = ({ config, router, logger, lifecycle = createLifecycle() }: ServerOptions): SvcServer => {
   const maxBody = config.maxBodyBytes
-  const tooLarge = new HttpError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${maxBody} bytes`)
+  // `error` too: Open Inference Protocol clients read that member (DESIGN §10), whatever the route.
+  const tooLargeDetail = `Request body exceeds the limit of ${maxBody} bytes`
+  const tooLarge = new HttpError(413, 'PAYLOAD_TOO_LARGE', tooLargeDetail, { extra: { error: tooLargeDetail } })
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const ctx = new Ctx(req, res, maxBody)

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { ConfigError, readConfig } from '../lib/config.js'
+import { DEFAULT_STORE_ROOT } from '../lib/models/storage.js'
 
 t.test('defaults apply when nothing is set', async (t) => {
   t.same(readConfig({}, []), {
@@ -28,6 +29,7 @@ t.test('defaults apply when nothing is set', async (t) => {
       staleMs: 300_000,
     },
     maxStreams: 100,
+    models: { store: { kind: 'directory', root: DEFAULT_STORE_ROOT }, reloadIntervalS: 0, maxBatch: 1000 },
   })
 })
 
@@ -206,4 +208,17 @@ t.test('bad rate upstream and stream values are reported together, naming what i
   t.same(readConfig({ SVC_RATE_PROVIDERS: '' }).rates.providers, ['coingecko', 'coinbase'], 'empty counts as unset')
   t.throws(() => readConfig({ SVC_RATE_COINGECKO_URL: 'https://api.coingecko.com/api/v3?x_cg_demo_api_key=k' }), ConfigError, 'a query would be lost')
   t.throws(() => readConfig({ SVC_RATE_COINGECKO_URL: 'https://api.coingecko.com/api/v3#v3' }), ConfigError)
+})
+
+t.test('model variables: the store in any accepted form, the reload interval and the batch limit', async (t) => {
+  const config = readConfig({ SVC_MODEL_STORE: 'https://user:pw@models.internal/svc/', SVC_MODEL_RELOAD_INTERVAL_S: '90', SVC_MAX_BATCH: '50' })
+  t.match(config.models, { store: { kind: 'http' }, reloadIntervalS: 90, maxBatch: 50 })
+  t.match(readConfig({ SVC_MODEL_STORE: '/srv/models' }).models.store, { kind: 'directory', root: '/srv/models' })
+  t.match(readConfig({ SVC_MODEL_STORE: '' }).models.store, { kind: 'directory', root: DEFAULT_STORE_ROOT })
+  const error = t.throws(() => readConfig({ SVC_MODEL_STORE: 'ftp://user:secret@host/models', SVC_MODEL_RELOAD_INTERVAL_S: '86401', SVC_MAX_BATCH: '0' })) as ConfigError
+  t.equal(error.problems.length, 3)
+  t.match(error.problems[0], /^SVC_MODEL_STORE=ftp:\/\/\*\*\*@host\/models: expected /)
+  t.match(error.problems[1], /^SVC_MODEL_RELOAD_INTERVAL_S=86401: expected an integer from 0 to 86400$/)
+  t.match(error.problems[2], /^SVC_MAX_BATCH=0: expected an integer from 1 to 100000$/)
+  t.notMatch(error.message, /secret/, 'a password in the store URL is never repeated')
 })

@@ -9,7 +9,7 @@ import { httpCheck } from './http.js'
 import { postgresCheck } from './postgres.js'
 import { redisCheck } from './redis.js'
 
-export const COMPONENTS = ['database', 'cache', 'external_api'] as const
+export const COMPONENTS = ['database', 'cache', 'external_api', 'models'] as const
 export type Component = (typeof COMPONENTS)[number]
 export type ComponentReport = CheckResult | Readonly<{ status: 'skipped' }>
 export type Checks = Readonly<Record<Component, ComponentReport>>
@@ -58,7 +58,7 @@ export const createHealthMonitor = ({ checks, cacheMs, registry, now = () => per
 
   // With nothing configured there is nothing to wait for: one constant answer.
   if (configured.length === 0) {
-    const allSkipped: Checks = Object.freeze({ database: SKIPPED, cache: SKIPPED, external_api: SKIPPED })
+    const allSkipped: Checks = Object.freeze({ database: SKIPPED, cache: SKIPPED, external_api: SKIPPED, models: SKIPPED })
     return { checks: () => Promise.resolve(allSkipped) }
   }
 
@@ -69,7 +69,7 @@ export const createHealthMonitor = ({ checks, cacheMs, registry, now = () => per
     // Checks never reject; should one ever, the next probe starts a new round rather than
     // inheriting a failed one forever.
     const results = await Promise.all(configured.map((c) => (checks[c] as Check)())).finally(() => (running = undefined))
-    const report: Record<Component, ComponentReport> = { database: SKIPPED, cache: SKIPPED, external_api: SKIPPED }
+    const report: Record<Component, ComponentReport> = { database: SKIPPED, cache: SKIPPED, external_api: SKIPPED, models: SKIPPED }
     configured.forEach((component, i) => {
       const result = results[i] as CheckResult
       report[component] = result

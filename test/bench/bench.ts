@@ -10,7 +10,7 @@
 // BENCH_LOADGEN (wrk if installed, else autocannon).
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync } from 'node:fs'
-import { mkdtemp } from 'node:fs/promises'
+import { mkdtemp, writeFile } from 'node:fs/promises'
 import { connect, createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startCollector } from './collector.js'
+import { inProcessRowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -27,7 +28,9 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '3')
 const WARMUP_SECONDS = 3
 const run = promisify(execFile)
 
-type Variant = { name: string; args: string[]; env?: Readonly<Record<string, string>> }
+/** A POST with a JSON body instead of `GET /`; `rows` is how many predictions one request asks. */
+type Post = Readonly<{ path: string; body: string; rows: number }>
+type Variant = { name: string; args: string[]; env?: Readonly<Record<string, string>>; post?: Post }
 type Result = { name: string; rps: number; p99Ms: number; cpuUsPerRequest: number; serverCpu: number; requests: number; errors: number }
 
 // Spans go over OTLP/gRPC to a receiver in this process, on loopback: the export's whole cost
@@ -43,9 +46,13 @@ const ONE_PERCENT = otlp('parentbased_traceidratio', '0.01')
 const NEVER = otlp('parentbased_traceidratio', '0')
 
 const CLI = ['dist/bin/svc.js', '--log-level', 'info', '--port']
+const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
+const predict = (rows: number): Post => ({ path: '/api/v1/predict', body: JSON.stringify({ model: 'iris', instances: Array.from({ length: rows }, () => IRIS_ROW) }), rows })
 const VARIANTS: readonly Variant[] = [
   { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
   { name: 'svc CLI: logging (to a file) + metrics', args: CLI },
+  { name: 'svc CLI: predict iris, batch 1', args: CLI, post: predict(1) },
+  { name: 'svc CLI: predict iris, batch 100', args: CLI, post: predict(100) },
   { name: 'svc CLI + tracing 1 % (OTLP)', args: CLI, env: ONE_PERCENT },
   { name: 'svc CLI + tracing always-on (OTLP)', args: CLI, env: ALWAYS },
   { name: 'router only, no layers', args: ['dist/test/bench/servers.js', 'none'] },
@@ -55,6 +62,13 @@ const VARIANTS: readonly Variant[] = [
   { name: 'tracing layer only, sampled + OTLP', args: ['dist/test/bench/servers.js', 'tracing'], env: ALWAYS },
   { name: 'tracing layer only, unsampled', args: ['dist/test/bench/servers.js', 'tracing'], env: NEVER },
 ]
+
+/** wrk sends a body through a Lua script; one per request shape, written once. */
+const postScript = async (post: Post): Promise<string> => {
+  const file = join(await mkdtemp(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua')
+  await writeFile(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(post.body)}\n`)
+  return file
+}
 
 const hasCommand = async (name: string): Promise<boolean> => run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false)
 const pinning = availableParallelism() >= 2 && (await hasCommand('taskset'))
@@ -89,10 +103,11 @@ const cpuSeconds = (pid: number): number => {
 const pinned = (cpu: number, command: string, args: readonly string[]): [string, string[]] =>
   pinning ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, [...args]]
 
-const load = async (port: number, seconds: number): Promise<{ rps: number; p99Ms: number; requests: number; errors: number }> => {
-  const url = `http://127.0.0.1:${port}/`
+const load = async (port: number, seconds: number, post: Post | undefined): Promise<{ rps: number; p99Ms: number; requests: number; errors: number }> => {
+  const url = `http://127.0.0.1:${port}${post?.path ?? '/'}`
   if (loadgen === 'wrk') {
-    const [cmd, args] = pinned(1, 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url])
+    const script = post === undefined ? [] : ['-s', await postScript(post)]
+    const [cmd, args] = pinned(1, 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, url])
     const { stdout } = await run(cmd, args)
     const unit = (value: string, suffix: string): number => Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[suffix] ?? 1)
     const p99 = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(stdout)
@@ -103,7 +118,8 @@ const load = async (port: number, seconds: number): Promise<{ rps: number; p99Ms
       errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? '0') + Number(/Socket errors: .*?(\d+) timeout/.exec(stdout)?.[1] ?? '0'),
     }
   }
-  const [cmd, args] = pinned(1, process.execPath, [join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds), url])
+  const body = post === undefined ? [] : ['-m', 'POST', '-H', 'content-type=application/json', '-b', post.body]
+  const [cmd, args] = pinned(1, process.execPath, [join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds), ...body, url])
   const { stdout } = await run(cmd, args, { maxBuffer: 64 * 1024 * 1024 })
   const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number }
   return { rps: report.requests.average, p99Ms: report.latency.p99, requests: report.requests.total, errors: report.non2xx + report.errors }
@@ -116,9 +132,9 @@ const measure = async (variant: Variant, logDir: string): Promise<Result> => {
   const server: ChildProcess = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, 'inherit'], env: { ...process.env, ...variant.env } })
   try {
     await waitForPort(port)
-    await load(port, WARMUP_SECONDS)
+    await load(port, WARMUP_SECONDS, variant.post)
     const before = cpuSeconds(server.pid as number)
-    const result = await load(port, SECONDS)
+    const result = await load(port, SECONDS, variant.post)
     const cpu = cpuSeconds(server.pid as number) - before
     return { name: variant.name, ...result, cpuUsPerRequest: (cpu * 1e6) / result.requests, serverCpu: cpu / SECONDS }
   } finally {
@@ -149,8 +165,8 @@ const median = (values: readonly number[]): number => {
 /** Median over rounds of a figure computed within each round, so the pairs compared ran back to back. */
 const perRound = (figure: (round: Map<string, Result>) => number): number => median(rounds.map(figure))
 const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
-const [BARE, FULL, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] = VARIANTS.map((v) => v.name) as [
-  string, string, string, string, string, string, string, string, string, string,
+const [BARE, FULL, PREDICT_1, PREDICT_100, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] = VARIANTS.map((v) => v.name) as [
+  string, string, string, string, string, string, string, string, string, string, string, string,
 ]
 
 process.stdout.write('\n')
@@ -177,7 +193,9 @@ process.stdout.write(
     `${perRound((r) => get(r, ROUTER).cpuUsPerRequest - get(r, BARE).cpuUsPerRequest).toFixed(1)}\n` +
     `tracing: ${added(SAMPLED)} per sampled request (export included), ${added(UNSAMPLED)} per unsampled one\n` +
     `Throughput against bare node:http: logging + metrics ${ratio(FULL)}×, + tracing at 1 % ${ratio(TRACED)}×, ` +
-    `+ tracing always-on ${ratio(ALWAYS_ON)}×; the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n`,
+    `+ tracing always-on ${ratio(ALWAYS_ON)}×; the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n` +
+    `Predictions: batch 1 ${perRound((r) => get(r, PREDICT_1).rps).toFixed(0)}/s (${perRound((r) => get(r, PREDICT_1).rps / get(r, FULL).rps).toFixed(2)}× GET / ` +
+    `on the same CLI), batch 100 ${(perRound((r) => get(r, PREDICT_100).rps) * 100).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row\n`,
 )
 collector.close()
 if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1

@@ -5,7 +5,7 @@ import type { JsonReply } from '../../lib/pipeline.js'
 import { createLifecycle, type ServerState } from '../../lib/server.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
-const ok: Checks = { database: { status: 'ok', latency_ms: 1 }, cache: { status: 'skipped' }, external_api: { status: 'skipped' } }
+const ok: Checks = { database: { status: 'ok', latency_ms: 1 }, cache: { status: 'skipped' }, external_api: { status: 'skipped' }, models: { status: 'ok', latency_ms: 0 } }
 const failing: Checks = { ...ok, database: { status: 'fail', latency_ms: 500, error: 'timeout after 500 ms' } }
 const monitorOf = (checks: Checks): HealthMonitor => ({ checks: () => Promise.resolve(checks) })
 

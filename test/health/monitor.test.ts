@@ -16,7 +16,7 @@ const counting = (result: CheckResult): { check: Check; calls: () => number; rel
 
 t.test('nothing configured: every component skipped, no check runs', async (t) => {
   const monitor = createHealthMonitor({ checks: {}, cacheMs: 1000 })
-  t.same(await monitor.checks(), { database: { status: 'skipped' }, cache: { status: 'skipped' }, external_api: { status: 'skipped' } })
+  t.same(await monitor.checks(), { database: { status: 'skipped' }, cache: { status: 'skipped' }, external_api: { status: 'skipped' }, models: { status: 'skipped' } })
 })
 
 t.test('concurrent callers share one round; results are reused until the window passes', async (t) => {

@@ -67,7 +67,7 @@ t.test('the CLI starts, serves, logs JSON lines and stops cleanly on SIGTERM', a
   child.proc.kill('SIGTERM')
   t.same(await child.exited, { code: 0, signal: null })
   const events = jsonLines(child.stdout()).map((l) => l['event'])
-  t.same(events, ['application_started', 'request_started', 'request_completed', 'shutdown_started', 'application_stopped'])
+  t.same(events, ['model_loaded', 'model_loaded', 'application_started', 'request_started', 'request_completed', 'shutdown_started', 'application_stopped'], 'the shipped models load before the listener opens')
   t.equal(child.stderr(), '')
 })
 

@@ -1,6 +1,9 @@
 // The probes over real sockets, against real PostgreSQL and Redis servers started here.
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createTcpServer, type Socket } from 'node:net'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
@@ -39,14 +42,14 @@ const closedPort = async (): Promise<number> => {
   return port
 }
 
-t.test('with nothing configured every check is skipped and all probes answer 200, GET and HEAD', async (t) => {
+t.test('with no dependency configured those checks are skipped, the shipped models serve, and all probes answer 200, GET and HEAD', async (t) => {
   const { base } = await startApp(t)
   for (const path of ['/health', '/ready', '/startup']) {
     const { status, body, headers } = await probe(base, path)
     t.equal(status, 200, path)
     t.equal(headers.get('cache-control'), 'no-store')
     t.match(headers.get('content-type'), /^application\/json/)
-    t.same(body.checks, { database: { status: 'skipped' }, cache: { status: 'skipped' }, external_api: { status: 'skipped' } })
+    t.same(body.checks, { database: { status: 'skipped' }, cache: { status: 'skipped' }, external_api: { status: 'skipped' }, models: { status: 'ok', latency_ms: 0 } })
     t.match(body, { status: 'ok', version: '0.1.0', uptime_s: Number })
     const head = await fetch(base + path, { method: 'HEAD' })
     t.equal(head.status, 200)
@@ -208,4 +211,14 @@ t.test('readiness is 503 from the first moment of a shutdown, while a slow reque
   t.equal((await slow).status, 200, 'the slow request still completes')
   t.same(await drained, { isComplete: true })
   await t.rejects(fetch(`${base}/ready`), 'after the delay the listener is closed')
+})
+
+t.test('an empty model store: liveness stays 200, readiness is 503 and says why', async (t) => {
+  const empty = await mkdtemp(join(tmpdir(), 'svc-models-'))
+  const { base } = await startApp(t, { SVC_MODEL_STORE: empty })
+  const live = await probe(base, '/health')
+  t.equal(live.status, 200)
+  const ready = await probe(base, '/ready')
+  t.equal(ready.status, 503)
+  t.match(ready.body, { status: 'degraded', checks: { models: { status: 'fail', error: 'no model in the store' } } })
 })

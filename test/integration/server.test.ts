@@ -41,7 +41,7 @@ t.test('every response carries a UUID X-Request-ID equal to the request_id of it
     const mine = lines().filter((l) => l['request_id'] === id)
     t.same(mine.map((l) => l.event), ['request_started', 'request_completed'], `${path}: started precedes completed`)
   }
-  const ids = new Set(lines().map((l) => l['request_id']))
+  const ids = new Set(lines().filter((l) => 'request_id' in l).map((l) => l['request_id']))
   t.equal(ids.size, cases.length, 'ids are unique per request')
 })
 
@@ -82,7 +82,21 @@ t.test('GET / describes the service and links the other endpoints', async (t) =>
     service: 'demo',
     version: '0.1.0',
     environment: 'stage',
-    endpoints: ['/', '/metrics', '/health', '/ready', '/startup', '/api/external-data', '/api/insights'].map((path) => ({ method: 'GET', path })),
+    endpoints: [
+      ...['/', '/metrics', '/health', '/ready', '/startup', '/api/external-data', '/api/insights'].map((path) => ({ method: 'GET', path })),
+      { method: 'POST', path: '/api/v1/predict' },
+      { method: 'GET', path: '/api/v1/models' },
+      { method: 'GET', path: '/api/v1/models/{name}' },
+      { method: 'POST', path: '/v2/models/{name}/infer' },
+      { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer' },
+      { method: 'GET', path: '/v2/models/{name}' },
+      { method: 'GET', path: '/v2/models/{name}/versions/{version}' },
+      { method: 'GET', path: '/v2/models/{name}/ready' },
+      { method: 'GET', path: '/v2/models/{name}/versions/{version}/ready' },
+      { method: 'GET', path: '/v2/health/live' },
+      { method: 'GET', path: '/v2/health/ready' },
+      { method: 'GET', path: '/v2' },
+    ],
   })
 })
 

@@ -38,7 +38,7 @@ const customRoutes = (): { routes: RouteDef[]; useLogger(logger: Logger): void }
       handler: () =>
         getTracer().startActiveSpan('load-model', (span) => {
           span.setAttribute('model.name', 'iris')
-          log?.info('model_loaded', { model: 'iris' })
+          log?.info('weights_fetched', { model: 'iris' })
           span.setStatus({ code: SpanStatusCode.ERROR, message: 'artifact stale' })
           span.end()
           return { status: 200, body: { ok: true } }
@@ -178,7 +178,7 @@ t.test('a custom span started in an endpoint is a child of the SERVER span; logs
   t.equal(child.parentSpanId, server.spanId)
   t.same(child.attributes['model.name'], { type: 'string', value: 'iris' })
   t.same(child.status, { code: 'STATUS_CODE_ERROR', message: 'artifact stale' })
-  const loaded = lines().find((l) => l.event === 'model_loaded') as LogLine
+  const loaded = lines().find((l) => l.event === 'weights_fetched') as LogLine
   const completed = lines().find((l) => l.event === 'request_completed') as LogLine
   t.same([loaded['trace_id'], loaded['span_id']], [server.traceId, child.spanId], 'inside the custom span, its span id')
   t.equal(loaded['request_id'], completed['request_id'], 'and still the request id')

@@ -1,0 +1,246 @@
+// Model serving (DESIGN §10): /api/v1 and the Open Inference Protocol (OIP, KServe v2 REST) over
+// the same code.
+//
+//   POST /api/v1/predict                                   { model, version?, id?, inputs | instances }
+//   GET  /api/v1/models                                    { models: [summary] }
+//   GET  /api/v1/models/{name}                             summary + the default version's schema
+//   POST /v2/models/{name}[/versions/{version}]/infer      OIP inference
+//   GET  /v2/models/{name}[/versions/{version}]            OIP model metadata
+//   GET  /v2/models/{name}[/versions/{version}]/ready      200 { name, ready: true }
+//   GET  /v2/health/live                                   200 { live: true }
+//   GET  /v2/health/ready                                  200 { ready: true } once a model is READY
+//   GET  /v2                                               OIP server metadata { name, version, extensions }
+//
+// A summary is { name, versions, default_version, platform, state, reason } (null where unknown).
+// `platform` is "svc": the models run on svc's own typed-array kernel (lib/models/kernel.ts), not on
+// a framework a client could name. Metadata shapes use -1 for the batch dimension, as OIP does.
+//
+// Errors are problem+json with an `error` member (what OIP clients read), the detail again:
+// MODEL_NOT_FOUND 404 (`Model iris with version 3 not found`), MODEL_NOT_READY 503 (the model is
+// UNAVAILABLE; the reason is safe to show), SERVER_NOT_READY 503, the 400s of inference-request.ts,
+// and the 400/413/415 of ctx.json(). "Not ready" is 503, not the 4xx the OIP text suggests: svc
+// answers 503 for every not-ready state (DESIGN §7), and OIP clients only test for 200. The ready
+// probes' problem bodies also carry `ready: false`.
+//
+// Order of checks: /api/v1 checks the body first (it names the model), /v2 finds the model first
+// (the path names it). Outcomes are counted against a served model only (a body refused before the
+// lookup counts against the served model it names), so a request naming an unknown model never
+// creates a series. In flight spans from the model being found to the reply being built (for /v2,
+// reading the body included); the duration histogram times encode + predict of successes only.
+import { performance } from 'node:perf_hooks'
+import type { Ctx } from '../http/context.js'
+import { HttpError } from '../http/errors.js'
+import type { Input } from '../models/artifact.js'
+import { encodeInputs, readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
+import { buildInferResponse, predictBatch } from '../models/inference-response.js'
+import type { ModelCells, ModelMetrics } from '../models/metrics.js'
+import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry.js'
+import type { Handler, Reply } from '../pipeline.js'
+import type { RouteDef } from '../router.js'
+import { VERSION } from '../version.js'
+
+export const PLATFORM = 'svc'
+export const SERVER_NAME = 'svc'
+
+export type ModelRoutesOptions = Readonly<{ registry: ModelRegistry; metrics: ModelMetrics; maxBatch: number }>
+
+type TensorMetadata = Readonly<{ name: string; datatype: 'FP64' | 'BYTES'; shape: readonly number[] }>
+
+const fail = (status: number, code: string, detail: string, extra?: Readonly<Record<string, unknown>>): HttpError =>
+  new HttpError(status, code, detail, { extra: { error: detail, ...extra } })
+
+const notFound = (name: string, version: string | undefined): HttpError =>
+  fail(404, 'MODEL_NOT_FOUND', version === undefined ? `Model ${name} not found` : `Model ${name} with version ${version} not found`)
+
+// A model is UNAVAILABLE exactly when `reason` is set (ModelEntry).
+const notReady = (entry: ModelEntry, extra?: Readonly<Record<string, unknown>>): HttpError =>
+  fail(503, 'MODEL_NOT_READY', `Model ${entry.name} is not ready: ${entry.reason as string}`, extra)
+
+const SERVER_NOT_READY = fail(503, 'SERVER_NOT_READY', 'No model is ready to serve', { ready: false })
+
+/** ctx.json() with the `error` member added to its 400/413/415, which carry none. */
+const readJson = async (ctx: Ctx): Promise<unknown> => {
+  try {
+    return await ctx.json()
+  } catch (error: unknown) {
+    const cause = error as HttpError // ctx.json() rejects with HttpError only
+    throw new HttpError(cause.status, cause.code, cause.message, { extra: { ...cause.extra, error: cause.message }, cause })
+  }
+}
+
+const inputMetadata = (input: Input): TensorMetadata => ({ name: input.name, datatype: input.type === 'numerical' ? 'FP64' : 'BYTES', shape: [-1] })
+
+const outputMetadata = (served: ServedModel): TensorMetadata[] => {
+  const { artifact } = served
+  const classes = artifact.task === 'classification' ? artifact.classes.length : 0
+  return artifact.outputs.map((output) =>
+    output.type === 'label' ? { name: output.name, datatype: 'BYTES', shape: [-1] }
+    : output.type === 'probabilities' ? { name: output.name, datatype: 'FP64', shape: [-1, classes] }
+    : { name: output.name, datatype: 'FP64', shape: [-1] })
+}
+
+const summary = (entry: ModelEntry): Record<string, unknown> => ({
+  name: entry.name,
+  versions: entry.versions,
+  default_version: entry.defaultVersion ?? null,
+  platform: PLATFORM,
+  state: entry.state,
+  reason: entry.reason ?? null,
+})
+
+/** What /api/v1/models/{name} adds for a served version: its schema and how it was trained. */
+const schema = (served: ServedModel): Record<string, unknown> => {
+  const { artifact } = served
+  return {
+    version: served.version,
+    type: artifact.type,
+    task: artifact.task,
+    inputs: artifact.inputs.map((input) => ({ ...inputMetadata(input), ...input })),
+    outputs: outputMetadata(served),
+    ...(artifact.task === 'classification' ? { classes: artifact.classes } : {}),
+    metrics: artifact.provenance.metrics,
+    dataset: artifact.provenance.dataset,
+    sha256: artifact.sha256,
+  }
+}
+
+/** Built once per served version and kept with it: a reload brings a new ServedModel, so a new body. */
+const memo = <T>(build: (served: ServedModel) => T): ((served: ServedModel) => T) => {
+  const cache = new WeakMap<ServedModel, T>()
+  return (served) => {
+    let value = cache.get(served)
+    if (value === undefined) cache.set(served, (value = build(served)))
+    return value
+  }
+}
+
+const LIVE: Reply = Object.freeze({ status: 200, body: Object.freeze({ live: true }) })
+const READY: Reply = Object.freeze({ status: 200, body: Object.freeze({ ready: true }) })
+const SERVER_METADATA: Reply = Object.freeze({ status: 200, body: Object.freeze({ name: SERVER_NAME, version: VERSION, extensions: Object.freeze([]) }) })
+
+export const modelRoutes = ({ registry, metrics, maxBatch }: ModelRoutesOptions): RouteDef[] => {
+  const requestOptions = { maxBatch }
+
+  /** The model to serve, or why there is none: unknown model or version 404, UNAVAILABLE 503. */
+  const find = (name: string, version: string | undefined, extra?: Readonly<Record<string, unknown>>): ServedModel => {
+    const served = registry.resolve(name, version)
+    if (served !== undefined) return served
+    const entry = registry.entry(name)
+    if (entry === undefined) throw notFound(name, undefined)
+    // A READY model always serves its default, so what is missing here is the version asked for.
+    throw entry.state === 'READY' ? notFound(name, version) : notReady(entry, extra)
+  }
+
+  /** Encodes, predicts and counts one checked request; throws HttpError 400 for inputs the model refuses. */
+  const infer = (served: ServedModel, request: InferRequest, cells: ModelCells): Reply => {
+    const start = performance.now()
+    const prediction = predictBatch(served.model, encodeInputs(request, served.model), request.rows)
+    cells.duration.observe((performance.now() - start) / 1000)
+    cells.predictions.inc(request.rows)
+    cells.batchSize.observe(request.rows)
+    cells.outcomes.success.inc()
+    return { status: 200, body: buildInferResponse(prediction, served.artifact.outputs, request.id) }
+  }
+
+  /**
+   * Counts a failure after the model was found (a deliberate 4xx is the client's, anything else
+   * ours) and ends its time in flight. No try/finally: V8 coverage reports a never-taken branch
+   * after a finally whose try and catch both leave the function.
+   */
+  const counted = (cells: ModelCells, error: unknown): unknown => {
+    cells.inFlight.dec()
+    const isClient = error instanceof HttpError && error.status < 500
+    ;(isClient ? cells.outcomes.client_error : cells.outcomes.server_error).inc()
+    return error
+  }
+
+  /** The served model a body names, if any: a body refused before the lookup still counts against it. */
+  const namedIn = (body: unknown): ServedModel | undefined => {
+    if (typeof body !== 'object' || body === null) return undefined
+    const { model, version } = body as Readonly<Record<string, unknown>>
+    return typeof model === 'string' && (version === undefined || typeof version === 'string') ? registry.resolve(model, version) : undefined
+  }
+
+  const predict: Handler = async (ctx) => {
+    const body = await readJson(ctx)
+    let request: PredictRequest
+    try {
+      request = readPredictRequest(body, requestOptions)
+    } catch (error: unknown) {
+      // readPredictRequest throws HttpError 400 only: always the client's.
+      const served = namedIn(body)
+      if (served !== undefined) metrics.cellsFor(served).outcomes.client_error.inc()
+      throw error
+    }
+    const served = find(request.model, request.version)
+    const cells = metrics.cellsFor(served)
+    cells.inFlight.inc()
+    let reply: Reply
+    try {
+      reply = infer(served, request, cells)
+    } catch (error: unknown) {
+      throw counted(cells, error)
+    }
+    cells.inFlight.dec()
+    return reply
+  }
+
+  const inferV2: Handler = async (ctx) => {
+    const served = find(ctx.params['name'] as string, ctx.params['version'])
+    const cells = metrics.cellsFor(served)
+    cells.inFlight.inc()
+    let reply: Reply
+    try {
+      reply = infer(served, readInferRequest(await readJson(ctx), requestOptions), cells)
+    } catch (error: unknown) {
+      throw counted(cells, error)
+    }
+    cells.inFlight.dec()
+    return reply
+  }
+
+  const listModels: Handler = () => ({ status: 200, body: { models: registry.entries().map(summary) } })
+
+  const detail = memo(schema)
+  const getModel: Handler = (ctx) => {
+    const name = ctx.params['name'] as string
+    const entry = registry.entry(name)
+    if (entry === undefined) throw notFound(name, undefined)
+    const served = registry.resolve(name)
+    return { status: 200, body: served === undefined ? summary(entry) : { ...summary(entry), ...detail(served) } }
+  }
+
+  const metadata = memo((served) => ({ inputs: served.artifact.inputs.map(inputMetadata), outputs: outputMetadata(served) }))
+  const getModelMetadata: Handler = (ctx) => {
+    const served = find(ctx.params['name'] as string, ctx.params['version'])
+    const { versions } = registry.entry(served.name) as ModelEntry
+    return { status: 200, body: { name: served.name, versions, platform: PLATFORM, ...metadata(served) } }
+  }
+
+  const getModelReady: Handler = (ctx) => {
+    const name = ctx.params['name'] as string
+    find(name, ctx.params['version'], { name, ready: false })
+    return { status: 200, body: { name, ready: true } }
+  }
+
+  const getServerReady: Handler = () => {
+    if (!registry.isReady()) throw SERVER_NOT_READY
+    return READY
+  }
+
+  const probe = { requestLogLevel: 'debug' } as const
+  return [
+    { method: 'POST', path: '/api/v1/predict', handler: predict },
+    { method: 'GET', path: '/api/v1/models', handler: listModels },
+    { method: 'GET', path: '/api/v1/models/{name}', handler: getModel },
+    { method: 'POST', path: '/v2/models/{name}/infer', handler: inferV2 },
+    { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', handler: inferV2 },
+    { method: 'GET', path: '/v2/models/{name}', handler: getModelMetadata },
+    { method: 'GET', path: '/v2/models/{name}/versions/{version}', handler: getModelMetadata },
+    { method: 'GET', path: '/v2/models/{name}/ready', handler: getModelReady },
+    { method: 'GET', path: '/v2/models/{name}/versions/{version}/ready', handler: getModelReady },
+    { method: 'GET', path: '/v2/health/live', handler: () => LIVE, ...probe },
+    { method: 'GET', path: '/v2/health/ready', handler: getServerReady, ...probe },
+    { method: 'GET', path: '/v2', handler: () => SERVER_METADATA },
+  ]
+}
