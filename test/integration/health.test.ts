@@ -9,6 +9,7 @@ import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { startPostgres } from '../fixtures/postgres.js'
 import { startRedis } from '../fixtures/redis.js'
+import { closedPort } from '../fixtures/tcp.js'
 
 type Body = { status: string; checks: Record<string, { status: string; latency_ms?: number; error?: string }>; version: string; uptime_s: number }
 
@@ -34,13 +35,6 @@ const externalApi = async (t: Test, status = 200): Promise<{ url: string; hits: 
   return { url: `http://127.0.0.1:${port}/status`, hits: () => hits }
 }
 
-const closedPort = async (): Promise<number> => {
-  const server = createTcpServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 t.test('with no dependency configured those checks are skipped, the shipped models serve, and all probes answer 200, GET and HEAD', async (t) => {
   const { base } = await startApp(t)
