@@ -7,6 +7,7 @@ import { ConfigError, readConfig, USAGE, type Config } from '../lib/config.js'
 import { withCredentials } from '../lib/credentials.js'
 import { createLineWriter } from '../lib/telemetry/line-writer.js'
 import { exitOnFatal, stopOnSignals } from '../lib/lifecycle.js'
+import { LOADGEN_USAGE, LoadgenUsageError, parseLoadgenArgs, runLoadgen } from '../lib/loadgen/loadgen.js'
 import { createLogger } from '../lib/telemetry/logger.js'
 import { VERSION } from '../lib/version.js'
 
@@ -16,7 +17,22 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: 'address not available on this machine',
 }
 
+/** `svc loadgen …`: 0 when every request succeeded, 1 otherwise, 2 for a bad command line. */
+const loadgen = async (argv: readonly string[]): Promise<void> => {
+  if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(LOADGEN_USAGE)
+  const write = (line: string): void => void process.stdout.write(`${line}\n`)
+  try {
+    const summary = await runLoadgen(parseLoadgenArgs(argv), write)
+    process.exitCode = summary.failed === 0 && summary.skipped === 0 ? 0 : 1
+  } catch (error: unknown) {
+    const isUsage = error instanceof LoadgenUsageError
+    process.stderr.write(`svc loadgen: ${(error as Error).message}\n${isUsage ? 'svc loadgen --help lists the options.\n' : ''}`)
+    process.exitCode = isUsage ? 2 : 1
+  }
+}
+
 const main = async (argv: readonly string[]): Promise<void> => {
+  if (argv[0] === 'loadgen') return loadgen(argv.slice(1))
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(USAGE)
   if (argv.includes('--version') || argv.includes('-V')) return void process.stdout.write(`${VERSION}\n`)
 
@@ -57,6 +73,7 @@ const main = async (argv: readonly string[]): Promise<void> => {
   }
 
   app.models.start()
+  app.drift?.scheduler.start()
   stopOnSignals(app, logger, config, process.exit)
   logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port })
 }

@@ -5,6 +5,8 @@ import { getHealth, getReady, getStartup } from './endpoints/health.js'
 import { createStreamLimit, getInsights } from './endpoints/insights.js'
 import { getMetrics } from './endpoints/metrics.js'
 import { modelRoutes } from './endpoints/models.js'
+import { createDriftMonitor, type DriftMonitor } from './drift/monitor.js'
+import { createDriftScheduler, type DriftScheduler } from './drift/scheduler.js'
 import { createModelMetrics } from './models/metrics.js'
 import { modelsCheck } from './health/models.js'
 import { configuredChecks, createHealthMonitor } from './health/monitor.js'
@@ -39,6 +41,8 @@ export type App = Readonly<{
   tracing: Tracing
   /** Load before listening (DESIGN §8: models, then listen); `start` the hot reload after. */
   models: ModelRegistry
+  /** Drift monitoring, undefined when SVC_DRIFT_ENABLED=false; `start` its schedule after listening. */
+  drift: Readonly<{ monitor: DriftMonitor; scheduler: DriftScheduler }> | undefined
 }>
 
 export const createApp = ({ config, logger, routes = [], writeConsole }: AppOptions): App => {
@@ -47,6 +51,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
   const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
   const lifecycle = createLifecycle()
   const models = createModelRegistry({ store: createStore(config.models.store), logger, metrics: registry.registry, reloadIntervalS: config.models.reloadIntervalS })
+  const drift = config.drift.isEnabled ? createDrift(config, models, registry, logger) : undefined
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, registry: registry.registry })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(registry.registry, config.rates.providers), logger })
@@ -59,7 +64,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe },
     { method: 'GET', path: '/api/external-data', handler: getExternalData(rates) },
     { method: 'GET', path: '/api/insights', handler: insights },
-    ...modelRoutes({ registry: models, metrics: createModelMetrics(registry.registry), maxBatch: config.models.maxBatch }),
+    ...modelRoutes({ registry: models, metrics: createModelMetrics(registry.registry), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
     ...routes,
   ]
   const endpoints = [{ method: 'GET', path: '/' }, ...table.map(({ method, path }) => ({ method, path }))]
@@ -68,5 +73,11 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
   // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured.
   const layers = tracing.layer === undefined ? [logging(logger), metrics(registry.http)] : [logging(logger), metrics(registry.http), tracing.layer]
   const router = createRouter(table, layers)
-  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle, tracing, models }
+  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle, tracing, models, drift }
+}
+
+const createDrift = (config: Config, models: ModelRegistry, registry: MetricsRegistry, logger: Logger): App['drift'] => {
+  const { window, minSamples, thresholds, schedule } = config.drift
+  const monitor = createDriftMonitor({ models, settings: { window, minSamples, thresholds }, metrics: registry.registry, logger })
+  return { monitor, scheduler: createDriftScheduler({ expression: schedule, run: monitor.check, logger }) }
 }

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util'
 import { parseStoreSpec, redactStoreSpec, STORE_SPEC_FORMS, type StoreSpec } from './models/storage.js'
 import { MAX_RELOAD_INTERVAL_S } from './models/reload-schedule.js'
+import { isCronExpression } from './drift/scheduler.js'
 
 export const ENVIRONMENTS = ['dev', 'stage', 'prod'] as const
 export type Environment = (typeof ENVIRONMENTS)[number]
@@ -33,6 +34,7 @@ export type Config = Readonly<{
   /** Server-Sent Events streams one process serves at once; beyond it, 503 with Retry-After. */
   maxStreams: number
   models: ModelsConfig
+  drift: DriftConfig
 }>
 
 export type Endpoint = Readonly<{ host: string; port: number }>
@@ -88,6 +90,18 @@ export type ModelsConfig = Readonly<{
   reloadIntervalS: number
   /** Most rows one prediction request may carry. */
   maxBatch: number
+}>
+
+/** Drift monitoring (DESIGN §10): the live window, when it is checked, and the PSI thresholds. */
+export type DriftConfig = Readonly<{
+  isEnabled: boolean
+  /** Input rows kept per model. */
+  window: number
+  /** Fewest rows a score is computed from; at most `window`. */
+  minSamples: number
+  /** A node-cron expression: five fields, or six with seconds first. */
+  schedule: string
+  thresholds: Readonly<{ moderate: number; severe: number; spike: number }>
 }>
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -200,6 +214,29 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(src.raw) ? Number(src.raw) : Number.NaN
     return n >= 0 && n <= 1 ? n : fail(src, 'a number from 0 to 1', 1)
   }
+  const decimal = (src: Source | undefined, min: number, max: number, fallback: number): number => {
+    if (src === undefined) return fallback
+    const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(src.raw) ? Number(src.raw) : Number.NaN
+    return n > min && n <= max ? n : fail(src, `a number above ${min} and at most ${max}`, fallback)
+  }
+  const cron = (src: Source | undefined, fallback: string): string =>
+    src === undefined ? fallback : isCronExpression(src.raw.trim()) ? src.raw.trim() : fail(src, 'a cron expression of five fields, or six with seconds first (e.g. "* * * * *")', fallback)
+  const drift = {
+    isEnabled: oneOf(source(undefined, 'SVC_DRIFT_ENABLED'), ['true', 'false'], 'true') === 'true',
+    window: integer(source(undefined, 'SVC_DRIFT_WINDOW'), 1, 1_000_000, 1000),
+    minSamples: integer(source(undefined, 'SVC_DRIFT_MIN_SAMPLES'), 1, 1_000_000, 500),
+    schedule: cron(source(undefined, 'SVC_DRIFT_SCHEDULE'), '* * * * *'),
+    thresholds: {
+      moderate: decimal(source(undefined, 'SVC_DRIFT_MODERATE'), 0, 100, 0.1),
+      severe: decimal(source(undefined, 'SVC_DRIFT_SEVERE'), 0, 100, 0.25),
+      spike: decimal(source(undefined, 'SVC_DRIFT_SPIKE'), 0, 100, 0.1),
+    },
+  }
+  if (drift.minSamples > drift.window) problems.push(`SVC_DRIFT_MIN_SAMPLES=${drift.minSamples}: expected at most SVC_DRIFT_WINDOW (${drift.window})`)
+  if (drift.thresholds.severe <= drift.thresholds.moderate) {
+    problems.push(`SVC_DRIFT_SEVERE=${drift.thresholds.severe}: expected above SVC_DRIFT_MODERATE (${drift.thresholds.moderate})`)
+  }
+
   const batch = {
     scheduleDelayMs: integer(source(undefined, 'OTEL_BSP_SCHEDULE_DELAY'), 1, 600_000, 5000),
     exportTimeoutMs: integer(source(undefined, 'OTEL_BSP_EXPORT_TIMEOUT'), 1, 600_000, 30_000),
@@ -258,6 +295,7 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
       reloadIntervalS: integer(source(undefined, 'SVC_MODEL_RELOAD_INTERVAL_S'), 0, MAX_RELOAD_INTERVAL_S, 0),
       maxBatch: integer(source(undefined, 'SVC_MAX_BATCH'), 1, 100_000, 1000),
     },
+    drift,
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(config)
@@ -284,6 +322,7 @@ const parseFlags = (argv: readonly string[], problems: string[]): Partial<Record
 const usageFlags = [...Object.values(FLAGS).map((f) => f.flag), '--help', '--version'].join(', ')
 
 export const USAGE = `Usage: svc [options]
+       svc loadgen --model NAME [options]   prediction traffic for a running svc (--help for more)
 
 Options (each overrides the environment variable in brackets):
   --host H                listen address [HOST] (default 127.0.0.1)
@@ -323,6 +362,12 @@ Environment only:
                           server, default the artifacts shipped with the package
   SVC_MODEL_RELOAD_INTERVAL_S  seconds between model hot-reload passes, 0 for none (default 0)
   SVC_MAX_BATCH           most rows in one prediction request (default 1000)
+  SVC_DRIFT_ENABLED       false turns drift monitoring off (default true)
+  SVC_DRIFT_WINDOW        input rows kept per model for drift checks (default 1000)
+  SVC_DRIFT_MIN_SAMPLES   fewest rows a drift score is computed from (default 500)
+  SVC_DRIFT_SCHEDULE      when drift checks run, a cron expression in UTC (default "* * * * *")
+  SVC_DRIFT_MODERATE, SVC_DRIFT_SEVERE   PSI thresholds (defaults 0.1, 0.25)
+  SVC_DRIFT_SPIKE         PSI rise since the previous check that is a spike (default 0.1)
 
 Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
 `

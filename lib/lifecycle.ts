@@ -2,6 +2,7 @@
 // uncaught exception or unhandled rejection. `exit` is injected so tests can watch it.
 import { constants } from 'node:os'
 import type { SvcServer } from './server.js'
+import type { DriftScheduler } from './drift/scheduler.js'
 import type { ModelRegistry } from './models/registry.js'
 import type { Tracing } from './telemetry/tracer.js'
 import { errorFields, type Logger } from './telemetry/logger.js'
@@ -28,7 +29,7 @@ export const SPAN_FLUSH_TIMEOUT_MS = 5000
  * A second signal exits at once with 128 + its number, as a shell reports a process killed by it.
  */
 export const stopOnSignals = (
-  { server, tracing, models }: Readonly<{ server: SvcServer; tracing: Tracing; models: Pick<ModelRegistry, 'stop'> }>,
+  { server, tracing, models, drift }: Readonly<{ server: SvcServer; tracing: Tracing; models: Pick<ModelRegistry, 'stop'>; drift?: Readonly<{ scheduler: Pick<DriftScheduler, 'stop'> }> | undefined }>,
   logger: Logger,
   limits: Readonly<{ drainTimeoutMs: number; shutdownDelayMs: number }>,
   exit: Exit,
@@ -41,6 +42,7 @@ export const stopOnSignals = (
     }
     isStopping = true
     models.stop()
+    drift?.scheduler.stop()
     logger.info('shutdown_started', { signal, shutdown_delay_ms: limits.shutdownDelayMs, drain_timeout_ms: limits.drainTimeoutMs })
     void server.drain().then(async ({ isComplete }) => {
       const spans = await tracing.shutdown(SPAN_FLUSH_TIMEOUT_MS)

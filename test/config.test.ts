@@ -30,6 +30,7 @@ t.test('defaults apply when nothing is set', async (t) => {
     },
     maxStreams: 100,
     models: { store: { kind: 'directory', root: DEFAULT_STORE_ROOT }, reloadIntervalS: 0, maxBatch: 1000 },
+    drift: { isEnabled: true, window: 1000, minSamples: 500, schedule: '* * * * *', thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 } },
   })
 })
 
@@ -221,4 +222,27 @@ t.test('model variables: the store in any accepted form, the reload interval and
   t.match(error.problems[1], /^SVC_MODEL_RELOAD_INTERVAL_S=86401: expected an integer from 0 to 86400$/)
   t.match(error.problems[2], /^SVC_MAX_BATCH=0: expected an integer from 1 to 100000$/)
   t.notMatch(error.message, /secret/, 'a password in the store URL is never repeated')
+})
+
+t.test('drift variables: window, minimum, schedule and thresholds, each checked', async (t) => {
+  const config = readConfig({
+    SVC_DRIFT_ENABLED: 'FALSE', SVC_DRIFT_WINDOW: '2000', SVC_DRIFT_MIN_SAMPLES: '2000', SVC_DRIFT_SCHEDULE: ' */5 * * * * * ',
+    SVC_DRIFT_MODERATE: '0.2', SVC_DRIFT_SEVERE: '.5', SVC_DRIFT_SPIKE: '1',
+  })
+  t.same(config.drift, { isEnabled: false, window: 2000, minSamples: 2000, schedule: '*/5 * * * * *', thresholds: { moderate: 0.2, severe: 0.5, spike: 1 } })
+  const error = t.throws(() => readConfig({
+    SVC_DRIFT_ENABLED: 'no', SVC_DRIFT_WINDOW: '0', SVC_DRIFT_MIN_SAMPLES: '1001', SVC_DRIFT_SCHEDULE: 'every minute',
+    SVC_DRIFT_MODERATE: '0', SVC_DRIFT_SEVERE: '-1', SVC_DRIFT_SPIKE: 'NaN',
+  })) as ConfigError
+  t.same(error.problems, [
+    'SVC_DRIFT_ENABLED=no: expected one of true, false (case-insensitive)',
+    'SVC_DRIFT_WINDOW=0: expected an integer from 1 to 1000000',
+    'SVC_DRIFT_SCHEDULE=every minute: expected a cron expression of five fields, or six with seconds first (e.g. "* * * * *")',
+    'SVC_DRIFT_MODERATE=0: expected a number above 0 and at most 100',
+    'SVC_DRIFT_SEVERE=-1: expected a number above 0 and at most 100',
+    'SVC_DRIFT_SPIKE=NaN: expected a number above 0 and at most 100',
+    'SVC_DRIFT_MIN_SAMPLES=1001: expected at most SVC_DRIFT_WINDOW (1000)',
+  ])
+  t.match((t.throws(() => readConfig({ SVC_DRIFT_MODERATE: '0.3' })) as ConfigError).problems, ['SVC_DRIFT_SEVERE=0.25: expected above SVC_DRIFT_MODERATE (0.3)'])
+  t.throws(() => readConfig({ SVC_DRIFT_SCHEDULE: '61 * * * *' }), ConfigError, 'a field out of range')
 })

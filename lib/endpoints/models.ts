@@ -3,7 +3,7 @@
 //
 //   POST /api/v1/predict                                   { model, version?, id?, inputs | instances }
 //   GET  /api/v1/models                                    { models: [summary] }
-//   GET  /api/v1/models/{name}                             summary + the default version's schema
+//   GET  /api/v1/models/{name}                             summary + the default version's schema and drift
 //   POST /v2/models/{name}[/versions/{version}]/infer      OIP inference
 //   GET  /v2/models/{name}[/versions/{version}]            OIP model metadata
 //   GET  /v2/models/{name}[/versions/{version}]/ready      200 { name, ready: true }
@@ -28,9 +28,10 @@
 // creates a series. In flight spans from the model being found to the reply being built (for /v2,
 // reading the body included); the duration histogram times encode + predict of successes only.
 import { performance } from 'node:perf_hooks'
+import type { DriftMonitor } from '../drift/monitor.js'
 import type { Ctx } from '../http/context.js'
 import { HttpError } from '../http/errors.js'
-import type { Input } from '../models/artifact.js'
+import type { FeatureReference, Input } from '../models/artifact.js'
 import { encodeInputs, readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
 import { buildInferResponse, predictBatch } from '../models/inference-response.js'
 import type { ModelCells, ModelMetrics } from '../models/metrics.js'
@@ -42,7 +43,13 @@ import { VERSION } from '../version.js'
 export const PLATFORM = 'svc'
 export const SERVER_NAME = 'svc'
 
-export type ModelRoutesOptions = Readonly<{ registry: ModelRegistry; metrics: ModelMetrics; maxBatch: number }>
+export type ModelRoutesOptions = Readonly<{
+  registry: ModelRegistry
+  metrics: ModelMetrics
+  maxBatch: number
+  /** Records accepted rows and reports drift; undefined when drift monitoring is off. */
+  drift: DriftMonitor | undefined
+}>
 
 type TensorMetadata = Readonly<{ name: string; datatype: 'FP64' | 'BYTES'; shape: readonly number[] }>
 
@@ -88,6 +95,19 @@ const summary = (entry: ModelEntry): Record<string, unknown> => ({
   reason: entry.reason ?? null,
 })
 
+/**
+ * One input as /api/v1/models/{name} shows it: its tensor metadata, its reference distribution
+ * (what drift is measured against) and, for a numerical input, the training mean and standard
+ * deviation the model standardises with. Enough for a client to draw realistic inputs.
+ */
+const describeInput = (artifact: ServedModel['artifact'], input: Input, j: number): Record<string, unknown> => {
+  const { name: _, type: __, ...reference } = artifact.reference.features[j] as FeatureReference
+  if (input.type === 'categorical') return { ...inputMetadata(input), ...input, reference }
+  const k = artifact.inputs.slice(0, j).filter((other) => other.type === 'numerical').length
+  const { mean, scale } = artifact.preprocessing.standardisation
+  return { ...inputMetadata(input), ...input, reference, standardisation: { mean: mean[k], scale: scale[k] } }
+}
+
 /** What /api/v1/models/{name} adds for a served version: its schema and how it was trained. */
 const schema = (served: ServedModel): Record<string, unknown> => {
   const { artifact } = served
@@ -95,7 +115,8 @@ const schema = (served: ServedModel): Record<string, unknown> => {
     version: served.version,
     type: artifact.type,
     task: artifact.task,
-    inputs: artifact.inputs.map((input) => ({ ...inputMetadata(input), ...input })),
+    inputs: artifact.inputs.map((input, j) => describeInput(artifact, input, j)),
+    reference_rows: artifact.reference.rows,
     outputs: outputMetadata(served),
     ...(artifact.task === 'classification' ? { classes: artifact.classes } : {}),
     metrics: artifact.provenance.metrics,
@@ -118,7 +139,10 @@ const LIVE: Reply = Object.freeze({ status: 200, body: Object.freeze({ live: tru
 const READY: Reply = Object.freeze({ status: 200, body: Object.freeze({ ready: true }) })
 const SERVER_METADATA: Reply = Object.freeze({ status: 200, body: Object.freeze({ name: SERVER_NAME, version: VERSION, extensions: Object.freeze([]) }) })
 
-export const modelRoutes = ({ registry, metrics, maxBatch }: ModelRoutesOptions): RouteDef[] => {
+/** The drift block when monitoring is off. */
+const DRIFT_DISABLED = Object.freeze({ status: 'disabled' })
+
+export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesOptions): RouteDef[] => {
   const requestOptions = { maxBatch }
 
   /** The model to serve, or why there is none: unknown model or version 404, UNAVAILABLE 503. */
@@ -134,7 +158,9 @@ export const modelRoutes = ({ registry, metrics, maxBatch }: ModelRoutesOptions)
   /** Encodes, predicts and counts one checked request; throws HttpError 400 for inputs the model refuses. */
   const infer = (served: ServedModel, request: InferRequest, cells: ModelCells): Reply => {
     const start = performance.now()
-    const prediction = predictBatch(served.model, encodeInputs(request, served.model), request.rows)
+    const features = encodeInputs(request, served.model)
+    const prediction = predictBatch(served.model, features, request.rows)
+    drift?.record(served, features, request.rows)
     cells.duration.observe((performance.now() - start) / 1000)
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
@@ -207,7 +233,8 @@ export const modelRoutes = ({ registry, metrics, maxBatch }: ModelRoutesOptions)
     const entry = registry.entry(name)
     if (entry === undefined) throw notFound(name, undefined)
     const served = registry.resolve(name)
-    return { status: 200, body: served === undefined ? summary(entry) : { ...summary(entry), ...detail(served) } }
+    if (served === undefined) return { status: 200, body: summary(entry) }
+    return { status: 200, body: { ...summary(entry), ...detail(served), drift: drift === undefined ? DRIFT_DISABLED : drift.status(served) } }
   }
 
   const metadata = memo((served) => ({ inputs: served.artifact.inputs.map(inputMetadata), outputs: outputMetadata(served) }))

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startCollector } from './collector.js'
-import { inProcessRowNs } from './predict.js'
+import { inProcessRowNs, inProcessWindowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -45,6 +45,8 @@ const ALWAYS = otlp('parentbased_always_on', '1')
 const ONE_PERCENT = otlp('parentbased_traceidratio', '0.01')
 const NEVER = otlp('parentbased_traceidratio', '0')
 
+// The drift window's cost is what the predict variants lose against these.
+const NO_DRIFT = { SVC_DRIFT_ENABLED: 'false' }
 const CLI = ['dist/bin/svc.js', '--log-level', 'info', '--port']
 const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
 const predict = (rows: number): Post => ({ path: '/api/v1/predict', body: JSON.stringify({ model: 'iris', instances: Array.from({ length: rows }, () => IRIS_ROW) }), rows })
@@ -53,6 +55,8 @@ const VARIANTS: readonly Variant[] = [
   { name: 'svc CLI: logging (to a file) + metrics', args: CLI },
   { name: 'svc CLI: predict iris, batch 1', args: CLI, post: predict(1) },
   { name: 'svc CLI: predict iris, batch 100', args: CLI, post: predict(100) },
+  { name: 'svc CLI: predict iris, batch 1, drift off', args: CLI, env: NO_DRIFT, post: predict(1) },
+  { name: 'svc CLI: predict iris, batch 100, drift off', args: CLI, env: NO_DRIFT, post: predict(100) },
   { name: 'svc CLI + tracing 1 % (OTLP)', args: CLI, env: ONE_PERCENT },
   { name: 'svc CLI + tracing always-on (OTLP)', args: CLI, env: ALWAYS },
   { name: 'router only, no layers', args: ['dist/test/bench/servers.js', 'none'] },
@@ -165,8 +169,8 @@ const median = (values: readonly number[]): number => {
 /** Median over rounds of a figure computed within each round, so the pairs compared ran back to back. */
 const perRound = (figure: (round: Map<string, Result>) => number): number => median(rounds.map(figure))
 const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
-const [BARE, FULL, PREDICT_1, PREDICT_100, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] = VARIANTS.map((v) => v.name) as [
-  string, string, string, string, string, string, string, string, string, string, string, string,
+const [BARE, FULL, PREDICT_1, PREDICT_100, PREDICT_1_NO_DRIFT, PREDICT_100_NO_DRIFT, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] = VARIANTS.map((v) => v.name) as [
+  string, string, string, string, string, string, string, string, string, string, string, string, string, string,
 ]
 
 process.stdout.write('\n')
@@ -186,6 +190,7 @@ for (const { name } of VARIANTS) {
   )
 }
 const ratio = (name: string): string => perRound((r) => get(r, name).rps / get(r, BARE).rps).toFixed(2)
+const drift = (on: string, off: string): string => perRound((r) => get(r, on).cpuUsPerRequest - get(r, off).cpuUsPerRequest).toFixed(1)
 const added = (name: string): string => perRound((r) => get(r, name).cpuUsPerRequest - get(r, ROUTER).cpuUsPerRequest).toFixed(1)
 process.stdout.write(
   `\nCPU µs per request added over the router alone (median of per-round differences): logging ${added(LOGGING)}, ` +
@@ -195,7 +200,9 @@ process.stdout.write(
     `Throughput against bare node:http: logging + metrics ${ratio(FULL)}×, + tracing at 1 % ${ratio(TRACED)}×, ` +
     `+ tracing always-on ${ratio(ALWAYS_ON)}×; the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n` +
     `Predictions: batch 1 ${perRound((r) => get(r, PREDICT_1).rps).toFixed(0)}/s (${perRound((r) => get(r, PREDICT_1).rps / get(r, FULL).rps).toFixed(2)}× GET / ` +
-    `on the same CLI), batch 100 ${(perRound((r) => get(r, PREDICT_100).rps) * 100).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row\n`,
+    `on the same CLI), batch 100 ${(perRound((r) => get(r, PREDICT_100).rps) * 100).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row\n` +
+    `Drift window (on minus off, CPU µs per request): batch 1 ${drift(PREDICT_1, PREDICT_1_NO_DRIFT)}, batch 100 ${drift(PREDICT_100, PREDICT_100_NO_DRIFT)}; ` +
+    `in process ${inProcessWindowNs(1).toFixed(0)} ns per request of 1 row, ${inProcessWindowNs(100).toFixed(0)} ns per request of 100\n`,
 )
 collector.close()
 if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1

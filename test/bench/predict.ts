@@ -2,6 +2,7 @@
 // rows, CPU time over a million rows. What the HTTP figures add on top is parsing and the layers.
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { FeatureWindow } from '../../lib/drift/window.js'
 import { parseArtifact } from '../../lib/models/artifact.js'
 import { compile, type Classifier } from '../../lib/models/kernel.js'
 
@@ -20,4 +21,16 @@ export const inProcessRowNs = (): number => {
   for (let done = 0; done < ROWS; done += BATCH) model.predict(features, BATCH, probabilities, labels)
   const used = process.cpuUsage(start)
   return ((used.user + used.system) * 1000) / ROWS
+}
+
+/** The drift window's cost per request of `batch` iris rows, in process: what the predict path adds. */
+export const inProcessWindowNs = (batch: number): number => {
+  const window = new FeatureWindow(4, 1000)
+  const features = Float64Array.from({ length: batch * 4 }, (_, i) => i % 7)
+  const calls = Math.ceil(ROWS / batch)
+  for (let i = 0; i < 20_000; i++) window.record(features, batch)
+  const start = process.cpuUsage()
+  for (let i = 0; i < calls; i++) window.record(features, batch)
+  const used = process.cpuUsage(start)
+  return ((used.user + used.system) * 1000) / calls
 }

@@ -30,7 +30,7 @@ const setup = async (t: Test, files = shippedFiles(), maxBatch = 10): Promise<Se
   const h = harness(files)
   await h.registry.load()
   t.teardown(() => h.registry.stop())
-  const router = createRouter(modelRoutes({ registry: h.registry, metrics: createModelMetrics(h.metrics), maxBatch }), [])
+  const router = createRouter(modelRoutes({ registry: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }), [])
   const call = async (method: string, url: string, body?: unknown, contentType?: string): Promise<Reply> => {
     const ctx = request(method, url, body, contentType)
     const entry = router.find(ctx)
@@ -272,11 +272,19 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
     metrics: raw.provenance.metrics,
     sha256: raw.sha256,
   })
-  t.same(iris.inputs[0], { name: 'sepal_length', datatype: 'FP64', shape: [-1], type: 'numerical' })
+  t.same(iris.inputs[0], {
+    name: 'sepal_length', datatype: 'FP64', shape: [-1], type: 'numerical',
+    reference: { edges: raw.reference.features[0].edges, proportions: raw.reference.features[0].proportions },
+    standardisation: { mean: raw.preprocessing.standardisation.mean[0], scale: raw.preprocessing.standardisation.scale[0] },
+  })
+  t.equal(iris.reference_rows, 150)
+  t.same(iris.drift, { status: 'disabled' }, 'drift monitoring is off in this set-up')
   const cars = bodyOf(await s.call('GET', '/api/v1/models/cars'))
   t.equal(cars.classes, undefined, 'a regression has no classes')
   t.same(cars.outputs, [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [-1] }])
-  t.same(cars.inputs[6], { name: 'origin', datatype: 'BYTES', shape: [-1], type: 'categorical', levels: ['USA', 'Europe', 'Japan'] })
+  const origin = rawArtifact('cars').reference.features[6]
+  t.same(cars.inputs[6], { name: 'origin', datatype: 'BYTES', shape: [-1], type: 'categorical', levels: ['USA', 'Europe', 'Japan'], reference: { levels: origin.levels, proportions: origin.proportions } })
+  t.same(cars.inputs[5].standardisation, { mean: rawArtifact('cars').preprocessing.standardisation.mean[5], scale: rawArtifact('cars').preprocessing.standardisation.scale[5] }, 'a numerical input after others has its own mean and scale')
 })
 
 t.test('OIP metadata: server, model (per version) and probes', async (t) => {

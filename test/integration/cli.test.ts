@@ -73,7 +73,7 @@ t.test('the CLI starts, serves, logs JSON lines and stops cleanly on SIGTERM', a
 
 t.test('console log format writes readable lines', async (t) => {
   const child = spawnTs(CLI, ['--port', '0', '--log-format', 'console'])
-  for (let i = 0; i < 200 && !child.stdout().includes('application_started'); i++) await sleep(20)
+  for (let i = 0; i < 1000 && !child.stdout().includes('application_started'); i++) await sleep(20)
   child.proc.kill('SIGINT')
   t.same(await child.exited, { code: 0, signal: null })
   t.match(child.stdout(), /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {4}application_started \[svc\] version=0\.1\.0/m)

@@ -1,18 +1,8 @@
 // The numerical pieces of training. Everything is deterministic: one seeded PRNG for the split,
 // fixed iteration counts, and every sum taken in row order, so a retrain reproduces the committed
 // artifacts bit for bit.
+import { mulberry32 } from '../../lib/loadgen/random.js'
 import { referenceBin, type FeatureReference } from '../../lib/models/artifact.js'
-
-/** mulberry32: a small, well-mixed 32-bit PRNG; uniform in [0, 1). */
-export const mulberry32 = (seed: number): (() => number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Fisher–Yates, in place. */
 const shuffle = (list: number[], random: () => number): number[] => {

@@ -1,0 +1,46 @@
+// The live side of drift: per model, the last `capacity` input rows the predict path accepted, in
+// one Float64Array used as a ring (row-major, `width` values a row, the kernel's own encoding: a
+// numerical input as its value, a categorical one as its level index). NaN marks a missing value;
+// the drift check counts those apart from the bins.
+//
+// hot path: `record` runs inside every successful prediction. It copies values into preallocated
+// memory and allocates nothing, per row or per call.
+export class FeatureWindow {
+  /** Values per row: the model's input count. */
+  readonly width: number
+  /** Most rows held; older rows are overwritten. */
+  readonly capacity: number
+  /** capacity × width values; only the first `size` rows are meaningful, in no particular order. */
+  readonly values: Float64Array
+  /** Rows held now, up to `capacity`. */
+  size = 0
+  /** Rows recorded since the window was made, the overwritten ones included. */
+  total = 0
+  /** The slot the next row goes to. */
+  private next = 0
+
+  constructor(width: number, capacity: number) {
+    if (!Number.isSafeInteger(width) || width < 1) throw new RangeError(`width must be a positive integer, is ${width}`)
+    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, is ${capacity}`)
+    this.width = width
+    this.capacity = capacity
+    this.values = new Float64Array(width * capacity)
+  }
+
+  /** Appends the first `rows` rows of `features` (row-major, `width` a row), dropping the oldest. */
+  record(features: Float64Array, rows: number): void {
+    const { width, capacity, values } = this
+    // Rows a batch would overwrite before the batch ends are skipped, not copied twice.
+    const skipped = rows > capacity ? rows - capacity : 0
+    let slot = (this.next + skipped) % capacity
+    for (let r = skipped; r < rows; r++) {
+      const from = r * width
+      const to = slot * width
+      for (let j = 0; j < width; j++) values[to + j] = features[from + j] as number
+      slot = slot + 1 === capacity ? 0 : slot + 1
+    }
+    this.next = slot
+    this.total += rows
+    this.size = Math.min(capacity, this.size + rows)
+  }
+}

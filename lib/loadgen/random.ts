@@ -1,0 +1,13 @@
+// A seeded source of randomness: the same seed draws the same inputs, so a load run (and a
+// training split) can be repeated exactly.
+
+/** mulberry32: a small, well-mixed 32-bit PRNG; uniform in [0, 1). */
+export const mulberry32 = (seed: number): (() => number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}

