@@ -1,9 +1,9 @@
 // Wires the service once at start-up: telemetry, the route table with its pipelines, the server.
 import type { Config } from './config.js'
-import { getExternalData } from './endpoints/external-data.js'
-import { getHealth, getReady, getStartup } from './endpoints/health.js'
-import { createStreamLimit, getInsights } from './endpoints/insights.js'
-import { getMetrics } from './endpoints/metrics.js'
+import { EXTERNAL_DATA_DOC, getExternalData } from './endpoints/external-data.js'
+import { getHealth, getReady, getStartup, HEALTH_DOC, READY_DOC, STARTUP_DOC } from './endpoints/health.js'
+import { createStreamLimit, getInsights, INSIGHTS_DOC } from './endpoints/insights.js'
+import { getMetrics, METRICS_DOC } from './endpoints/metrics.js'
 import { modelRoutes } from './endpoints/models.js'
 import { createDriftMonitor, type DriftMonitor } from './drift/monitor.js'
 import { createDriftScheduler, type DriftScheduler } from './drift/scheduler.js'
@@ -13,9 +13,11 @@ import { configuredChecks, createHealthMonitor } from './health/monitor.js'
 import { createModelRegistry, type ModelRegistry } from './models/registry.js'
 import { createStore } from './models/storage.js'
 import { createFigures } from './insights/figures.js'
-import { getRoot } from './endpoints/root.js'
+import { getRoot, ROOT_DOC } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
 import { metrics } from './layers/metrics.js'
+import { OPENAPI_PATH, openApiRoute } from './openapi/endpoint.js'
+import { pageRoutes } from './pages/routes.js'
 import { createRates } from './rates/rates.js'
 import { createUpstreamMetrics } from './rates/upstream-metrics.js'
 import { createRouter, type RouteDef } from './router.js'
@@ -58,17 +60,21 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
   const insights = getInsights({ figures: createFigures({ metrics: registry }), limit: createStreamLimit(config.maxStreams) })
   const probe = { requestLogLevel: 'debug' } as const
   const table: RouteDef[] = [
-    { method: 'GET', path: '/metrics', handler: getMetrics(registry), isExcludedFromMetrics: true },
-    { method: 'GET', path: '/health', handler: getHealth(monitor, lifecycle, VERSION), ...probe },
-    { method: 'GET', path: '/ready', handler: getReady(monitor, lifecycle, VERSION), ...probe },
-    { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe },
-    { method: 'GET', path: '/api/external-data', handler: getExternalData(rates) },
-    { method: 'GET', path: '/api/insights', handler: insights },
+    { method: 'GET', path: '/metrics', handler: getMetrics(registry), isExcludedFromMetrics: true, doc: METRICS_DOC },
+    { method: 'GET', path: '/health', handler: getHealth(monitor, lifecycle, VERSION), ...probe, doc: HEALTH_DOC },
+    { method: 'GET', path: '/ready', handler: getReady(monitor, lifecycle, VERSION), ...probe, doc: READY_DOC },
+    { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe, doc: STARTUP_DOC },
+    { method: 'GET', path: '/api/external-data', handler: getExternalData(rates), doc: EXTERNAL_DATA_DOC },
+    { method: 'GET', path: '/api/insights', handler: insights, doc: INSIGHTS_DOC },
     ...modelRoutes({ registry: models, metrics: createModelMetrics(registry.registry), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
-    ...routes,
+    ...pageRoutes(),
   ]
-  const endpoints = [{ method: 'GET', path: '/' }, ...table.map(({ method, path }) => ({ method, path }))]
-  table.push({ method: 'GET', path: '/', handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints) })
+  const links = (defs: readonly RouteDef[]): Array<{ method: string; path: string }> => defs.map(({ method, path }) => ({ method, path }))
+  const endpoints = [{ method: 'GET', path: '/' }, ...links(table), { method: 'GET', path: OPENAPI_PATH }, ...links(routes)]
+  table.push({ method: 'GET', path: '/', handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints), doc: ROOT_DOC })
+  // Built once from every route of the service, itself included (start-up fails on an undescribed
+  // one); the extra `routes` tests bring are not part of the service and are left out.
+  table.push(openApiRoute({ routes: table, info: { title: config.name, version: VERSION } }), ...routes)
 
   // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured.
   const layers = tracing.layer === undefined ? [logging(logger), metrics(registry.http)] : [logging(logger), metrics(registry.http), tracing.layer]

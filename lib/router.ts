@@ -3,6 +3,7 @@
 import type { Ctx, Params } from './http/context.js'
 import { HttpError } from './http/errors.js'
 import { guard, problem } from './http/problem.js'
+import type { RouteDoc } from './openapi/route-doc.js'
 import { compose, type Handler, type Layer, type ProblemReply, type Reply, type RouteInfo } from './pipeline.js'
 
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
@@ -15,6 +16,12 @@ export type RouteDef = Readonly<{
   handler: Handler
   isExcludedFromMetrics?: boolean
   requestLogLevel?: 'debug' | 'info'
+  /**
+   * Its OpenAPI description, declared beside the endpoint. Optional here so test-only routes need
+   * none; the /openapi.json builder refuses any route it is given without one. A GET documents its
+   * HEAD too.
+   */
+  doc?: RouteDoc
 }>
 
 /** Everything answered at one path: a pipeline per method, and the 405 pipeline for the rest. */

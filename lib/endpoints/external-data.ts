@@ -1,7 +1,9 @@
 // GET /api/external-data?currency=XXX: the latest BTC rate in one currency, from a third-party API
 // (lib/rates/), with Cache-Status saying whether it came from the cache, an upstream, or stale.
+import { RATE_PROVIDERS } from '../config.js'
 import type { Ctx } from '../http/context.js'
 import { HttpError } from '../http/errors.js'
+import { HEADERS as DOC_HEADERS, json, problem, problemExample, ref, type RouteDoc } from '../openapi/route-doc.js'
 import type { Handler, Reply } from '../pipeline.js'
 import { CACHE_STATUS, type Lookup } from '../rates/cache.js'
 import { UNSUPPORTED, type Answer, type Rates } from '../rates/rates.js'
@@ -28,4 +30,57 @@ export const getExternalData = (rates: Rates): Handler => (ctx: Ctx) => {
   const found = rates.latest(currency, ctx.traceContext)
   // A fresh rate is answered synchronously (STYLE: keep sync handlers sync).
   return found instanceof Promise ? found.then((f) => toReply(f, currency)) : toReply(found, currency)
+}
+
+const PATH = '/api/external-data'
+
+export const EXTERNAL_DATA_DOC: RouteDoc = {
+  operationId: 'getExternalData',
+  summary: 'The latest BTC rate',
+  description:
+    'The latest BTC price in one currency, from CoinGecko then Coinbase (SVC_RATE_PROVIDERS), cached per currency for SVC_RATE_CACHE_TTL_MS; ' +
+    'when every upstream fails, a cached rate up to SVC_RATE_STALE_MS old still answers. `Cache-Status` says which happened.',
+  tags: ['rates'],
+  parameters: [
+    {
+      name: 'currency',
+      in: 'query',
+      description: 'An ISO 4217 code, three letters in any case; the answer says it in upper case',
+      schema: { type: 'string', pattern: '^[A-Za-z]{3}$', default: DEFAULT_CURRENCY },
+      example: 'EUR',
+    },
+  ],
+  responses: {
+    '200': json('The rate', ref('Rate'), {
+      headers: { 'Cache-Status': DOC_HEADERS.cacheStatus },
+      example: { symbol: 'BTC', currency: 'EUR', value: 59010.25, timestamp: '2026-11-22T06:00:00.000Z', source: 'coingecko' },
+    }),
+    '400': problem('`currency` is not three letters', {
+      invalid: problemExample('A malformed currency', 400, 'INVALID_PARAMETER', INVALID_CURRENCY.message, PATH, { parameter: 'currency' }),
+    }),
+    '404': problem(
+      'Every upstream answered that it does not quote the currency',
+      { unsupported: problemExample('Nobody quotes it', 404, 'UNSUPPORTED_CURRENCY', 'unsupported currency: no upstream quotes BTC in XYZ', PATH) },
+      { 'Cache-Status': DOC_HEADERS.cacheStatus },
+    ),
+    '502': problem('No upstream gave a rate, and at least one failed otherwise than by a timeout', {
+      failed: problemExample('Upstreams failing', 502, 'BAD_UPSTREAM', 'No upstream answered with a rate: coingecko answered HTTP 503; coinbase timed out after 2000 ms', PATH),
+    }),
+    '504': problem('No upstream gave a rate, and every failure was a timeout', {
+      timeout: problemExample('Upstreams too slow', 504, 'UPSTREAM_TIMEOUT', 'No upstream answered with a rate: coingecko timed out after 2000 ms; coinbase timed out after 2000 ms', PATH),
+    }),
+  },
+  schemas: {
+    Rate: {
+      type: 'object',
+      required: ['symbol', 'currency', 'value', 'timestamp', 'source'],
+      properties: {
+        symbol: { type: 'string', const: 'BTC' },
+        currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+        value: { type: 'number', exclusiveMinimum: 0, description: 'The price of one BTC in `currency`' },
+        timestamp: { type: 'string', format: 'date-time', description: 'When the upstream last updated the rate, or when it was received if the upstream gives no time' },
+        source: { type: 'string', enum: [...RATE_PROVIDERS], description: 'The upstream that answered' },
+      },
+    },
+  },
 }

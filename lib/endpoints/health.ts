@@ -1,7 +1,8 @@
 // The probes (DESIGN §8–9): /health (liveness), /ready (readiness), /startup (start-up gate).
 // One body for all three; they differ only in when they answer 503.
 import { performance } from 'node:perf_hooks'
-import type { Checks, HealthMonitor } from '../health/monitor.js'
+import { COMPONENTS, type Checks, type HealthMonitor } from '../health/monitor.js'
+import { json, ref, type RouteDoc } from '../openapi/route-doc.js'
 import type { Handler, Reply } from '../pipeline.js'
 import type { Lifecycle } from '../server.js'
 
@@ -42,3 +43,72 @@ const probeEndpoint = (probe: Probe, monitor: HealthMonitor, lifecycle: Lifecycl
 export const getHealth = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('health', monitor, lifecycle, version)
 export const getReady = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('ready', monitor, lifecycle, version)
 export const getStartup = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('startup', monitor, lifecycle, version)
+
+const HEALTH_SCHEMAS = {
+  Health: {
+    type: 'object',
+    required: ['status', 'checks', 'version', 'uptime_s'],
+    properties: {
+      status: {
+        type: 'string',
+        enum: ['ok', 'degraded', 'starting', 'draining'],
+        description: '`degraded`: a configured check failed; `starting`: initialisation not complete; `draining`: a graceful shutdown has begun',
+      },
+      checks: {
+        type: 'object',
+        required: [...COMPONENTS],
+        properties: Object.fromEntries(COMPONENTS.map((c) => [c, ref('ComponentCheck')])),
+        additionalProperties: false,
+      },
+      version: { type: 'string' },
+      uptime_s: { type: 'number', minimum: 0, description: 'Seconds since the process started' },
+    },
+  },
+  ComponentCheck: {
+    type: 'object',
+    required: ['status'],
+    description: 'One dependency check: `skipped` when its variable is unset. Results are reused for SVC_HEALTH_CACHE_MS.',
+    properties: {
+      status: { type: 'string', enum: ['ok', 'fail', 'skipped'] },
+      latency_ms: { type: 'number', minimum: 0 },
+      error: { type: 'string', description: 'Why it failed, short: `timeout after 500 ms`, `connection refused`, `HTTP 503`…' },
+    },
+  },
+}
+
+const HEALTH_EXAMPLE = {
+  status: 'degraded',
+  checks: {
+    database: { status: 'ok', latency_ms: 1.2 },
+    cache: { status: 'fail', latency_ms: 500.4, error: 'timeout after 500 ms' },
+    external_api: { status: 'skipped' },
+    models: { status: 'ok', latency_ms: 0 },
+  },
+  version: '0.1.0',
+  uptime_s: 12.3,
+}
+
+const probeDoc = (operationId: string, summary: string, description: string, unavailable?: string): RouteDoc => ({
+  operationId,
+  summary,
+  description: `${description} The body is the same for the three probes; \`Cache-Control: no-store\`.`,
+  tags: ['probes'],
+  responses: {
+    '200': json(unavailable === undefined ? 'Always, while the process serves' : 'Ready', ref('Health'), { example: HEALTH_EXAMPLE }),
+    ...(unavailable === undefined ? {} : { '503': json(unavailable, ref('Health'), { example: { ...HEALTH_EXAMPLE, status: 'starting' } }) }),
+  },
+  schemas: HEALTH_SCHEMAS,
+})
+
+export const HEALTH_DOC: RouteDoc = probeDoc(
+  'getHealth',
+  'Liveness',
+  'Stays 200 while the process can serve: a dependency outage shows in the body, never as a failed liveness probe, since a restart cannot fix a database.',
+)
+export const READY_DOC: RouteDoc = probeDoc(
+  'getReady',
+  'Readiness',
+  'Whether to send traffic here: 503 while starting, while draining, while a configured check fails, or when no model can serve.',
+  'Not ready: starting, draining, or a configured check failed',
+)
+export const STARTUP_DOC: RouteDoc = probeDoc('getStartup', 'Start-up gate', '503 until initialisation completes, then 200.', 'Still starting')

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Ctx } from '../http/context.js'
 import { HttpError } from '../http/errors.js'
 import type { Figures } from '../insights/figures.js'
+import { HEADERS, problem, problemExample, type RouteDoc } from '../openapi/route-doc.js'
 import type { Handler, Reply } from '../pipeline.js'
 
 export const COUNT = Object.freeze({ min: 1, max: 20, default: 5 })
@@ -95,4 +96,71 @@ export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
     ctx.signal.addEventListener('abort', release, { once: true })
     return { status: 200, headers: SSE_HEADERS, stream: insightEvents(ctx, count, intervalMs, figures, release) }
   }
+}
+
+const PATH = '/api/insights'
+const FIGURES = ['http_requests_in_flight', 'http_request_rate', 'http_request_duration_p95', 'event_loop_lag_p99', 'heap_used']
+const EVENT = { seq: 1, count: 5, timestamp: '2026-11-22T06:00:00.125Z', metric: 'http_requests_in_flight', value: 3, unit: 'requests', request_id: '5a0c2f4e-8d1b-4c3a-9e6f-7b2d1a0c9e8f' }
+
+export const INSIGHTS_DOC: RouteDoc = {
+  operationId: 'getInsights',
+  summary: "A live stream of the service's own telemetry",
+  description:
+    `A Server-Sent Events stream of \`count\` events, \`interval\` seconds apart, then the end of the stream. Each event is ` +
+    '`data: <InsightEvent as JSON>` and a blank line; the figures cycle through ' +
+    `${FIGURES.map((f) => `\`${f}\``).join(', ')}. A stream holds one of SVC_MAX_STREAMS slots until it ends; a client that leaves stops it at once.`,
+  tags: ['insights'],
+  parameters: [
+    {
+      name: 'count',
+      in: 'query',
+      description: 'How many events to send',
+      schema: { type: 'integer', minimum: COUNT.min, maximum: COUNT.max, default: COUNT.default },
+      example: 3,
+    },
+    {
+      name: 'interval',
+      in: 'query',
+      description: 'Seconds between two events, fractions allowed; 0 sends them back to back',
+      schema: { type: 'number', minimum: INTERVAL_S.min, maximum: INTERVAL_S.max, default: INTERVAL_S.default },
+      example: 0.5,
+    },
+  ],
+  responses: {
+    '200': {
+      description: 'The stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
+      content: {
+        'text/event-stream; charset=utf-8': {
+          schema: { type: 'string', description: 'Events of `data: <InsightEvent JSON>` and a blank line' },
+          example: `data: ${JSON.stringify(EVENT)}\n\n`,
+        },
+      },
+    },
+    '400': problem('`count` or `interval` out of range or not a number; sent before any stream starts', {
+      count: problemExample('count out of range', 400, 'INVALID_PARAMETER', INVALID_COUNT.message, PATH, { parameter: 'count' }),
+      interval: problemExample('interval not a number', 400, 'INVALID_PARAMETER', INVALID_INTERVAL.message, PATH, { parameter: 'interval' }),
+    }),
+    '503': problem(
+      'SVC_MAX_STREAMS streams are already open',
+      { full: problemExample('Every slot taken', 503, 'TOO_MANY_STREAMS', 'Too many insight streams are open; retry later', PATH) },
+      { 'Retry-After': HEADERS.retryAfter },
+    ),
+  },
+  schemas: {
+    InsightEvent: {
+      type: 'object',
+      description: 'One event of GET /api/insights, the JSON after `data: `',
+      required: ['seq', 'count', 'timestamp', 'metric', 'value', 'unit', 'request_id'],
+      properties: {
+        seq: { type: 'integer', minimum: 1, description: 'From 1 to `count`' },
+        count: { type: 'integer', minimum: COUNT.min, maximum: COUNT.max },
+        timestamp: { type: 'string', format: 'date-time' },
+        metric: { type: 'string', enum: FIGURES },
+        value: { type: ['number', 'null'], description: 'null before there is anything to measure (no request completed yet, no event-loop sample)' },
+        unit: { type: 'string', enum: ['requests', 'requests_per_second', 'seconds', 'milliseconds', 'bytes'] },
+        request_id: { type: 'string', format: 'uuid', description: "The stream's own request id" },
+      },
+      examples: [EVENT],
+    },
+  },
 }

@@ -1,8 +1,31 @@
 // GET /metrics: Prometheus text 0.0.4, or OpenMetrics when the scraper's Accept asks for it.
+import { Registry } from 'prom-client'
+import type { RouteDoc } from '../openapi/route-doc.js'
 import type { Handler } from '../pipeline.js'
 import type { MetricsRegistry } from '../telemetry/registry.js'
 
 export const getMetrics = (metrics: MetricsRegistry): Handler => async (ctx) => {
   const { contentType, text } = await metrics.render(ctx.header('accept'))
   return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text }
+}
+
+const EXPOSITION = { schema: { type: 'string' } }
+
+export const METRICS_DOC: RouteDoc = {
+  operationId: 'getMetrics',
+  summary: 'Prometheus metrics',
+  description:
+    'The HTTP series (`http_requests_total`, `http_request_duration_seconds`, `http_requests_in_flight`, `http_exceptions_total`), ' +
+    'the model, drift, upstream and health-check series, and the process defaults. Prometheus text 0.0.4, or OpenMetrics 1.0 ' +
+    '(with exemplars) when the `Accept` header prefers `application/openmetrics-text`. Scrapes are not counted in the HTTP series.',
+  tags: ['metrics'],
+  responses: {
+    '200': {
+      description: 'The exposition; `Cache-Control: no-store`',
+      content: {
+        [Registry.PROMETHEUS_CONTENT_TYPE]: { ...EXPOSITION, example: 'http_requests_in_flight{environment="dev"} 1\n' },
+        [Registry.OPENMETRICS_CONTENT_TYPE]: EXPOSITION,
+      },
+    },
+  },
 }

@@ -31,6 +31,7 @@ import { performance } from 'node:perf_hooks'
 import type { DriftMonitor } from '../drift/monitor.js'
 import type { Ctx } from '../http/context.js'
 import { HttpError } from '../http/errors.js'
+import * as docs from './model-docs.js'
 import type { FeatureReference, Input } from '../models/artifact.js'
 import { encodeInputs, readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
 import { buildInferResponse, predictBatch } from '../models/inference-response.js'
@@ -257,17 +258,17 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
 
   const probe = { requestLogLevel: 'debug' } as const
   return [
-    { method: 'POST', path: '/api/v1/predict', handler: predict },
-    { method: 'GET', path: '/api/v1/models', handler: listModels },
-    { method: 'GET', path: '/api/v1/models/{name}', handler: getModel },
-    { method: 'POST', path: '/v2/models/{name}/infer', handler: inferV2 },
-    { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', handler: inferV2 },
-    { method: 'GET', path: '/v2/models/{name}', handler: getModelMetadata },
-    { method: 'GET', path: '/v2/models/{name}/versions/{version}', handler: getModelMetadata },
-    { method: 'GET', path: '/v2/models/{name}/ready', handler: getModelReady },
-    { method: 'GET', path: '/v2/models/{name}/versions/{version}/ready', handler: getModelReady },
-    { method: 'GET', path: '/v2/health/live', handler: () => LIVE, ...probe },
-    { method: 'GET', path: '/v2/health/ready', handler: getServerReady, ...probe },
-    { method: 'GET', path: '/v2', handler: () => SERVER_METADATA },
+    { method: 'POST', path: '/api/v1/predict', handler: predict, doc: docs.PREDICT_DOC },
+    { method: 'GET', path: '/api/v1/models', handler: listModels, doc: docs.LIST_MODELS_DOC },
+    { method: 'GET', path: '/api/v1/models/{name}', handler: getModel, doc: docs.GET_MODEL_DOC },
+    { method: 'POST', path: '/v2/models/{name}/infer', handler: inferV2, doc: docs.INFER_DOC },
+    { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', handler: inferV2, doc: docs.INFER_VERSION_DOC },
+    { method: 'GET', path: '/v2/models/{name}', handler: getModelMetadata, doc: docs.MODEL_METADATA_DOC },
+    { method: 'GET', path: '/v2/models/{name}/versions/{version}', handler: getModelMetadata, doc: docs.MODEL_VERSION_METADATA_DOC },
+    { method: 'GET', path: '/v2/models/{name}/ready', handler: getModelReady, doc: docs.MODEL_READY_DOC },
+    { method: 'GET', path: '/v2/models/{name}/versions/{version}/ready', handler: getModelReady, doc: docs.MODEL_VERSION_READY_DOC },
+    { method: 'GET', path: '/v2/health/live', handler: () => LIVE, ...probe, doc: docs.SERVER_LIVE_DOC },
+    { method: 'GET', path: '/v2/health/ready', handler: getServerReady, ...probe, doc: docs.SERVER_READY_DOC },
+    { method: 'GET', path: '/v2', handler: () => SERVER_METADATA, doc: docs.SERVER_METADATA_DOC },
   ]
 }

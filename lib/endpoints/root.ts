@@ -1,4 +1,6 @@
 // GET /: who this is and where to go next. The reply never changes, so it is built once.
+import { ENVIRONMENTS } from '../config.js'
+import { json, ref, type RouteDoc } from '../openapi/route-doc.js'
 import type { Handler, Reply } from '../pipeline.js'
 
 export type ServiceInfo = Readonly<{ name: string; version: string; environment: string }>
@@ -12,4 +14,35 @@ export const getRoot = (info: ServiceInfo, endpoints: readonly EndpointLink[]): 
     text: JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints }),
   })
   return () => reply
+}
+
+export const ROOT_DOC: RouteDoc = {
+  operationId: 'getRoot',
+  summary: 'What this service is',
+  description: 'The service name, version and environment, and every route (method and path template).',
+  tags: ['service'],
+  responses: {
+    '200': json('The service and its routes', ref('ServiceDescription'), {
+      example: { service: 'svc', version: '0.1.0', environment: 'dev', endpoints: [{ method: 'GET', path: '/' }, { method: 'GET', path: '/metrics' }] },
+    }),
+  },
+  schemas: {
+    ServiceDescription: {
+      type: 'object',
+      required: ['service', 'version', 'environment', 'endpoints'],
+      properties: {
+        service: { type: 'string', description: 'APP_NAME' },
+        version: { type: 'string' },
+        environment: { type: 'string', enum: [...ENVIRONMENTS] },
+        endpoints: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['method', 'path'],
+            properties: { method: { type: 'string' }, path: { type: 'string', description: 'A path template: `{name}` is a parameter' } },
+          },
+        },
+      },
+    },
+  },
 }

@@ -96,6 +96,11 @@ t.test('GET / describes the service and links the other endpoints', async (t) =>
       { method: 'GET', path: '/v2/health/live' },
       { method: 'GET', path: '/v2/health/ready' },
       { method: 'GET', path: '/v2' },
+      { method: 'GET', path: '/docs' },
+      { method: 'GET', path: '/docs/{asset}' },
+      { method: 'GET', path: '/demo' },
+      { method: 'GET', path: '/demo/{asset}' },
+      { method: 'GET', path: '/openapi.json' },
     ],
   })
 })

@@ -1,0 +1,166 @@
+// Builds the OpenAPI 3.1 document of GET /openapi.json from the route table, once at start-up.
+// Each route brings its own description (RouteDef.doc); this adds what they all share and refuses,
+// listing every problem at once, a table that has a route without a description, a path parameter
+// left undescribed, an operationId used twice, or a reference to nothing.
+import type { RouteDef } from '../router.js'
+import { COMPONENT_HEADERS, COMPONENT_RESPONSES, COMPONENT_SCHEMAS } from './components.js'
+import { HEADERS, TAGS, type ResponseDoc, type RouteDoc, type Schema, type Tag } from './route-doc.js'
+
+export const OPENAPI_VERSION = '3.1.0'
+
+export type ApiInfo = Readonly<{ title: string; version: string; description?: string }>
+
+/**
+ * Bearer tokens, when the service is configured with them: `api` guards /api/v1/* and /v2/*,
+ * `metrics` guards /metrics with a token of its own (a scraper's is not a client's).
+ */
+export type ApiSecurity = Readonly<{ api?: boolean; metrics?: boolean }>
+
+export type DocumentOptions = Readonly<{
+  routes: readonly Pick<RouteDef, 'method' | 'path' | 'doc'>[]
+  info: ApiInfo
+  security?: ApiSecurity
+}>
+
+/** The document as plain, deeply frozen JSON data. */
+export type OpenApiDocument = Readonly<Record<string, unknown>>
+
+const SECURITY_SCHEMES = {
+  apiToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A client token, sent as `Authorization: Bearer <token>`, for /api/v1/* and /v2/*',
+  },
+  metricsToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The scraper token, sent as `Authorization: Bearer <token>`, for /metrics',
+  },
+} as const
+
+const isApiPath = (path: string): boolean => path.startsWith('/api/v1/') || path === '/v2' || path.startsWith('/v2/')
+
+/** The scheme guarding `path`, if any. */
+const schemeFor = (path: string, security: ApiSecurity): keyof typeof SECURITY_SCHEMES | undefined => {
+  if (security.api === true && isApiPath(path)) return 'apiToken'
+  if (security.metrics === true && path === '/metrics') return 'metricsToken'
+  return undefined
+}
+
+const responseRef = (name: string): Schema => ({ $ref: `#/components/responses/${name}` })
+const PARAM = /\{([^}]+)\}/g
+
+/** Every response says X-Request-ID, first, whatever else it declares. */
+const withRequestId = (response: ResponseDoc): ResponseDoc => ({ ...response, headers: { 'X-Request-ID': HEADERS.requestId, ...response.headers } })
+
+const operation = (path: string, doc: RouteDoc, scheme: string | undefined): Record<string, unknown> => {
+  const responses: Record<string, unknown> = {}
+  for (const [status, response] of Object.entries(doc.responses)) responses[status] = withRequestId(response)
+  // What any operation can answer besides its own: a path parameter that is not valid
+  // percent-encoding (the router's 400), a missing token, a failure (500).
+  if (path.includes('{') && responses['400'] === undefined) responses['400'] = responseRef('InvalidPathParameter')
+  if (scheme !== undefined) responses['401'] = responseRef('Unauthorized')
+  responses['500'] ??= responseRef('InternalError')
+  return {
+    operationId: doc.operationId,
+    summary: doc.summary,
+    ...(doc.description === undefined ? {} : { description: doc.description }),
+    tags: doc.tags,
+    ...(doc.parameters === undefined ? {} : { parameters: doc.parameters }),
+    ...(doc.requestBody === undefined ? {} : { requestBody: doc.requestBody }),
+    responses,
+    ...(scheme === undefined ? {} : { security: [{ [scheme]: [] }] }),
+  }
+}
+
+/** What is wrong with a route's description, beyond what its type already rules out. */
+const check = (method: string, path: string, doc: RouteDoc): string[] => {
+  const problems: string[] = []
+  const inTemplate = [...path.matchAll(PARAM)].map((m) => m[1] as string)
+  const declared = (doc.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name)
+  for (const name of inTemplate) if (!declared.includes(name)) problems.push(`${method} ${path}: path parameter ${name} is not described`)
+  for (const name of declared) if (!inTemplate.includes(name)) problems.push(`${method} ${path}: described path parameter ${name} is not in the path`)
+  if (Object.keys(doc.responses).length === 0) problems.push(`${method} ${path}: no response is described`)
+  return problems
+}
+
+/** Every `$ref` of the document points at something in it. */
+const danglingRefs = (document: unknown): string[] => {
+  const dangling: string[] = []
+  const resolve = (pointer: string): unknown =>
+    pointer
+      .slice(2)
+      .split('/')
+      .reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined), document)
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk)
+    if (node === null || typeof node !== 'object') return
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && resolve(value) === undefined) dangling.push(value)
+      else walk(value)
+    }
+  }
+  walk(document)
+  return [...new Set(dangling)]
+}
+
+const deepFreeze = <T>(value: T): T => {
+  if (value !== null && typeof value === 'object') {
+    Object.freeze(value)
+    for (const child of Object.values(value)) deepFreeze(child)
+  }
+  return value
+}
+
+/** The document, or a TypeError naming every route and reference that keeps it from being complete. */
+export const buildDocument = ({ routes, info, security = {} }: DocumentOptions): OpenApiDocument => {
+  const problems: string[] = []
+  const paths: Record<string, Record<string, unknown>> = {}
+  const schemas: Record<string, Schema> = { ...COMPONENT_SCHEMAS }
+  const operationIds = new Set<string>()
+  const tags = new Set<Tag>()
+  const schemes = new Set<keyof typeof SECURITY_SCHEMES>()
+
+  for (const { method, path, doc } of routes) {
+    if (doc === undefined) {
+      problems.push(`${method} ${path} has no description (RouteDef.doc)`)
+      continue
+    }
+    problems.push(...check(method, path, doc))
+    if (operationIds.has(doc.operationId)) problems.push(`${method} ${path}: operationId ${doc.operationId} is used twice`)
+    operationIds.add(doc.operationId)
+    for (const tag of doc.tags) tags.add(tag)
+    for (const [name, schema] of Object.entries(doc.schemas ?? {})) {
+      const known = schemas[name]
+      if (known !== undefined && JSON.stringify(known) !== JSON.stringify(schema)) problems.push(`${method} ${path}: schema ${name} differs from another of that name`)
+      schemas[name] = schema
+    }
+    const scheme = schemeFor(path, security)
+    if (scheme !== undefined) schemes.add(scheme)
+    ;(paths[path] ??= {})[method.toLowerCase()] = operation(path, doc, scheme)
+  }
+
+  const responses = Object.fromEntries(Object.entries(COMPONENT_RESPONSES).map(([name, response]) => [name, withRequestId(response)]))
+  const securitySchemes = Object.fromEntries([...schemes].sort().map((name) => [name, SECURITY_SCHEMES[name]]))
+  const document = {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: info.title,
+      version: info.version,
+      ...(info.description === undefined ? {} : { description: info.description }),
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    tags: (Object.keys(TAGS) as Tag[]).filter((tag) => tags.has(tag)).map((name) => ({ name, description: TAGS[name] })),
+    paths,
+    components: {
+      schemas,
+      headers: COMPONENT_HEADERS,
+      responses,
+      ...(schemes.size === 0 ? {} : { securitySchemes }),
+    },
+  }
+  problems.push(...danglingRefs(document).map((target) => `$ref ${target} points at nothing`))
+  if (problems.length > 0) throw new TypeError(`the API description is incomplete:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  // A copy, so freezing it never freezes the route descriptions it was built from.
+  return deepFreeze(JSON.parse(JSON.stringify(document)) as OpenApiDocument)
+}

@@ -1,0 +1,51 @@
+// Where the pages' files come from, read once at start-up: the service's own (lib/pages/static,
+// shipped with the package) and Swagger UI's (the swagger-ui-dist package; never a CDN, since the
+// service may run without a route to the internet).
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/**
+ * The Swagger UI files /docs uses, and the only ones /docs/{asset} serves of that package. The
+ * standalone preset (a top bar to load other documents) and the source maps are left out.
+ */
+export const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const
+
+/** The service's own files under /docs/{asset} and /demo/{asset}. */
+export const DOCS_FILES = ['docs.js', 'docs.css', 'favicon.svg'] as const
+export const DEMO_FILES = ['demo.js', 'demo.css', 'favicon.svg'] as const
+
+/**
+ * lib/pages/static under svc's package root: one level above lib/ when run from source, two above
+ * dist/lib/ when built (tsc does not copy these files), so walk up to svc's package.json.
+ */
+export const staticDir = (from: URL, dir: URL = new URL('.', from)): string => {
+  if (isSvcManifest(new URL('package.json', dir))) return join(fileURLToPath(dir), 'lib', 'pages', 'static')
+  if (dir.pathname === '/') throw new Error(`package.json of svc not found above ${from.pathname}`)
+  return staticDir(from, new URL('..', dir))
+}
+
+const isSvcManifest = (file: URL): boolean => {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'svc'
+  } catch {
+    return false // no readable manifest here
+  }
+}
+
+/** The installed swagger-ui-dist, found as Node resolves any dependency. */
+export const swaggerUiDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+
+/** The named files of a folder, as text; a missing one fails start-up, naming it. */
+export const readFiles = (dir: string, names: readonly string[]): Map<string, string> =>
+  new Map(names.map((name) => [name, readFileSync(join(dir, name), 'utf8')]))
+
+export type PageSources = Readonly<{
+  /** The service's own page files. */
+  staticDir: string
+  /** The swagger-ui-dist package. */
+  swaggerUiDir: string
+}>
+
+export const defaultSources = (): PageSources => ({ staticDir: staticDir(new URL(import.meta.url)), swaggerUiDir: swaggerUiDir() })

@@ -1,0 +1,157 @@
+// The OpenAPI builder as a pure function: what it adds to every operation, and what it refuses.
+import t from 'tap'
+import { buildDocument, OPENAPI_VERSION, type DocumentOptions } from '../../lib/openapi/document.js'
+import { openApiRoute, OPENAPI_DOC, OPENAPI_PATH } from '../../lib/openapi/endpoint.js'
+import { json, problem, problemExample, ref, type RouteDoc } from '../../lib/openapi/route-doc.js'
+import type { RouteDef } from '../../lib/router.js'
+import { makeCtx } from '../fixtures/ctx.js'
+
+const INFO = { title: 'svc', version: '1.2.3' }
+const none = () => ({ status: 204 })
+
+const doc = (operationId: string, extra: Partial<RouteDoc> = {}): RouteDoc => ({
+  operationId,
+  summary: `The ${operationId} operation`,
+  tags: ['service'],
+  responses: { '200': json('It', { type: 'object' }) },
+  ...extra,
+})
+
+const build = (routes: DocumentOptions['routes'], security?: DocumentOptions['security']) =>
+  buildDocument(security === undefined ? { routes, info: INFO } : { routes, info: INFO, security }) as any
+
+t.test('a route table becomes an OpenAPI 3.1 document with what every operation shares', async (t) => {
+  const document = build([
+    { method: 'GET', path: '/things', doc: doc('listThings', { description: 'All of them' }) },
+    {
+      method: 'GET',
+      path: '/things/{id}',
+      doc: doc('getThing', {
+        tags: ['models', 'service'],
+        parameters: [{ name: 'id', in: 'path', description: 'Which', required: true, schema: { type: 'string' } }],
+        responses: { '200': json('It', ref('Thing')), '404': problem('None', { none: problemExample('No thing', 404, 'NOT_FOUND', 'No thing', '/things/x') }) },
+        schemas: { Thing: { type: 'object' } },
+      }),
+    },
+    { method: 'POST', path: '/things/{id}', doc: doc('replaceThing', { parameters: [{ name: 'id', in: 'path', description: 'Which', required: true, schema: { type: 'string' } }], responses: { '400': json('Bad', { type: 'object' }) } }) },
+  ])
+  t.equal(document.openapi, OPENAPI_VERSION)
+  t.same(document.info, { title: 'svc', version: '1.2.3', license: { name: 'MIT', identifier: 'MIT' } })
+  t.notOk('servers' in document, 'no servers: clients resolve paths against where they fetched the document')
+  t.same(document.tags.map((tag: any) => tag.name), ['service', 'models'], 'tags in their fixed order, only those used')
+  t.same(Object.keys(document.paths), ['/things', '/things/{id}'])
+  t.same(Object.keys(document.paths['/things/{id}']), ['get', 'post'])
+
+  const list = document.paths['/things'].get
+  t.match(list, { operationId: 'listThings', summary: 'The listThings operation', description: 'All of them', tags: ['service'] })
+  t.notOk('parameters' in list)
+  t.same(list.responses['200'].headers, { 'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' } })
+  t.same(list.responses['500'], { $ref: '#/components/responses/InternalError' }, 'every operation can fail')
+  t.notOk('400' in list.responses, 'no path parameter, no 400 of its own')
+  t.notOk('security' in list)
+
+  const get = document.paths['/things/{id}'].get
+  t.notOk('description' in get)
+  t.same(get.responses['400'], { $ref: '#/components/responses/InvalidPathParameter' }, 'a path parameter may be malformed')
+  t.same(get.responses['404'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
+  t.same(document.components.schemas.Thing, { type: 'object' })
+  t.ok(document.components.schemas.Problem, 'the problem schema is always there')
+  t.same(Object.keys(document.components.headers), ['X-Request-ID', 'Cache-Status', 'Retry-After', 'ETag', 'Cache-Control', 'Content-Security-Policy'])
+  t.same(document.components.responses.InternalError.headers, { 'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' } })
+  t.notOk('securitySchemes' in document.components)
+  t.same(document.paths['/things/{id}'].post.responses['400'].description, 'Bad', "a route's own 400 stays")
+})
+
+t.test('the document is frozen, and the route descriptions it came from are not', async (t) => {
+  const own = doc('x')
+  const document = build([{ method: 'GET', path: '/x', doc: own }], undefined)
+  t.ok(Object.isFrozen(document))
+  t.ok(Object.isFrozen(document.paths['/x'].get.responses['200'].content['application/json'].schema))
+  t.notOk(Object.isFrozen(own))
+})
+
+t.test('the info description is kept when given', async (t) => {
+  const document = buildDocument({ routes: [], info: { ...INFO, description: 'About' } }) as any
+  t.equal(document.info.description, 'About')
+  t.same(document.paths, {})
+})
+
+t.test('tokens: api guards /api/v1/* and /v2/*, metrics guards /metrics, each with a 401', async (t) => {
+  const routes = ['/api/v1/models', '/v2', '/v2/health/live', '/metrics', '/health', '/api/insights', '/v2x'].map((path, i) => ({ method: 'GET' as const, path, doc: doc(`op${i}`) }))
+  const guarded = (document: any) => Object.entries(document.paths).map(([path, ops]: [string, any]) => [path, ops.get.security ?? null, '401' in ops.get.responses])
+
+  const both = build(routes, { api: true, metrics: true })
+  t.same(guarded(both), [
+    ['/api/v1/models', [{ apiToken: [] }], true],
+    ['/v2', [{ apiToken: [] }], true],
+    ['/v2/health/live', [{ apiToken: [] }], true],
+    ['/metrics', [{ metricsToken: [] }], true],
+    ['/health', null, false],
+    ['/api/insights', null, false],
+    ['/v2x', null, false],
+  ])
+  t.same(Object.keys(both.components.securitySchemes), ['apiToken', 'metricsToken'])
+  t.match(both.components.securitySchemes.apiToken, { type: 'http', scheme: 'bearer' })
+  t.same(both.components.responses.Unauthorized.headers, { 'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' } })
+
+  const metricsOnly = build(routes, { metrics: true })
+  t.same(Object.keys(metricsOnly.components.securitySchemes), ['metricsToken'])
+  t.same(guarded(metricsOnly).filter(([, security]) => security !== null).map(([path]) => path), ['/metrics'])
+  t.notOk('securitySchemes' in build(routes, {}).components, 'no tokens configured, no scheme')
+})
+
+t.test('a route without a description fails the build, named with every other problem at once', async (t) => {
+  const routes: DocumentOptions['routes'] = [
+    { method: 'GET', path: '/documented', doc: doc('same') },
+    { method: 'GET', path: '/bare' },
+    { method: 'POST', path: '/bare' },
+    { method: 'GET', path: '/items/{id}', doc: doc('same', { parameters: [{ name: 'other', in: 'path', description: 'x', required: true, schema: {} }] }) },
+    { method: 'GET', path: '/empty', doc: doc('empty', { responses: {} }) },
+    { method: 'GET', path: '/dangling', doc: doc('dangling', { responses: { '200': json('It', ref('Nowhere')) } }) },
+    { method: 'GET', path: '/odd', doc: doc('odd', { responses: { '200': json('It', { $ref: '#/openapi/deeper' }) } }) },
+    { method: 'GET', path: '/one', doc: doc('one', { schemas: { Twice: { type: 'string' } } }) },
+    { method: 'GET', path: '/two', doc: doc('two', { schemas: { Twice: { type: 'number' } } }) },
+    { method: 'GET', path: '/three', doc: doc('three', { schemas: { Twice: { type: 'string' } } }) },
+  ]
+  const error = t.throws(() => build(routes)) as Error
+  t.type(error, TypeError)
+  t.equal(
+    error.message,
+    [
+      'the API description is incomplete:',
+      '  GET /bare has no description (RouteDef.doc)',
+      '  POST /bare has no description (RouteDef.doc)',
+      '  GET /items/{id}: path parameter id is not described',
+      '  GET /items/{id}: described path parameter other is not in the path',
+      '  GET /items/{id}: operationId same is used twice',
+      '  GET /empty: no response is described',
+      '  GET /two: schema Twice differs from another of that name',
+      '  GET /three: schema Twice differs from another of that name',
+      '  $ref #/components/schemas/Nowhere points at nothing',
+      '  $ref #/openapi/deeper points at nothing',
+    ].join('\n'),
+  )
+})
+
+t.test('a reference into a path with an escaped slash resolves', async (t) => {
+  const routes: DocumentOptions['routes'] = [
+    { method: 'GET', path: '/a/b', doc: doc('ab') },
+    { method: 'GET', path: '/c', doc: doc('c', { responses: { '200': json('It', { $ref: '#/paths/~1a~1b/get/responses/200/content/application~1json/schema' }) } }) },
+  ]
+  t.ok(build(routes).paths['/c'])
+})
+
+t.test('GET /openapi.json describes the routes given and itself, as one pre-serialised body', async (t) => {
+  const described: RouteDef = { method: 'GET', path: '/x', handler: none, doc: doc('x') }
+  const route = openApiRoute({ routes: [described], info: INFO })
+  t.match(route, { method: 'GET', path: OPENAPI_PATH, doc: OPENAPI_DOC })
+  const reply = (await route.handler(makeCtx('GET', OPENAPI_PATH))) as any
+  t.equal(reply.status, 200)
+  t.equal(reply.headers['content-type'], 'application/json')
+  const document = JSON.parse(reply.text)
+  t.same(Object.keys(document.paths), ['/x', OPENAPI_PATH])
+  t.equal(document.paths[OPENAPI_PATH].get.operationId, 'getOpenApi')
+  t.equal(await route.handler(makeCtx('GET', OPENAPI_PATH)), reply, 'the same reply every time')
+  const undocumented: RouteDef = { method: 'GET', path: '/y', handler: none }
+  t.throws(() => openApiRoute({ routes: [undocumented], info: INFO }), /GET \/y has no description/)
+})
