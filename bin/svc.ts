@@ -59,23 +59,32 @@ const main = async (argv: readonly string[]): Promise<void> => {
   const processLog = createLogger({ ...logOptions, level: 'error', write: err.write, isColour: process.stderr.isTTY })
   exitOnFatal(processLog, process.exit)
 
-  const app = createApp({ config, logger, writeConsole: out.write })
+  const app = createApp({ config, logger, writeConsole: out.write, droppedLogLines: () => out.dropped() + err.dropped() })
   const { server } = app
   // DESIGN §8: models are loaded before the listener opens; a broken one is reported, not fatal.
   await app.models.load()
   let port: number
+  let adminPort: number | undefined
+  let at = `${config.host}:${config.port}`
   try {
     port = (await server.listen()).port
+    if (app.admin !== undefined && config.admin !== undefined) {
+      at = `${config.admin.host}:${config.admin.port} (SVC_ADMIN_PORT)`
+      adminPort = (await app.admin.listen()).port
+    }
   } catch (error: unknown) {
     const { code, message } = error as NodeJS.ErrnoException
-    process.stderr.write(`svc: cannot listen on ${config.host}:${config.port}: ${LISTEN_ERRORS[String(code)] ?? message}\n`)
+    process.stderr.write(`svc: cannot listen on ${at}: ${LISTEN_ERRORS[String(code)] ?? message}\n`)
+    // The public listener may already be open when the admin one fails; it must not keep the process up.
+    server.http.close()
     return void (process.exitCode = 1)
   }
 
   app.models.start()
   app.drift?.scheduler.start()
   stopOnSignals(app, logger, config, process.exit)
-  logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port })
+  const admin = adminPort === undefined ? {} : { admin_host: config.admin?.host, admin_port: adminPort }
+  logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port, ...admin })
 }
 
 await main(process.argv.slice(2))

@@ -15,7 +15,9 @@ import { createStore } from './models/storage.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
+import { bearerAuth } from './layers/auth.js'
 import { metrics } from './layers/metrics.js'
+import { createShedding, type Shedding } from './layers/shedding.js'
 import { OPENAPI_PATH, openApiRoute } from './openapi/endpoint.js'
 import { pageRoutes } from './pages/routes.js'
 import { createRates } from './rates/rates.js'
@@ -34,10 +36,14 @@ export type AppOptions = Readonly<{
   routes?: readonly RouteDef[]
   /** Where ENABLE_CONSOLE_TRACES prints spans: the writer behind the logger's stdout. */
   writeConsole: (chunk: string) => void
+  /** Log lines lost because stdout or stderr went away (the line writers' count): svc_log_lines_dropped_total. */
+  droppedLogLines?: (() => number) | undefined
 }>
 
 export type App = Readonly<{
   server: SvcServer
+  /** The admin listener (SVC_ADMIN_PORT) with the probes and /metrics; undefined when not configured. */
+  admin: SvcServer | undefined
   metrics: MetricsRegistry
   lifecycle: Lifecycle
   tracing: Tracing
@@ -45,10 +51,12 @@ export type App = Readonly<{
   models: ModelRegistry
   /** Drift monitoring, undefined when SVC_DRIFT_ENABLED=false; `start` its schedule after listening. */
   drift: Readonly<{ monitor: DriftMonitor; scheduler: DriftScheduler }> | undefined
+  /** Load shedding; `stop` ends its event-loop sampler (shutdown). */
+  shedding: Shedding
 }>
 
-export const createApp = ({ config, logger, routes = [], writeConsole }: AppOptions): App => {
-  const registry = createMetricsRegistry({ environment: config.environment, version: VERSION })
+export const createApp = ({ config, logger, routes = [], writeConsole, droppedLogLines }: AppOptions): App => {
+  const registry = createMetricsRegistry({ environment: config.environment, version: VERSION, droppedLogLines })
   const service = { name: config.name, version: VERSION, environment: config.environment }
   const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
   const lifecycle = createLifecycle()
@@ -58,9 +66,9 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, registry: registry.registry })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(registry.registry, config.rates.providers), logger })
   const insights = getInsights({ figures: createFigures({ metrics: registry }), limit: createStreamLimit(config.maxStreams) })
-  const probe = { requestLogLevel: 'debug' } as const
+  const probe = { requestLogLevel: 'debug', isOperational: true } as const
   const table: RouteDef[] = [
-    { method: 'GET', path: '/metrics', handler: getMetrics(registry), isExcludedFromMetrics: true, doc: METRICS_DOC },
+    { method: 'GET', path: '/metrics', handler: getMetrics(registry), isExcludedFromMetrics: true, isOperational: true, doc: METRICS_DOC },
     { method: 'GET', path: '/health', handler: getHealth(monitor, lifecycle, VERSION), ...probe, doc: HEALTH_DOC },
     { method: 'GET', path: '/ready', handler: getReady(monitor, lifecycle, VERSION), ...probe, doc: READY_DOC },
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe, doc: STARTUP_DOC },
@@ -69,17 +77,27 @@ export const createApp = ({ config, logger, routes = [], writeConsole }: AppOpti
     ...modelRoutes({ registry: models, metrics: createModelMetrics(registry.registry), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
     ...pageRoutes(),
   ]
+  // With an admin listener, the operational routes (probes, /metrics) live there and only there;
+  // the public listener, its index and its API description no longer have them.
+  const isAdminSplit = config.admin !== undefined
+  const operational = isAdminSplit ? table.filter((route) => route.isOperational === true) : []
+  const served = isAdminSplit ? table.filter((route) => route.isOperational !== true) : table
   const links = (defs: readonly RouteDef[]): Array<{ method: string; path: string }> => defs.map(({ method, path }) => ({ method, path }))
-  const endpoints = [{ method: 'GET', path: '/' }, ...links(table), { method: 'GET', path: OPENAPI_PATH }, ...links(routes)]
-  table.push({ method: 'GET', path: '/', handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints), doc: ROOT_DOC })
+  const endpoints = [{ method: 'GET', path: '/' }, ...links(served), { method: 'GET', path: OPENAPI_PATH }, ...links(routes)]
+  served.push({ method: 'GET', path: '/', handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints), doc: ROOT_DOC })
   // Built once from every route of the service, itself included (start-up fails on an undescribed
   // one); the extra `routes` tests bring are not part of the service and are left out.
-  table.push(openApiRoute({ routes: table, info: { title: config.name, version: VERSION } }), ...routes)
+  const security = { api: config.auth.apiTokens.length > 0, metrics: config.auth.metricsToken !== undefined }
+  served.push(openApiRoute({ routes: served, info: { title: config.name, version: VERSION }, security }), ...routes)
 
-  // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured.
-  const layers = tracing.layer === undefined ? [logging(logger), metrics(registry.http)] : [logging(logger), metrics(registry.http), tracing.layer]
-  const router = createRouter(table, layers)
-  return { server: createServer({ config, router, logger, lifecycle }), metrics: registry, lifecycle, tracing, models, drift }
+  // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured. Refusals
+  // (a missing token, shed load) happen inside, so they are logged, counted and traced like any answer.
+  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: registry.registry })
+  const optional = [tracing.layer, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
+  const layers = [logging(logger), metrics(registry.http), ...optional]
+  const server = createServer({ config, router: createRouter(served, layers), logger, lifecycle, metrics: registry.http })
+  const admin = config.admin === undefined ? undefined : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: registry.http, address: config.admin })
+  return { server, admin, metrics: registry, lifecycle, tracing, models, drift, shedding }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, registry: MetricsRegistry, logger: Logger): App['drift'] => {

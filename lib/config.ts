@@ -26,8 +26,20 @@ export type Config = Readonly<{
   /**
    * How long, after a shutdown signal, readiness answers 503 while the listener still accepts:
    * time for a load balancer's probes to take the instance out before connections are refused.
+   * Defaults to 5000 in prod and stage (behind a load balancer), 0 in dev.
    */
   shutdownDelayMs: number
+  /** Open sockets one listener keeps at once; 0 for no limit. */
+  maxConnections: number
+  /** Requests in flight past which new ones are shed (503); 0 for no limit. */
+  maxInFlight: number
+  /** Event-loop lag in ms past which requests are shed; 0 for no limit. */
+  maxEventLoopDelayMs: number
+  /** A second listener for /metrics and the probes, which then leave the public one. */
+  admin: Endpoint | undefined
+  auth: AuthConfig
+  /** Take a well-formed inbound X-Request-ID instead of always generating one. */
+  trustRequestId: boolean
   health: HealthConfig
   tracing: TracingConfig
   rates: RatesConfig
@@ -38,6 +50,9 @@ export type Config = Readonly<{
 }>
 
 export type Endpoint = Readonly<{ host: string; port: number }>
+
+/** Bearer tokens (never logged): empty / undefined leaves the routes open. */
+export type AuthConfig = Readonly<{ apiTokens: readonly string[]; metricsToken: string | undefined }>
 
 /** Dependencies the probes check; an unset one is reported `skipped`. */
 export type HealthConfig = Readonly<{
@@ -232,6 +247,25 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
       spike: decimal(source(undefined, 'SVC_DRIFT_SPIKE'), 0, 100, 0.1),
     },
   }
+  // RFC 6750 b64token characters; short tokens are guessable. A problem names the token by its
+  // position only: the value is a secret and must not reach the error output.
+  const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
+  const MIN_TOKEN_LENGTH = 16
+  const tokens = (variable: string, raw: string | undefined): string[] => {
+    if (raw === undefined || raw.trim() === '') return []
+    const list = raw.split(',').map((token) => token.trim()).filter((token) => token !== '')
+    list.forEach((token, i) => {
+      const which = list.length === 1 ? 'the token' : `token ${i + 1} of ${list.length}`
+      if (!TOKEN.test(token)) problems.push(`${variable}: ${which} has characters outside A-Z a-z 0-9 - . _ ~ + / (and trailing =)`)
+      else if (token.length < MIN_TOKEN_LENGTH) problems.push(`${variable}: ${which} is shorter than ${MIN_TOKEN_LENGTH} characters`)
+    })
+    return list
+  }
+  const metricsTokens = tokens('SVC_METRICS_TOKEN', env['SVC_METRICS_TOKEN'])
+  if (metricsTokens.length > 1) problems.push('SVC_METRICS_TOKEN: expected one token')
+  const environment = oneOf(source('env', 'SVC_ENVIRONMENT'), ENVIRONMENTS, 'dev')
+  const adminPort = source(undefined, 'SVC_ADMIN_PORT')
+
   if (drift.minSamples > drift.window) problems.push(`SVC_DRIFT_MIN_SAMPLES=${drift.minSamples}: expected at most SVC_DRIFT_WINDOW (${drift.window})`)
   if (drift.thresholds.severe <= drift.thresholds.moderate) {
     problems.push(`SVC_DRIFT_SEVERE=${drift.thresholds.severe}: expected above SVC_DRIFT_MODERATE (${drift.thresholds.moderate})`)
@@ -259,12 +293,20 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     name: pattern(source('name', 'APP_NAME'), NAME_PATTERN, 'a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)', 'svc'),
     host: pattern(source('host', 'HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'),
     port: integer(source('port', 'PORT'), 0, 65535, 8000),
-    environment: oneOf(source('env', 'SVC_ENVIRONMENT'), ENVIRONMENTS, 'dev'),
+    environment,
     logLevel: oneOf(source('log-level', 'LOG_LEVEL'), LOG_LEVELS, 'info', LOG_LEVEL_ALIASES),
     logFormat: oneOf(source('log-format', 'LOG_FORMAT'), LOG_FORMATS, 'json'),
     maxBodyBytes: integer(source(undefined, 'SVC_MAX_BODY_BYTES'), 1, 1024 * MIB, MIB),
     drainTimeoutMs: integer(source(undefined, 'SVC_DRAIN_TIMEOUT_MS'), 0, 600_000, 10_000),
-    shutdownDelayMs: integer(source(undefined, 'SVC_SHUTDOWN_DELAY_MS'), 0, 600_000, 0),
+    shutdownDelayMs: integer(source(undefined, 'SVC_SHUTDOWN_DELAY_MS'), 0, 600_000, environment === 'dev' ? 0 : 5000),
+    maxConnections: integer(source(undefined, 'SVC_MAX_CONNECTIONS'), 0, 1_000_000, 0),
+    maxInFlight: integer(source(undefined, 'SVC_MAX_IN_FLIGHT'), 0, 1_000_000, 0),
+    maxEventLoopDelayMs: integer(source(undefined, 'SVC_MAX_EVENT_LOOP_DELAY_MS'), 0, 60_000, 0),
+    admin: adminPort === undefined
+      ? undefined
+      : { host: pattern(source(undefined, 'SVC_ADMIN_HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'), port: integer(adminPort, 0, 65535, 0) },
+    auth: { apiTokens: tokens('SVC_API_TOKENS', env['SVC_API_TOKENS']), metricsToken: metricsTokens[0] },
+    trustRequestId: boolean(source(undefined, 'SVC_TRUST_REQUEST_ID')),
     health: {
       database: endpoint('SVC_DB_HOST', 'SVC_DB_PORT', 5432),
       cache: withPassword(endpoint('SVC_CACHE_HOST', 'SVC_CACHE_PORT', 6379), env['SVC_CACHE_PASSWORD']),
@@ -337,7 +379,16 @@ Options (each overrides the environment variable in brackets):
 Environment only:
   SVC_MAX_BODY_BYTES      largest request body in bytes (default 1048576)
   SVC_DRAIN_TIMEOUT_MS    graceful shutdown limit in ms (default 10000)
-  SVC_SHUTDOWN_DELAY_MS   after a signal, keep accepting this long while /ready answers 503 (default 0)
+  SVC_SHUTDOWN_DELAY_MS   after a signal, keep accepting this long while /ready answers 503
+                          (default 5000 in prod and stage, 0 in dev)
+  SVC_MAX_CONNECTIONS     open sockets per listener, 0 for no limit (default 0)
+  SVC_MAX_IN_FLIGHT       requests in flight past which new ones get 503, 0 for no limit (default 0)
+  SVC_MAX_EVENT_LOOP_DELAY_MS  event-loop lag in ms past which requests get 503, 0 for none (default 0)
+  SVC_API_TOKENS          comma-separated bearer tokens for /api/v1/* and /v2/* (default: open)
+  SVC_API_TOKENS_FILE     a file of those tokens, one per line (instead of SVC_API_TOKENS)
+  SVC_METRICS_TOKEN       the bearer token /metrics needs (default: open)
+  SVC_ADMIN_PORT, SVC_ADMIN_HOST    a second listener for /metrics and the probes (host 127.0.0.1)
+  SVC_TRUST_REQUEST_ID    true: keep a well-formed inbound X-Request-ID (default false)
   SVC_DB_HOST, SVC_DB_PORT          PostgreSQL checked by the probes (port 5432)
   SVC_CACHE_HOST, SVC_CACHE_PORT    Redis checked by the probes (port 6379)
   SVC_CACHE_PASSWORD                Redis password, sent with AUTH (never logged)

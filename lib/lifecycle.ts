@@ -3,6 +3,7 @@
 import { constants } from 'node:os'
 import type { SvcServer } from './server.js'
 import type { DriftScheduler } from './drift/scheduler.js'
+import type { Shedding } from './layers/shedding.js'
 import type { ModelRegistry } from './models/registry.js'
 import type { Tracing } from './telemetry/tracer.js'
 import { errorFields, type Logger } from './telemetry/logger.js'
@@ -29,7 +30,14 @@ export const SPAN_FLUSH_TIMEOUT_MS = 5000
  * A second signal exits at once with 128 + its number, as a shell reports a process killed by it.
  */
 export const stopOnSignals = (
-  { server, tracing, models, drift }: Readonly<{ server: SvcServer; tracing: Tracing; models: Pick<ModelRegistry, 'stop'>; drift?: Readonly<{ scheduler: Pick<DriftScheduler, 'stop'> }> | undefined }>,
+  { server, admin, tracing, models, drift, shedding }: Readonly<{
+    server: SvcServer
+    admin?: SvcServer | undefined
+    tracing: Tracing
+    models: Pick<ModelRegistry, 'stop'>
+    drift?: Readonly<{ scheduler: Pick<DriftScheduler, 'stop'> }> | undefined
+    shedding?: Pick<Shedding, 'stop'>
+  }>,
   logger: Logger,
   limits: Readonly<{ drainTimeoutMs: number; shutdownDelayMs: number }>,
   exit: Exit,
@@ -43,8 +51,10 @@ export const stopOnSignals = (
     isStopping = true
     models.stop()
     drift?.scheduler.stop()
+    shedding?.stop()
     logger.info('shutdown_started', { signal, shutdown_delay_ms: limits.shutdownDelayMs, drain_timeout_ms: limits.drainTimeoutMs })
-    void server.drain().then(async ({ isComplete }) => {
+    // The admin listener drains alongside: its /ready answers 503 for the same delay, then closes.
+    void Promise.all([server.drain(), admin?.drain()]).then(async ([{ isComplete }]) => {
       const spans = await tracing.shutdown(SPAN_FLUSH_TIMEOUT_MS)
       if (!spans.isComplete) logger.warning('trace_flush_incomplete', { timeout_ms: SPAN_FLUSH_TIMEOUT_MS })
       if (isComplete) logger.info('application_stopped', { signal })

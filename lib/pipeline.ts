@@ -25,6 +25,11 @@ export type RouteInfo = Readonly<{
   isExcludedFromMetrics: boolean
   /** Level of request_started / request_completed: probes log at debug, so they never flood info. */
   requestLogLevel: 'debug' | 'info'
+  /**
+   * What operators and their machines use (the probes, /metrics): never shed under load, and
+   * served on the admin listener when there is one.
+   */
+  isOperational: boolean
 }>
 
 /** Called once per route at start-up: per-route work goes here, not in the returned Handler. */

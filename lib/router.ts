@@ -16,6 +16,8 @@ export type RouteDef = Readonly<{
   handler: Handler
   isExcludedFromMetrics?: boolean
   requestLogLevel?: 'debug' | 'info'
+  /** A probe or /metrics: never shed, and moved to the admin listener when there is one. */
+  isOperational?: boolean
   /**
    * Its OpenAPI description, declared beside the endpoint. Optional here so test-only routes need
    * none; the /openapi.json builder refuses any route it is given without one. A GET documents its
@@ -86,8 +88,8 @@ export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]
   }
 }
 
-type PathTraits = Pick<RouteInfo, 'isExcludedFromMetrics' | 'requestLogLevel'>
-const UNMATCHED_TRAITS: PathTraits = { isExcludedFromMetrics: false, requestLogLevel: 'info' }
+type PathTraits = Pick<RouteInfo, 'isExcludedFromMetrics' | 'requestLogLevel' | 'isOperational'>
+const UNMATCHED_TRAITS: PathTraits = { isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
 
 const pipeline = (endpoint: Handler, method: string, template: string, traits: PathTraits, layers: readonly Layer[]): Handler => {
   const info: RouteInfo = Object.freeze({ method, template, ...traits })
@@ -104,6 +106,7 @@ const buildEntry = (template: string, routes: readonly RouteDef[], layers: reado
   const traits: PathTraits = {
     isExcludedFromMetrics: routes.some((r) => r.isExcludedFromMetrics === true),
     requestLogLevel: routes.some((r) => r.requestLogLevel === 'debug') ? 'debug' : 'info',
+    isOperational: routes.some((r) => r.isOperational === true),
   }
 
   const handlers = new Map<string, Handler>()

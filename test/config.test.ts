@@ -13,6 +13,12 @@ t.test('defaults apply when nothing is set', async (t) => {
     maxBodyBytes: 1024 * 1024,
     drainTimeoutMs: 10_000,
     shutdownDelayMs: 0,
+    maxConnections: 0,
+    maxInFlight: 0,
+    maxEventLoopDelayMs: 0,
+    admin: undefined,
+    auth: { apiTokens: [], metricsToken: undefined },
+    trustRequestId: false,
     health: { database: undefined, cache: undefined, externalApi: undefined, timeoutMs: 500, cacheMs: 1000 },
     tracing: {
       otlp: undefined,
@@ -73,16 +79,16 @@ t.test('every bad value is reported at once, naming what is accepted', async (t)
   ) as ConfigError
   t.type(error, ConfigError)
   t.same(error.problems, [
+    'SVC_ENVIRONMENT=qa: expected one of dev, stage, prod (case-insensitive)',
     'APP_NAME=bad name: expected a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)',
     '--host=a b: expected a host name or IP address',
     'PORT=70000: expected an integer from 0 to 65535',
-    'SVC_ENVIRONMENT=qa: expected one of dev, stage, prod (case-insensitive)',
     'LOG_LEVEL=loud: expected one of debug, info, warning, error (case-insensitive)',
     '--log-format=xml: expected one of json, console (case-insensitive)',
     'SVC_MAX_BODY_BYTES=-1: expected an integer from 1 to 1073741824',
     'SVC_DRAIN_TIMEOUT_MS=1.5: expected an integer from 0 to 600000',
   ])
-  t.match(error.message, /^invalid configuration:\n {2}APP_NAME=bad name/)
+  t.match(error.message, /^invalid configuration:\n {2}SVC_ENVIRONMENT=qa/)
 })
 
 t.test('an unknown flag is a configuration error listing the accepted flags', async (t) => {
@@ -245,4 +251,29 @@ t.test('drift variables: window, minimum, schedule and thresholds, each checked'
   ])
   t.match((t.throws(() => readConfig({ SVC_DRIFT_MODERATE: '0.3' })) as ConfigError).problems, ['SVC_DRIFT_SEVERE=0.25: expected above SVC_DRIFT_MODERATE (0.3)'])
   t.throws(() => readConfig({ SVC_DRIFT_SCHEDULE: '61 * * * *' }), ConfigError, 'a field out of range')
+})
+
+t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
+  const config = readConfig({
+    SVC_MAX_CONNECTIONS: '500', SVC_MAX_IN_FLIGHT: '64', SVC_MAX_EVENT_LOOP_DELAY_MS: '200', SVC_ADMIN_PORT: '9100', SVC_TRUST_REQUEST_ID: 'true',
+    SVC_API_TOKENS: ' client-one-0123456789, client-two-0123456789+/== ,', SVC_METRICS_TOKEN: 'scraper-0123456789abcdef',
+  })
+  t.match(config, { maxConnections: 500, maxInFlight: 64, maxEventLoopDelayMs: 200, admin: { host: '127.0.0.1', port: 9100 }, trustRequestId: true })
+  t.same(config.auth, { apiTokens: ['client-one-0123456789', 'client-two-0123456789+/=='], metricsToken: 'scraper-0123456789abcdef' })
+  t.same(readConfig({ SVC_ADMIN_PORT: '0', SVC_ADMIN_HOST: '10.0.0.5' }).admin, { host: '10.0.0.5', port: 0 })
+  t.equal(readConfig({ SVC_ENVIRONMENT: 'prod' }).shutdownDelayMs, 5000, 'behind a load balancer, time for its probes')
+  t.equal(readConfig({ SVC_ENVIRONMENT: 'stage' }).shutdownDelayMs, 5000)
+  t.equal(readConfig({ SVC_ENVIRONMENT: 'prod', SVC_SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0, 'tests set it to 0')
+  const error = t.throws(() => readConfig({ SVC_API_TOKENS: 'short,has space in it here,ok-0123456789abcdef', SVC_METRICS_TOKEN: 'a-0123456789abcdef,b-0123456789abcdef', SVC_ADMIN_HOST: 'a b', SVC_ADMIN_PORT: '99999', SVC_MAX_IN_FLIGHT: '-1' })) as ConfigError
+  t.same(error.problems, [
+    'SVC_METRICS_TOKEN: expected one token',
+    'SVC_MAX_IN_FLIGHT=-1: expected an integer from 0 to 1000000',
+    'SVC_ADMIN_HOST=a b: expected a host name or IP address',
+    'SVC_ADMIN_PORT=99999: expected an integer from 0 to 65535',
+    'SVC_API_TOKENS: token 1 of 3 is shorter than 16 characters',
+    'SVC_API_TOKENS: token 2 of 3 has characters outside A-Z a-z 0-9 - . _ ~ + / (and trailing =)',
+  ])
+  t.notMatch(error.message, /short,|has space|0123456789/, 'no token is ever repeated')
+  t.match((t.throws(() => readConfig({ SVC_METRICS_TOKEN: 'tiny' })) as ConfigError).problems, ['SVC_METRICS_TOKEN: the token is shorter than 16 characters'])
+  t.same(readConfig({ SVC_API_TOKENS: ' , ' }).auth.apiTokens, [], 'blank is unset')
 })

@@ -27,6 +27,14 @@ const NO_PARAMS: Params = Object.freeze({})
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
+/**
+ * An inbound X-Request-ID worth keeping: a UUID or up to 64 of [A-Za-z0-9._-], so it can go into
+ * logs and headers as it is; anything else (a repeated header arrives joined by ", ") gets a fresh id.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
+export const inboundRequestId = (value: string | string[] | undefined): string =>
+  typeof value === 'string' && REQUEST_ID.test(value) ? value : randomUUID()
+
 export class Ctx implements RequestBindings {
   readonly method: string
   /** The path without the query string, still percent-encoded. */
@@ -48,21 +56,27 @@ export class Ctx implements RequestBindings {
   rejection: HttpError | undefined
   /** Part of the body was left unread, so the connection cannot carry another request. */
   isBodyAbandoned: boolean
+  /** The body is chunked: its size is unknown until its last chunk arrives. */
+  hasChunkedBody: boolean
   readonly #res: ServerResponse
   readonly #maxBodyBytes: number
   #query: URLSearchParams | undefined
   #body: Promise<Buffer> | undefined
   #abort: AbortController | undefined
 
-  constructor(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number) {
+  /** `trustRequestId` (SVC_TRUST_REQUEST_ID): keep a well-formed inbound X-Request-ID. */
+  constructor(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number, trustRequestId = false) {
     // Both are always set on a request that came through http.Server; the types cover client use.
-    const url = req.url as string
+    let url = req.url as string
+    // Absolute-form (`GET http://host/path`), which servers must accept (RFC 9112 §3.2.2): the
+    // path routes; the authority, which may hold credentials, is dropped.
+    if (url.charCodeAt(0) !== 0x2f) url = originForm(url)
     const q = url.indexOf('?')
     this.method = req.method as string
     this.path = q === -1 ? url : url.slice(0, q)
     this.rawQuery = q === -1 ? '' : url.slice(q + 1)
     this.req = req
-    this.requestId = randomUUID()
+    this.requestId = trustRequestId ? inboundRequestId(req.headers['x-request-id']) : randomUUID()
     this.startTime = performance.now()
     this.params = NO_PARAMS
     this.traceId = undefined
@@ -72,6 +86,7 @@ export class Ctx implements RequestBindings {
     this.onWritten = undefined
     this.rejection = undefined
     this.isBodyAbandoned = false
+    this.hasChunkedBody = false
     this.#res = res
     this.#maxBodyBytes = maxBodyBytes
     this.#query = undefined
@@ -115,6 +130,20 @@ export class Ctx implements RequestBindings {
       throw new HttpError(400, 'INVALID_JSON', `Request body is not valid JSON: ${(error as Error).message}`)
     }
   }
+}
+
+const ABSOLUTE_FORM = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i
+
+/**
+ * `http://host/a?b` → `/a?b`, `http://host?b` → `/?b`; any other target is returned as it is. Any
+ * scheme's authority goes (the server refuses schemes other than http(s) from the raw target), so
+ * no log line or answer ever carries one.
+ */
+export const originForm = (url: string): string => {
+  const authority = ABSOLUTE_FORM.exec(url)
+  if (authority === null) return url
+  const rest = url.slice(authority[0].length)
+  return rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`
 }
 
 const readBody = (ctx: Ctx, limit: number): Promise<Buffer> =>

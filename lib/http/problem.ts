@@ -9,13 +9,19 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 /** `MODEL_NOT_FOUND` → `urn:svc:problem:model-not-found`: absolute, stable, and never dereferenced. */
 export const problemType = (code: string): string => `urn:svc:problem:${code.toLowerCase().replaceAll('_', '-')}`
 
-export const problem = (status: number, code: string, detail: string, extra?: Readonly<Record<string, unknown>>): Problem => ({
-  type: problemType(code),
-  title: STATUS_CODES[status] ?? 'Error',
-  status,
-  detail,
-  ...extra,
-})
+/** Longest text member of a problem: a detail that quotes the request never echoes much of it back. */
+export const MAX_DETAIL = 1024
+
+const clip = (text: string): string => (text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`)
+
+export const problem = (status: number, code: string, detail: string, extra?: Readonly<Record<string, unknown>>): Problem => {
+  const body: Record<string, unknown> = { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail: clip(detail) }
+  for (const key in extra) {
+    const value = extra[key]
+    body[key] = typeof value === 'string' ? clip(value) : value
+  }
+  return body as Problem
+}
 
 // 5xx bodies never carry what went wrong inside: the request id leads an operator to the log line.
 export const INTERNAL_PROBLEM: Problem = Object.freeze(
@@ -27,7 +33,8 @@ export const toProblemReply = (error: unknown): ProblemReply => {
     const body = problem(error.status, error.code, error.message, error.extra)
     return error.headers === undefined ? { status: error.status, problem: body } : { status: error.status, headers: error.headers, problem: body }
   }
-  return { status: 500, problem: INTERNAL_PROBLEM, error }
+  // `throw undefined` is still a failure to count and log: it gets a value the layers can see.
+  return { status: 500, problem: INTERNAL_PROBLEM, error: error === undefined ? new TypeError('an endpoint threw undefined') : error }
 }
 
 /** The problem body as sent: the endpoint's members plus where and which request. */

@@ -1,6 +1,6 @@
 // The prom-client registry behind GET /metrics: the HTTP series, Node/process defaults and
 // svc_build_info, rendered as Prometheus text 0.0.4 or OpenMetrics as the scraper asks.
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import { HttpMetrics } from './http-metrics.js'
 
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const
@@ -14,7 +14,17 @@ export type MetricsRegistry = Readonly<{
   render(accept: string | undefined): Promise<Exposition>
 }>
 
-export const createMetricsRegistry = (options: Readonly<{ environment: string; version: string }>): MetricsRegistry => {
+export type MetricsRegistryOptions = Readonly<{
+  environment: string
+  version: string
+  /**
+   * Log lines lost so far because stdout or stderr went away (the line writers' `dropped()`),
+   * exposed as svc_log_lines_dropped_total; without it the series is not exported.
+   */
+  droppedLogLines?: (() => number) | undefined
+}>
+
+export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsRegistry => {
   const registry = new Registry()
   registry.setDefaultLabels({ environment: options.environment })
   const http = new HttpMetrics(options.environment)
@@ -29,6 +39,7 @@ export const createMetricsRegistry = (options: Readonly<{ environment: string; v
     labelNames: ['version', 'node_version'],
     registers: [registry],
   }).set({ version: options.version, node_version: process.version }, 1)
+  if (options.droppedLogLines !== undefined) followCount(registry, options.droppedLogLines)
 
   // One registry renders both formats by switching its content type for the scrape; metrics() is
   // async, so scrapes are serialised to keep one scrape's switch from leaking into another's.
@@ -50,6 +61,24 @@ export const createMetricsRegistry = (options: Readonly<{ environment: string; v
     return next
   }
   return { registry, http, render }
+}
+
+/**
+ * svc_log_lines_dropped_total follows the writers' own count: nothing is added on the logging path,
+ * and each scrape brings the counter up to the count read then.
+ */
+const followCount = (registry: Registry, read: () => number): void => {
+  let reported = 0
+  new Counter({
+    name: 'svc_log_lines_dropped_total',
+    help: 'Log lines lost because their reader went away (stdout or stderr closed: EPIPE, EBADF).',
+    registers: [registry],
+    collect() {
+      const count = read()
+      this.inc(count - reported)
+      reported = count
+    },
+  })
 }
 
 /** True when `Accept` ranks OpenMetrics above the classic text format (q-values honoured). */

@@ -20,3 +20,11 @@ t.test('an HttpError keeps its extra members and headers; anything else is an op
   t.equal(internal.error, boom)
   t.notMatch(JSON.stringify(internal.problem), /srv/)
 })
+
+t.test('throw undefined is still a failure the layers can count and log', async (t) => {
+  const reply = toProblemReply(undefined)
+  t.equal(reply.status, 500)
+  t.type(reply.error, TypeError)
+  t.match(reply.error, { message: 'an endpoint threw undefined' })
+  t.equal(toProblemReply(null).error, null, 'any other value is kept as thrown')
+})

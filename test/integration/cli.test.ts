@@ -52,6 +52,23 @@ t.test('a port in use is a one-line start-up error and exit 1', async (t) => {
   t.equal(child.stderr(), `svc: cannot listen on 127.0.0.1:${port}: address already in use\n`)
 })
 
+t.test('SVC_ADMIN_PORT: a second listener, its own start-up error, and a drain that closes both', async (t) => {
+  const blocker = createServer()
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
+  t.teardown(() => void blocker.close())
+  const taken = (blocker.address() as { port: number }).port
+  const busy = spawnTs(CLI, ['--port', '0'], { SVC_ADMIN_PORT: String(taken) })
+  const child = spawnTs(CLI, ['--port', '0'], { SVC_ADMIN_PORT: '0' })
+  t.same(await busy.exited, { code: 1, signal: null })
+  t.equal(busy.stderr(), `svc: cannot listen on 127.0.0.1:${taken} (SVC_ADMIN_PORT): address already in use\n`)
+  const started = await child.waitForEvent('application_started')
+  t.match(started, { port: Number, admin_host: '127.0.0.1', admin_port: Number })
+  t.equal((await fetch(`http://127.0.0.1:${String(started['admin_port'])}/ready`)).status, 200)
+  t.equal((await fetch(`http://127.0.0.1:${String(started['port'])}/ready`)).status, 404)
+  child.proc.kill('SIGTERM')
+  t.same(await child.exited, { code: 0, signal: null })
+})
+
 t.test('an unresolvable host is a one-line start-up error and exit 1', async (t) => {
   const child = spawnTs(CLI, ['--port', '0', '--host', 'no-such-host.invalid'])
   t.same(await child.exited, { code: 1, signal: null })

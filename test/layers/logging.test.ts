@@ -6,7 +6,7 @@ import { createLogger } from '../../lib/telemetry/logger.js'
 import { requestStore } from '../../lib/telemetry/request-store.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
-const route: RouteInfo = { method: 'GET', template: '/things/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info' }
+const route: RouteInfo = { method: 'GET', template: '/things/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
 
 const setup = (level: 'info' | 'error' = 'info') => {
   const lines: Array<Record<string, unknown>> = []

@@ -12,7 +12,7 @@ const setup = () => {
   http.registerIn(registry)
   return { http, registry, layer: metrics(http) }
 }
-const get: RouteInfo = { method: 'GET', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info' }
+const get: RouteInfo = { method: 'GET', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
 
 t.test('a route excluded from metrics is passed through untouched', async (t) => {
   const { layer } = setup()
@@ -37,7 +37,7 @@ t.test('requests are counted by status with one duration series per method and e
 
 t.test('the 404/405 pipelines label by the request method, mapping odd methods to OTHER', async (t) => {
   const { layer, registry } = setup()
-  const handler = layer(() => ({ status: 405 }), { method: '*', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info' })
+  const handler = layer(() => ({ status: 405 }), { method: '*', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false })
   handler(makeCtx('DELETE'))
   handler(makeCtx('PROPFIND'))
   handler(makeCtx('MKCOL'))

@@ -13,7 +13,7 @@ t.test('traceHeaders finds the W3C headers in the raw list, any case, tracestate
   t.same(traceHeaders(['traceparent', '00-a-b-01', 'TRACESTATE', 'a=1', 'tracestate', 'b=2']), { traceparent: '00-a-b-01', tracestate: 'a=1,b=2' })
 })
 
-const ROUTE: RouteInfo = { method: 'GET', template: '/items/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info' }
+const ROUTE: RouteInfo = { method: 'GET', template: '/items/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
 
 const setup = (t: Test) => {
   const exporter = new InMemorySpanExporter()

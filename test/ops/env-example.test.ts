@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
 import { readConfig, type Env } from '../../lib/config.js'
+import { withCredentials } from '../../lib/credentials.js'
 import { OPS } from './fixtures/ops.js'
 
 const VARIABLE = /^[A-Z][A-Z0-9_]*$/
@@ -23,7 +24,7 @@ const documented = async (): Promise<Map<string, { value: string; explanation: s
   return found
 }
 
-/** Every variable readConfig looks up for `env`, whether or not the values are valid. */
+/** Every variable readConfig (after the credential files) looks up for `env`, whether or not the values are valid. */
 const lookups = (env: Readonly<Record<string, string>>): Set<string> => {
   const read = new Set<string>()
   const note = (key: string | symbol) => {
@@ -35,7 +36,7 @@ const lookups = (env: Readonly<Record<string, string>>): Set<string> => {
     getOwnPropertyDescriptor: (target, key) => (note(key), Reflect.getOwnPropertyDescriptor(target, key)),
   })
   try {
-    readConfig(recording as Env)
+    readConfig(withCredentials(recording as Env, () => ''))
   } catch {
     // Documented values may not combine into a valid configuration (a port without its host);
     // what was looked up is all this asks.
@@ -48,6 +49,8 @@ t.test('svc.env.example lists every variable the configuration reads, and nothin
   // Unset, then with every documented value: a variable read only when another is set is seen too.
   const values = Object.fromEntries([...docs].filter(([, d]) => d.value !== '').map(([k, d]) => [k, d.value]))
   const read = new Set([...lookups({}), ...lookups(values)])
+  // Set by systemd itself (LoadCredential=), never by an operator.
+  read.delete('CREDENTIALS_DIRECTORY')
   const missing = [...read].filter((v) => !docs.has(v)).sort()
   const extra = [...docs.keys()].filter((v) => !read.has(v)).sort()
   t.same(missing, [], 'read by the configuration but not in svc.env.example')
@@ -69,7 +72,8 @@ t.test('the documented defaults are the configuration\'s defaults', async (t) =>
   t.equal(shown('LOG_FORMAT'), defaults.logFormat)
   t.equal(shown('SVC_MAX_BODY_BYTES'), String(defaults.maxBodyBytes))
   t.equal(shown('SVC_DRAIN_TIMEOUT_MS'), String(defaults.drainTimeoutMs))
-  t.equal(shown('SVC_SHUTDOWN_DELAY_MS'), String(defaults.shutdownDelayMs))
+  // The example is for the units, which run behind a load balancer: the prod default.
+  t.equal(shown('SVC_SHUTDOWN_DELAY_MS'), String(readConfig({ SVC_ENVIRONMENT: 'prod' }).shutdownDelayMs))
   t.equal(shown('SVC_HEALTH_TIMEOUT_MS'), String(defaults.health.timeoutMs))
   t.equal(shown('SVC_HEALTH_CACHE_MS'), String(defaults.health.cacheMs))
 })

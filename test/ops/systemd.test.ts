@@ -5,6 +5,7 @@ import { access, chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
 import { readConfig } from '../../lib/config.js'
+import { SPAN_FLUSH_TIMEOUT_MS } from '../../lib/lifecycle.js'
 import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'
 
@@ -92,10 +93,11 @@ t.test('the issue\'s settings: Type=exec, the installed CLI, env files, restarts
   t.match(directives(await unitText('svc@.service'), 'ExecStart'), ['/usr/local/bin/svc --port %i'])
 })
 
-t.test('TimeoutStopSec outlasts the shutdown delay plus the drain', async (t) => {
-  const config = readConfig({})
+t.test('TimeoutStopSec outlasts the shutdown delay plus the drain plus the span flush, as in prod', async (t) => {
+  const config = readConfig({ SVC_ENVIRONMENT: 'prod' })
   for (const unit of UNITS) {
     const stop = Number(/^(\d+)s?$/.exec(directives(await unitText(unit), 'TimeoutStopSec')[0] ?? '')?.[1])
-    t.ok(stop * 1000 > config.shutdownDelayMs + config.drainTimeoutMs, `${unit}: ${stop} s > ${config.shutdownDelayMs} + ${config.drainTimeoutMs} ms`)
+    const needed = config.shutdownDelayMs + config.drainTimeoutMs + SPAN_FLUSH_TIMEOUT_MS
+    t.ok(stop * 1000 > needed, `${unit}: ${stop} s > ${config.shutdownDelayMs} + ${config.drainTimeoutMs} + ${SPAN_FLUSH_TIMEOUT_MS} ms`)
   }
 })

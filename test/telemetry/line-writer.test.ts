@@ -99,6 +99,7 @@ for (const code of ['EPIPE', 'EBADF']) {
     })
     await nextTurn()
     t.equal(calls.length, 1, 'no write after the reader went away')
+    t.equal(writer.dropped(), 3, 'the line of the failed write and both later ones are counted')
   })
 }
 
@@ -110,7 +111,38 @@ t.test('EPIPE after a partial write drops the rest', async (t) => {
   writer.write('more')
   writer.flush()
   t.same(calls.map((c) => c.offset), [0, 2])
+  t.equal(writer.dropped(), 2, 'the line cut short and the later one')
 })
+
+t.test('nothing is counted as dropped while the reader keeps reading, EAGAIN and partial writes included', async (t) => {
+  const { write } = fakeWrite([errno('EAGAIN'), 3, 1])
+  const writer = createLineWriter(1, write)
+  for (const line of ['a\n', 'bb\n', 'é\n']) writer.write(line)
+  writer.flush()
+  writer.write('c\n')
+  await nextTurn()
+  t.equal(writer.dropped(), 0)
+})
+
+// Lines of 3 bytes each ('é' is two): the reader goes away after `accepted` bytes of the batch.
+for (const { accepted, dropped, name } of [
+  { accepted: 0, dropped: 3, name: 'before any byte' },
+  { accepted: 2, dropped: 3, name: 'inside the first line' },
+  { accepted: 3, dropped: 2, name: 'right after the first line' },
+  { accepted: 7, dropped: 1, name: 'inside the last line' },
+]) {
+  t.test(`a reader gone ${name} of a batch: the lines not written whole are counted`, async (t) => {
+    const steps: Step[] = accepted === 0 ? [errno('EPIPE')] : [accepted, errno('EPIPE')]
+    const { write } = fakeWrite(steps)
+    const writer = createLineWriter(1, write)
+    for (const line of ['ab\n', 'é\n', 'cd\n']) writer.write(line)
+    writer.flush()
+    t.equal(writer.dropped(), dropped)
+    writer.write('later\n')
+    await nextTurn()
+    t.equal(writer.dropped(), dropped + 1, 'and every line after')
+  })
+}
 
 t.test('by default lines are written to the file descriptor', async (t) => {
   const file = join(t.testdir(), 'out.log')

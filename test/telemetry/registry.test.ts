@@ -1,6 +1,9 @@
 import { Gauge, Registry } from 'prom-client'
 import t from 'tap'
+import { createLineWriter } from '../../lib/telemetry/line-writer.js'
+import { createLogger } from '../../lib/telemetry/logger.js'
 import { createMetricsRegistry, prefersOpenMetrics } from '../../lib/telemetry/registry.js'
+import { sample } from '../fixtures/metrics-text.js'
 
 const PROMETHEUS_2_42 =
   'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
@@ -114,4 +117,38 @@ t.test('a classic scrape after an OpenMetrics one still names counters with _tot
   t.match(after, /^# TYPE http_requests_total counter$/m)
   t.match(after, /^http_requests_total\{/m)
   t.match(after, /^process_cpu_user_seconds_total\{/m)
+})
+
+t.test('svc_log_lines_dropped_total follows the count it is given, with the environment label', async (t) => {
+  let dropped = 0
+  const metrics = createMetricsRegistry({ environment: 'stage', version: '1.2.3', droppedLogLines: () => dropped })
+  const value = async (accept?: string) => sample((await metrics.render(accept)).text, 'svc_log_lines_dropped_total', { environment: 'stage' })
+  const text = (await metrics.render(undefined)).text
+  t.match(text, /^# TYPE svc_log_lines_dropped_total counter$/m)
+  t.match(text, /^# HELP svc_log_lines_dropped_total Log lines lost because their reader went away/m)
+  t.equal(await value(), 0, 'exported at 0 from the start')
+  dropped = 3
+  t.equal(await value(), 3)
+  t.equal(await value(), 3, 'a scrape without loss since the last adds nothing')
+  dropped = 10
+  t.equal(await value(PROMETHEUS_2_42), 10, 'OpenMetrics scrapes follow too')
+  t.equal(await value(), 10)
+})
+
+t.test('a line writer whose reader went away feeds svc_log_lines_dropped_total', async (t) => {
+  const epipe = Object.assign(new Error('EPIPE: broken pipe, write'), { code: 'EPIPE' })
+  const writer = createLineWriter(1, () => {
+    throw epipe
+  })
+  const metrics = createMetricsRegistry({ environment: 'dev', version: '1.2.3', droppedLogLines: writer.dropped })
+  const logger = createLogger({ name: 'svc', level: 'info', format: 'json', write: writer.write })
+  logger.info('first')
+  logger.info('second')
+  writer.flush()
+  logger.info('third')
+  t.equal(sample((await metrics.render(undefined)).text, 'svc_log_lines_dropped_total', { environment: 'dev' }), 3)
+})
+
+t.test('without a count of lost lines there is no svc_log_lines_dropped_total', async (t) => {
+  t.notMatch((await create().render(undefined)).text, /svc_log_lines_dropped/)
 })

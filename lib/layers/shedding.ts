@@ -1,0 +1,107 @@
+// Load shedding: past SVC_MAX_IN_FLIGHT requests in flight, or while the event loop lags more than
+// SVC_MAX_EVENT_LOOP_DELAY_MS, a request is answered 503 with Retry-After at once, before its
+// endpoint runs, so the requests already admitted keep their latency instead of all of them
+// slowing down together. Operational routes (probes, /metrics) are never shed: a load balancer
+// must see the truth and a scrape must show the overload. Shed requests are counted in
+// svc_requests_shed_total{reason} (and, like any answer, logged and counted by the outer layers).
+//
+// A stream counts while its endpoint prepares it, not while it streams: SVC_MAX_STREAMS bounds
+// those, and an idle stream holds no CPU.
+import { Counter, type Registry } from 'prom-client'
+import { toProblemReply } from '../http/problem.js'
+import { HttpError } from '../http/errors.js'
+import type { Layer, Reply } from '../pipeline.js'
+
+export const SHED_REASONS = ['max_in_flight', 'event_loop_delay'] as const
+export type ShedReason = (typeof SHED_REASONS)[number]
+
+/** Seconds a shed client is asked to wait: overload passes in moments or needs more capacity. */
+export const RETRY_AFTER_S = 1
+
+/** How often the event loop's lag is sampled. */
+export const LAG_SAMPLE_MS = 20
+
+export type SheddingOptions = Readonly<{
+  /** Most requests in flight at once; 0 for no limit. */
+  maxInFlight: number
+  /** Event-loop lag in ms past which requests are shed; 0 for no limit. */
+  maxEventLoopDelayMs: number
+  metrics: Registry
+}>
+
+export type Shedding = Readonly<{
+  /** The layer, or undefined when neither limit is set (nothing to wrap). */
+  layer: Layer | undefined
+  /** Stops the lag sampler (shutdown). */
+  stop(): void
+}>
+
+const shedReply = (reason: ShedReason): Reply =>
+  Object.freeze(toProblemReply(new HttpError(503, 'OVERLOADED', reason === 'max_in_flight'
+    ? 'Too many requests are in progress; retry after the time in Retry-After'
+    : 'The server is too busy to answer in time; retry after the time in Retry-After',
+  { headers: { 'retry-after': String(RETRY_AFTER_S) }, extra: { reason } })))
+
+/**
+ * The lag sampler: a timer that should fire every LAG_SAMPLE_MS; how late it fires is how long
+ * the loop was blocked. `isLagging` holds from one sample to the next, so a loop blocked by long
+ * tasks sheds until a sample comes in on time.
+ */
+const lagSampler = (limitMs: number): { isLagging: () => boolean; stop: () => void } => {
+  let isLagging = false
+  let expected = performance.now() + LAG_SAMPLE_MS
+  const timer = setInterval(() => {
+    const now = performance.now()
+    isLagging = now - expected > limitMs
+    expected = now + LAG_SAMPLE_MS
+  }, LAG_SAMPLE_MS)
+  timer.unref()
+  return { isLagging: () => isLagging, stop: () => clearInterval(timer) }
+}
+
+export const createShedding = ({ maxInFlight, maxEventLoopDelayMs, metrics }: SheddingOptions): Shedding => {
+  if (maxInFlight === 0 && maxEventLoopDelayMs === 0) return { layer: undefined, stop: () => {} }
+  const shed = new Counter({
+    name: 'svc_requests_shed_total',
+    help: 'Requests answered 503 before their endpoint ran, because the service was overloaded, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [metrics],
+  })
+  const cells = Object.fromEntries(SHED_REASONS.map((reason) => [reason, shed.labels({ reason })])) as Record<ShedReason, Counter.Internal>
+  for (const cell of Object.values(cells)) cell.inc(0)
+  const replies = Object.fromEntries(SHED_REASONS.map((reason) => [reason, shedReply(reason)])) as Record<ShedReason, Reply>
+  const lag = maxEventLoopDelayMs === 0 ? undefined : lagSampler(maxEventLoopDelayMs)
+  const limit = maxInFlight === 0 ? Number.POSITIVE_INFINITY : maxInFlight
+  let inFlight = 0
+  const done = (reply: Reply): Reply => {
+    inFlight--
+    return reply
+  }
+  const failed = (error: unknown): never => {
+    inFlight--
+    throw error
+  }
+
+  const layer: Layer = (next, route) => {
+    if (route.isOperational) return next
+    return (ctx) => {
+      if (inFlight >= limit) {
+        cells.max_in_flight.inc()
+        return replies.max_in_flight
+      }
+      if (lag?.isLagging() === true) {
+        cells.event_loop_delay.inc()
+        return replies.event_loop_delay
+      }
+      inFlight++
+      let reply: Reply | Promise<Reply>
+      try {
+        reply = next(ctx)
+      } catch (error: unknown) {
+        return failed(error)
+      }
+      return reply instanceof Promise ? reply.then(done, failed) : done(reply)
+    }
+  }
+  return { layer, stop: () => lag?.stop() }
+}

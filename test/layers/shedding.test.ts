@@ -1,0 +1,93 @@
+import t from 'tap'
+import { Registry } from 'prom-client'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createShedding, LAG_SAMPLE_MS, RETRY_AFTER_S } from '../../lib/layers/shedding.js'
+import type { Handler, ProblemReply, Reply, RouteInfo } from '../../lib/pipeline.js'
+import { makeCtx } from '../fixtures/ctx.js'
+import { sample } from '../fixtures/metrics-text.js'
+
+const ROUTE: RouteInfo = { method: 'POST', template: '/api/v1/predict', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
+const shedCount = async (registry: Registry, reason: string): Promise<number | undefined> => sample(await registry.metrics(), 'svc_requests_shed_total', { reason })
+
+t.test('no limit, no layer, no series', async (t) => {
+  const registry = new Registry()
+  const shedding = createShedding({ maxInFlight: 0, maxEventLoopDelayMs: 0, metrics: registry })
+  t.equal(shedding.layer, undefined)
+  shedding.stop()
+  t.equal(await shedCount(registry, 'max_in_flight'), undefined)
+})
+
+t.test('past SVC_MAX_IN_FLIGHT requests are answered 503 with Retry-After before the endpoint runs', async (t) => {
+  const registry = new Registry()
+  const shedding = createShedding({ maxInFlight: 2, maxEventLoopDelayMs: 0, metrics: registry })
+  t.teardown(shedding.stop)
+  t.equal(await shedCount(registry, 'max_in_flight'), 0, 'counted from zero')
+  t.equal(await shedCount(registry, 'event_loop_delay'), 0)
+  const releases: Array<() => void> = []
+  let ran = 0
+  const slow: Handler = () => {
+    ran++
+    return new Promise<Reply>((resolve) => releases.push(() => resolve({ status: 200 })))
+  }
+  const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(slow, ROUTE)
+  const first = handler(makeCtx())
+  const second = handler(makeCtx())
+  const shed = (await handler(makeCtx())) as ProblemReply
+  t.equal(ran, 2, 'the third never reached its endpoint')
+  t.equal(shed.status, 503)
+  t.same(shed.headers, { 'retry-after': String(RETRY_AFTER_S) })
+  t.match(shed.problem, { type: 'urn:svc:problem:overloaded', status: 503, reason: 'max_in_flight', detail: /Too many requests/ })
+  t.equal(await shedCount(registry, 'max_in_flight'), 1)
+  releases.shift()?.()
+  await first
+  const third = handler(makeCtx())
+  t.equal(ran, 3, 'a slot freed is taken again')
+  releases.forEach((release) => release())
+  t.equal(((await third) as Reply).status, 200)
+  await second
+})
+
+t.test('synchronous replies and failures free their slot', async (t) => {
+  const registry = new Registry()
+  const shedding = createShedding({ maxInFlight: 1, maxEventLoopDelayMs: 0, metrics: registry })
+  t.teardown(shedding.stop)
+  const layer = shedding.layer as NonNullable<typeof shedding.layer>
+  const ok = layer(() => ({ status: 204 }), ROUTE)
+  t.equal((ok(makeCtx()) as Reply).status, 204)
+  t.equal((ok(makeCtx()) as Reply).status, 204, 'the slot came back')
+  const throwing = layer(() => {
+    throw new Error('inner layer broke')
+  }, ROUTE)
+  t.throws(() => throwing(makeCtx()), /inner layer broke/)
+  const rejecting = layer(() => Promise.reject(new Error('later')), ROUTE)
+  await t.rejects(rejecting(makeCtx()) as Promise<Reply>, /later/)
+  t.equal((ok(makeCtx()) as Reply).status, 204, 'neither failure kept its slot')
+})
+
+t.test('operational routes are never shed', async (t) => {
+  const registry = new Registry()
+  const shedding = createShedding({ maxInFlight: 1, maxEventLoopDelayMs: 0, metrics: registry })
+  t.teardown(shedding.stop)
+  const endpoint: Handler = () => ({ status: 200 })
+  t.equal((shedding.layer as NonNullable<typeof shedding.layer>)(endpoint, { ...ROUTE, isOperational: true }), endpoint)
+})
+
+t.test('while the event loop lags past SVC_MAX_EVENT_LOOP_DELAY_MS requests are shed, and admitted again once it catches up', async (t) => {
+  const registry = new Registry()
+  const shedding = createShedding({ maxInFlight: 0, maxEventLoopDelayMs: 50, metrics: registry })
+  t.teardown(shedding.stop)
+  const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(() => ({ status: 200 }), ROUTE)
+  await sleep(LAG_SAMPLE_MS * 3)
+  t.equal((handler(makeCtx()) as Reply).status, 200, 'an idle loop admits')
+  const until = performance.now() + 150
+  while (performance.now() < until) {
+    // a blocked loop: what a CPU-bound burst looks like
+  }
+  await sleep(LAG_SAMPLE_MS / 2)
+  const shed = handler(makeCtx()) as ProblemReply
+  t.equal(shed.status, 503)
+  t.match(shed.problem, { reason: 'event_loop_delay', detail: /too busy/ })
+  t.equal(await shedCount(registry, 'event_loop_delay'), 1)
+  await sleep(LAG_SAMPLE_MS * 4)
+  t.equal((handler(makeCtx()) as Reply).status, 200, 'a sample on time lifts it')
+})
