@@ -106,7 +106,7 @@ for (const after of [3, 0]) {
 }
 
 t.test('a stream whose cleanup throws once its client left does not end the process', async (t) => {
-  const child = spawnTs('test/fixtures/serve-faulty.ts')
+  const child = spawnTs('test/fixtures/serve.ts', [], { FAULTY_ROUTES: 'true', SLOW_MS: '100' })
   t.teardown(() => void (child.proc.exitCode === null && child.proc.kill('SIGKILL')))
   const { port } = await child.waitForEvent('application_started')
   const base = `http://127.0.0.1:${String(port)}`
