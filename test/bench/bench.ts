@@ -8,16 +8,15 @@
 //
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50),
 // BENCH_LOADGEN (wrk if installed, else autocannon).
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync } from 'node:fs'
 import { mkdtemp, writeFile } from 'node:fs/promises'
-import { connect, createServer } from 'node:net'
+import { createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { startCollector } from './collector.js'
+import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { inProcessRowNs, inProcessWindowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
@@ -26,7 +25,6 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? '10')
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? '50')
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '3')
 const WARMUP_SECONDS = 3
-const run = promisify(execFile)
 
 /** A POST with a JSON body instead of `GET /`; `rows` is how many predictions one request asks. */
 type Post = Readonly<{ path: string; body: string; rows: number }>
@@ -74,7 +72,6 @@ const postScript = async (post: Post): Promise<string> => {
   return file
 }
 
-const hasCommand = async (name: string): Promise<boolean> => run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false)
 const pinning = availableParallelism() >= 2 && (await hasCommand('taskset'))
 const loadgen = process.env['BENCH_LOADGEN'] ?? ((await hasCommand('wrk')) ? 'wrk' : 'autocannon')
 const clockTicks = Number((await run('getconf', ['CLK_TCK'])).stdout.trim())
@@ -86,17 +83,6 @@ const freePort = (): Promise<number> =>
       probe.close(() => resolve(port))
     })
   })
-
-const waitForPort = async (port: number): Promise<void> => {
-  for (let i = 0; i < 300; i++) {
-    const isOpen = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined)).on('error', () => resolve(false))
-    })
-    if (isOpen) return
-    await sleep(50)
-  }
-  throw new Error(`nothing listens on ${port}`)
-}
 
 const cpuSeconds = (pid: number): number => {
   // /proc/<pid>/stat: fields 14 and 15 (utime, stime) in clock ticks, after the parenthesised name.
@@ -113,20 +99,12 @@ const load = async (port: number, seconds: number, post: Post | undefined): Prom
     const script = post === undefined ? [] : ['-s', await postScript(post)]
     const [cmd, args] = pinned(1, 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, url])
     const { stdout } = await run(cmd, args)
-    const unit = (value: string, suffix: string): number => Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[suffix] ?? 1)
-    const p99 = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(stdout)
-    return {
-      rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
-      p99Ms: p99 === null ? Number.NaN : unit(p99[1] as string, p99[2] as string),
-      requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
-      errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? '0') + Number(/Socket errors: .*?(\d+) timeout/.exec(stdout)?.[1] ?? '0'),
-    }
+    return parseWrk(stdout)
   }
   const body = post === undefined ? [] : ['-m', 'POST', '-H', 'content-type=application/json', '-b', post.body]
   const [cmd, args] = pinned(1, process.execPath, [join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds), ...body, url])
   const { stdout } = await run(cmd, args, { maxBuffer: 64 * 1024 * 1024 })
-  const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number }
-  return { rps: report.requests.average, p99Ms: report.latency.p99, requests: report.requests.total, errors: report.non2xx + report.errors }
+  return parseAutocannon(stdout)
 }
 
 const measure = async (variant: Variant, logDir: string): Promise<Result> => {

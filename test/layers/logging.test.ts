@@ -8,7 +8,7 @@ import { makeCtx } from '../fixtures/ctx.js'
 
 const route: RouteInfo = { method: 'GET', template: '/things/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
 
-const setup = (level: 'info' | 'error' = 'info') => {
+const setup = (level: 'debug' | 'info' | 'error' = 'info') => {
   const lines: Array<Record<string, unknown>> = []
   const logger = createLogger({ name: 'svc', level, format: 'json', write: (c) => void lines.push(JSON.parse(c) as Record<string, unknown>), now: () => 0 })
   return { lines, layer: logging(logger) }
@@ -75,4 +75,17 @@ t.test('durations are written in milliseconds with three decimals', async (t) =>
   const { milliseconds } = await import('../../lib/layers/logging.js')
   t.same([0, 0.0004, 0.0005, 0.001, 0.012, 0.1234, 1, 12.3456, 1500.5].map(milliseconds), ['0.000', '0.000', '0.001', '0.001', '0.012', '0.123', '1.000', '12.346', '1500.500'])
   t.equal(JSON.parse(`{"d":${milliseconds(2.5)}}`).d, 2.5, 'still a JSON number')
+})
+
+t.test("a probe's 503 stays at the probe's level; an exception in a probe is still an error", async (t) => {
+  const probe: RouteInfo = { ...route, template: '/ready', requestLogLevel: 'debug', isOperational: true }
+  const quiet = setup('info')
+  quiet.layer(() => ({ status: 503 }), probe)(makeCtx('GET', '/ready'))
+  t.same(quiet.lines, [], 'not ready is an answer: nothing at info')
+  const verbose = setup('debug')
+  verbose.layer(() => ({ status: 503 }), probe)(makeCtx('GET', '/ready'))
+  t.match(verbose.lines[1], { event: 'request_completed', level: 'debug', status: 503 })
+  const broken = setup('info')
+  broken.layer(() => ({ status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: new Error('probe broke') }), probe)(makeCtx('GET', '/ready'))
+  t.match(broken.lines, [{ event: 'request_completed', level: 'error', status: 500, error: { message: 'probe broke' } }])
 })

@@ -1,0 +1,43 @@
+// What the benchmark and the reliability report share about driving load: finding the tools,
+// waiting for a server's port, and reading wrk's and autocannon's reports.
+import { execFile } from 'node:child_process'
+import { connect } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+
+export const run = promisify(execFile)
+
+export type LoadResult = Readonly<{ rps: number; p99Ms: number; requests: number; errors: number }>
+
+export const hasCommand = async (name: string): Promise<boolean> => run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false)
+
+/** Resolves once something accepts connections on the loopback port (15 s at most). */
+export const waitForPort = async (port: number): Promise<void> => {
+  for (let i = 0; i < 300; i++) {
+    const isOpen = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined)).on('error', () => resolve(false))
+    })
+    if (isOpen) return
+    await sleep(50)
+  }
+  throw new Error(`nothing listens on ${port}`)
+}
+
+/** wrk --latency output: req/s, p99, requests, and errors (non-2xx/3xx answers and every socket error). */
+export const parseWrk = (stdout: string): LoadResult => {
+  const unit = (value: string, suffix: string): number => Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[suffix] ?? 1)
+  const p99 = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(stdout)
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    p99Ms: p99 === null ? Number.NaN : unit(p99[1] as string, p99[2] as string),
+    requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
+    errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? '0') + (socketErrors === null ? 0 : socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0)),
+  }
+}
+
+/** autocannon -j output. */
+export const parseAutocannon = (stdout: string): LoadResult => {
+  const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number; timeouts: number }
+  return { rps: report.requests.average, p99Ms: report.latency.p99, requests: report.requests.total, errors: report.non2xx + report.errors + report.timeouts }
+}
