@@ -224,16 +224,14 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     return { url: `${url.protocol}//${url.host}`, isSecure: url.protocol === 'https:' }
   }
   const boolean = (src: Source | undefined): boolean => oneOf(src, ['true', 'false'], 'false') === 'true'
-  const ratio = (src: Source | undefined): number => {
-    if (src === undefined) return 1
-    const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(src.raw) ? Number(src.raw) : Number.NaN
-    return n >= 0 && n <= 1 ? n : fail(src, 'a number from 0 to 1', 1)
-  }
-  const decimal = (src: Source | undefined, min: number, max: number, fallback: number): number => {
+  /** A decimal number above `min` (or from `min`, when `isMinIncluded`) and at most `max`. */
+  const decimal = (src: Source | undefined, min: number, max: number, fallback: number, isMinIncluded = false): number => {
     if (src === undefined) return fallback
     const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(src.raw) ? Number(src.raw) : Number.NaN
-    return n > min && n <= max ? n : fail(src, `a number above ${min} and at most ${max}`, fallback)
+    if ((isMinIncluded ? n >= min : n > min) && n <= max) return n
+    return fail(src, isMinIncluded ? `a number from ${min} to ${max}` : `a number above ${min} and at most ${max}`, fallback)
   }
+  const ratio = (src: Source | undefined): number => decimal(src, 0, 1, 1, true)
   const cron = (src: Source | undefined, fallback: string): string =>
     src === undefined ? fallback : isCronExpression(src.raw.trim()) ? src.raw.trim() : fail(src, 'a cron expression of five fields, or six with seconds first (e.g. "* * * * *")', fallback)
   const drift = {

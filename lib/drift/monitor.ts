@@ -169,7 +169,8 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     return state
   }
 
-  const score = (served: ServedModel, state: ModelState, window: FeatureWindow, at: number): void => {
+  /** Scores every feature with enough values; what the check came to. */
+  const score = (served: ServedModel, state: ModelState, window: FeatureWindow, at: number): CheckResult => {
     const bins = binsFor(served)
     const previous = state.scoredSha256 === served.artifact.sha256 ? new Map(state.features.map((f) => [f.name, f])) : new Map<string, FeatureDrift>()
     const features: FeatureDrift[] = []
@@ -191,11 +192,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
       }
       features.push({ name: feature.name, psi, severity, samples, missing })
     })
-    if (features.length === 0) {
-      checks.inc({ model: served.name, result: 'insufficient_data' })
-      state.result = 'insufficient_data'
-      return
-    }
+    if (features.length === 0) return 'insufficient_data'
     const scored = new Set(features.map((f) => f.name))
     for (const name of state.seriesFeatures) {
       if (scored.has(name)) continue
@@ -207,27 +204,23 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     state.scoredAt = at
     state.scoredVersion = served.version
     state.scoredSha256 = served.artifact.sha256
-    state.result = 'ok'
-    checks.inc({ model: served.name, result: 'ok' })
     lastCheck.set({ model: served.name }, at / 1000)
+    return 'ok'
   }
 
   const checkModel = (served: ServedModel, at: number): void => {
     const state = stateOf(served.name)
-    state.checkedAt = at
+    let result: CheckResult
     try {
       const { window } = slotFor(served)
-      if (window.size < minSamples) {
-        checks.inc({ model: served.name, result: 'insufficient_data' })
-        state.result = 'insufficient_data'
-        return
-      }
-      score(served, state, window, at)
+      result = window.size < minSamples ? 'insufficient_data' : score(served, state, window, at)
     } catch (error: unknown) {
-      checks.inc({ model: served.name, result: 'error' })
-      state.result = 'error'
+      result = 'error'
       logger.error('drift_check_failed', { model: served.name, version: served.version, message: (error as Error).message })
     }
+    checks.inc({ model: served.name, result })
+    state.result = result
+    state.checkedAt = at
   }
 
   /** Drops the windows no served version records into any more (a model's inputs changed). */

@@ -97,17 +97,23 @@ t.test('a shift is severe, counted on every breaching check, logged once, and a 
   t.equal(s.log().filter((line) => line.event === 'drift_detected').length, 4, 'no new crossing: nothing more logged')
 })
 
-t.test('a rise from moderate to severe without a jump is logged as severe', async (t) => {
+t.test('a rise in severity without a jump is logged at the new severity, once per crossing', async (t) => {
   const s = await setup(t)
-  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.35, 3), 1000)
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.4, 3), 1000)
   s.monitor.check()
-  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.45, 4), 1000)
+  const first = new Map(s.monitor.status(s.iris()).features.map((f) => [f.name, f]))
+  const afterFirst = s.log().filter((line) => line.event === 'drift_detected').length
+  s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.48, 4), 1000)
   s.monitor.check()
-  const seen = s.monitor.status(s.iris()).features.map((f) => f.psi.toFixed(3))
-  const lines = s.log().filter((line) => line.event === 'drift_detected')
-  t.ok(lines.length > 0, `scores ${seen.join(', ')}`)
-  for (const line of lines) t.not(line['severity'], 'none')
-  t.ok(lines.some((line) => line['severity'] === 'moderate' || line['severity'] === 'severe'))
+  const second = s.monitor.status(s.iris()).features
+  const logged = s.log().filter((line) => line.event === 'drift_detected').slice(afterFirst)
+  const expected = second.flatMap((f) => {
+    const before = first.get(f.name) as (typeof second)[number]
+    if (f.psi - before.psi >= SETTINGS.thresholds.spike && f.psi >= SETTINGS.thresholds.moderate) return [[f.name, 'spike']]
+    return f.severity !== 'none' && f.severity !== before.severity ? [[f.name, f.severity]] : []
+  })
+  t.ok(expected.some(([, severity]) => severity === 'severe'), `a feature rose to severe without a spike: ${second.map((f) => `${f.name} ${first.get(f.name)?.psi.toFixed(3)} → ${f.psi.toFixed(3)}`).join(', ')}`)
+  t.same(logged.map((line) => [line['feature'], line['severity']]), expected, 'exactly the crossings, each at its new severity')
 })
 
 t.test('a failing model is counted as an error and the others are still checked', async (t) => {
