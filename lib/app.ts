@@ -60,7 +60,12 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const service = { name: config.name, version: VERSION, environment: config.environment }
   const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
   const lifecycle = createLifecycle()
-  const models = createModelRegistry({ store: createStore(config.models.store), logger, metrics: registry.registry, reloadIntervalS: config.models.reloadIntervalS })
+  const models = createModelRegistry({
+    store: createStore(config.models.store),
+    logger,
+    metrics: registry.registry,
+    reloadIntervalS: config.models.reloadIntervalS,
+  })
   const drift = config.drift.isEnabled ? createDrift(config, models, registry, logger) : undefined
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, registry: registry.registry })
@@ -84,7 +89,12 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const served = isAdminSplit ? table.filter((route) => route.isOperational !== true) : table
   const links = (defs: readonly RouteDef[]): Array<{ method: string; path: string }> => defs.map(({ method, path }) => ({ method, path }))
   const endpoints = [{ method: 'GET', path: '/' }, ...links(served), { method: 'GET', path: OPENAPI_PATH }, ...links(routes)]
-  served.push({ method: 'GET', path: '/', handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints), doc: ROOT_DOC })
+  served.push({
+    method: 'GET',
+    path: '/',
+    handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints),
+    doc: ROOT_DOC,
+  })
   // Built once from every route of the service, itself included (start-up fails on an undescribed
   // one); the extra `routes` tests bring are not part of the service and are left out.
   const security = { api: config.auth.apiTokens.length > 0, metrics: config.auth.metricsToken !== undefined }
@@ -96,7 +106,10 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const optional = [tracing.layer, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
   const layers = [logging(logger), metrics(registry.http), ...optional]
   const server = createServer({ config, router: createRouter(served, layers), logger, lifecycle, metrics: registry.http })
-  const admin = config.admin === undefined ? undefined : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: registry.http, address: config.admin })
+  const admin =
+    config.admin === undefined
+      ? undefined
+      : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: registry.http, address: config.admin })
   return { server, admin, metrics: registry, lifecycle, tracing, models, drift, shedding }
 }
 

@@ -189,7 +189,8 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     const portSource = source(undefined, portVariable)
     const port = integer(portSource, 1, 65535, defaultPort)
     if (host !== '') return { host, port }
-    if (portSource !== undefined && source(undefined, hostVariable) === undefined) problems.push(`${portSource.label}: set ${hostVariable} too, or unset ${portVariable}`)
+    if (portSource !== undefined && source(undefined, hostVariable) === undefined)
+      problems.push(`${portSource.label}: set ${hostVariable} too, or unset ${portVariable}`)
     return undefined
   }
   const httpUrl = (src: Source | undefined): URL | undefined => {
@@ -218,8 +219,14 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     const raw = HOST_PORT.test(src.raw) ? `http://${src.raw}` : src.raw
     const url = URL.canParse(raw) ? new URL(raw) : undefined
     const isValid =
-      url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' &&
-      (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '' && url.username === '' && url.password === ''
+      url !== undefined &&
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.hostname !== '' &&
+      (url.pathname === '/' || url.pathname === '') &&
+      url.search === '' &&
+      url.hash === '' &&
+      url.username === '' &&
+      url.password === ''
     if (!isValid || (url.port !== '' && Number(url.port) === 0)) return fail(src, OTLP_FORMS, undefined)
     return { url: `${url.protocol}//${url.host}`, isSecure: url.protocol === 'https:' }
   }
@@ -233,7 +240,11 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
   }
   const ratio = (src: Source | undefined): number => decimal(src, 0, 1, 1, true)
   const cron = (src: Source | undefined, fallback: string): string =>
-    src === undefined ? fallback : isCronExpression(src.raw.trim()) ? src.raw.trim() : fail(src, 'a cron expression of five fields, or six with seconds first (e.g. "* * * * *")', fallback)
+    src === undefined
+      ? fallback
+      : isCronExpression(src.raw.trim())
+        ? src.raw.trim()
+        : fail(src, 'a cron expression of five fields, or six with seconds first (e.g. "* * * * *")', fallback)
   const drift = {
     isEnabled: oneOf(source(undefined, 'SVC_DRIFT_ENABLED'), ['true', 'false'], 'true') === 'true',
     window: integer(source(undefined, 'SVC_DRIFT_WINDOW'), 1, 1_000_000, 1000),
@@ -251,7 +262,10 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
   const MIN_TOKEN_LENGTH = 16
   const tokens = (variable: string, raw: string | undefined): string[] => {
     if (raw === undefined || raw.trim() === '') return []
-    const list = raw.split(',').map((token) => token.trim()).filter((token) => token !== '')
+    const list = raw
+      .split(',')
+      .map((token) => token.trim())
+      .filter((token) => token !== '')
     list.forEach((token, i) => {
       const which = list.length === 1 ? 'the token' : `token ${i + 1} of ${list.length}`
       if (!TOKEN.test(token)) problems.push(`${variable}: ${which} has characters outside A-Z a-z 0-9 - . _ ~ + / (and trailing =)`)
@@ -300,9 +314,10 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     maxConnections: integer(source(undefined, 'SVC_MAX_CONNECTIONS'), 0, 1_000_000, 0),
     maxInFlight: integer(source(undefined, 'SVC_MAX_IN_FLIGHT'), 0, 1_000_000, 0),
     maxEventLoopDelayMs: integer(source(undefined, 'SVC_MAX_EVENT_LOOP_DELAY_MS'), 0, 60_000, 0),
-    admin: adminPort === undefined
-      ? undefined
-      : { host: pattern(source(undefined, 'SVC_ADMIN_HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'), port: integer(adminPort, 0, 65535, 0) },
+    admin:
+      adminPort === undefined
+        ? undefined
+        : { host: pattern(source(undefined, 'SVC_ADMIN_HOST'), HOST_PATTERN, 'a host name or IP address', '127.0.0.1'), port: integer(adminPort, 0, 65535, 0) },
     auth: { apiTokens: tokens('SVC_API_TOKENS', env['SVC_API_TOKENS']), metricsToken: metricsTokens[0] },
     trustRequestId: boolean(source(undefined, 'SVC_TRUST_REQUEST_ID')),
     health: {

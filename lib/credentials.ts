@@ -20,7 +20,11 @@ type Read = (path: string) => string
  * lines and `#` comments ignored.
  */
 export const tokenList = (text: string): string =>
-  text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#')).join(',')
+  text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .join(',')
 
 // Files written with `echo` end with a newline that is not part of the secret.
 const secret = (variable: string, text: string): string => (variable === 'SVC_API_TOKENS' ? tokenList(text) : text.replace(/\r?\n$/, ''))

@@ -12,10 +12,12 @@ export type Exit = (code: number) => void
 
 /** Logs the failure with its stack and exits 1; the 'exit' hook flushes logs, systemd restarts. */
 export const exitOnFatal = (processLog: Logger, exit: Exit): void => {
-  const die = (event: string) => (error: unknown): void => {
-    processLog.error(event, { error: errorFields(error) })
-    exit(1)
-  }
+  const die =
+    (event: string) =>
+    (error: unknown): void => {
+      processLog.error(event, { error: errorFields(error) })
+      exit(1)
+    }
   process.on('uncaughtException', die('uncaught_exception'))
   process.on('unhandledRejection', die('unhandled_rejection'))
 }
@@ -30,7 +32,14 @@ export const SPAN_FLUSH_TIMEOUT_MS = 5000
  * A second signal exits at once with 128 + its number, as a shell reports a process killed by it.
  */
 export const stopOnSignals = (
-  { server, admin, tracing, models, drift, shedding }: Readonly<{
+  {
+    server,
+    admin,
+    tracing,
+    models,
+    drift,
+    shedding,
+  }: Readonly<{
     server: SvcServer
     admin?: SvcServer | undefined
     tracing: Tracing

@@ -113,10 +113,21 @@ const buildEntry = (template: string, routes: readonly RouteDef[], layers: reado
   for (const [method, def] of declared) handlers.set(method, pipeline(def.handler, method, template, traits, layers))
   if (!declared.has('OPTIONS')) {
     const options: Reply = Object.freeze({ status: 204, headers: Object.freeze({ allow }) })
-    handlers.set('OPTIONS', pipeline(() => options, 'OPTIONS', template, traits, layers))
+    handlers.set(
+      'OPTIONS',
+      pipeline(() => options, 'OPTIONS', template, traits, layers),
+    )
   }
   const notAllowed = new HttpError(405, 'METHOD_NOT_ALLOWED', `This path accepts ${allow}`, { headers: { allow } })
-  const otherMethod = pipeline(() => { throw notAllowed }, '*', template, traits, layers)
+  const otherMethod = pipeline(
+    () => {
+      throw notAllowed
+    },
+    '*',
+    template,
+    traits,
+    layers,
+  )
   return { template, allow, handlers, otherMethod }
 }
 

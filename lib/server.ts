@@ -96,7 +96,15 @@ const EXPECTATION_FAILED = new HttpError(417, 'EXPECTATION_FAILED', 'The only ex
 /** How Node handed the request over: as is, after `Expect: 100-continue`, or with another Expect. */
 type Expect = 'none' | 'continue' | 'unsupported'
 
-export const createServer = ({ config, router, logger, lifecycle = createLifecycle(), metrics, limits: overrides, address = config }: ServerOptions): SvcServer => {
+export const createServer = ({
+  config,
+  router,
+  logger,
+  lifecycle = createLifecycle(),
+  metrics,
+  limits: overrides,
+  address = config,
+}: ServerOptions): SvcServer => {
   const limits: ServerLimits = { ...LIMITS, ...overrides }
   const maxBody = config.maxBodyBytes
   const maxUrl = limits.maxUrlBytes
@@ -122,7 +130,11 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
     } catch (error: unknown) {
       return lastResort(ctx, res, error)
     }
-    if (reply instanceof Promise) reply.then((r) => write(ctx, res, r), (error: unknown) => lastResort(ctx, res, error))
+    if (reply instanceof Promise)
+      reply.then(
+        (r) => write(ctx, res, r),
+        (error: unknown) => lastResort(ctx, res, error),
+      )
     else write(ctx, res, reply)
   }
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => dispatch(req, res, 'none')
@@ -199,7 +211,13 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
       if (typeof json !== 'string') return lastResort(ctx, res, json)
       payload = json
     }
-    const headers = { 'content-type': type, 'content-length': Buffer.byteLength(payload), 'x-request-id': ctx.requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }
+    const headers = {
+      'content-type': type,
+      'content-length': Buffer.byteLength(payload),
+      'x-request-id': ctx.requestId,
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    }
     res.writeHead(reply.status, withExtra(headers, reply.headers))
     res.end(payload)
     ctx.onWritten?.(ctx, undefined)
@@ -245,7 +263,13 @@ export const createServer = ({ config, router, logger, lifecycle = createLifecyc
   const lastResort = (ctx: Ctx, res: ServerResponse, error: unknown): void => {
     logger.error('request_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
     const body = problemJson(INTERNAL_PROBLEM, ctx)
-    res.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-request-id': ctx.requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' })
+    res.writeHead(500, {
+      'content-type': PROBLEM_CONTENT_TYPE,
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': ctx.requestId,
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    })
     res.end(body)
     ctx.onWritten?.(ctx, error)
   }
@@ -410,7 +434,12 @@ const createRefuser = (logger: Logger, metrics: HttpMetrics | undefined): Refuse
       count(cell, undefined)
     }
     const line = status >= 500 ? warning : info
-    line?.(`,"status":${status},"code":"${code}","reason":${JSON.stringify(reason)}`, { requestId, traceId: undefined, spanId: undefined, traceContext: undefined })
+    line?.(`,"status":${status},"code":"${code}","reason":${JSON.stringify(reason)}`, {
+      requestId,
+      traceId: undefined,
+      spanId: undefined,
+      traceContext: undefined,
+    })
   }
 }
 

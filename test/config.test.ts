@@ -55,7 +55,16 @@ t.test('environment variables are read, levels and formats case-insensitively', 
     SVC_MAX_BODY_BYTES: '2048',
     SVC_DRAIN_TIMEOUT_MS: '0',
   })
-  t.match(config, { name: 'rates-api', host: '0.0.0.0', port: 17000, environment: 'prod', logLevel: 'warning', logFormat: 'console', maxBodyBytes: 2048, drainTimeoutMs: 0 })
+  t.match(config, {
+    name: 'rates-api',
+    host: '0.0.0.0',
+    port: 17000,
+    environment: 'prod',
+    logLevel: 'warning',
+    logFormat: 'console',
+    maxBodyBytes: 2048,
+    drainTimeoutMs: 0,
+  })
 })
 
 t.test('WARN is accepted as WARNING', async (t) => {
@@ -68,14 +77,29 @@ t.test('an empty variable counts as unset', async (t) => {
 
 t.test('flags override environment variables', async (t) => {
   const config = readConfig({ PORT: '1', HOST: 'a', SVC_ENVIRONMENT: 'dev', APP_NAME: 'x', LOG_LEVEL: 'debug', LOG_FORMAT: 'json' }, [
-    '--port', '9000', '--host=::1', '--env', 'stage', '--name', 'api', '--log-level', 'error', '--log-format', 'console',
+    '--port',
+    '9000',
+    '--host=::1',
+    '--env',
+    'stage',
+    '--name',
+    'api',
+    '--log-level',
+    'error',
+    '--log-format',
+    'console',
   ])
   t.match(config, { port: 9000, host: '::1', environment: 'stage', name: 'api', logLevel: 'error', logFormat: 'console' })
 })
 
 t.test('every bad value is reported at once, naming what is accepted', async (t) => {
   const error = t.throws(() =>
-    readConfig({ PORT: '70000', SVC_ENVIRONMENT: 'qa', LOG_LEVEL: 'loud', APP_NAME: 'bad name', SVC_MAX_BODY_BYTES: '-1', SVC_DRAIN_TIMEOUT_MS: '1.5' }, ['--log-format', 'xml', '--host', 'a b']),
+    readConfig({ PORT: '70000', SVC_ENVIRONMENT: 'qa', LOG_LEVEL: 'loud', APP_NAME: 'bad name', SVC_MAX_BODY_BYTES: '-1', SVC_DRAIN_TIMEOUT_MS: '1.5' }, [
+      '--log-format',
+      'xml',
+      '--host',
+      'a b',
+    ]),
   ) as ConfigError
   t.type(error, ConfigError)
   t.same(error.problems, [
@@ -126,7 +150,17 @@ for (const [raw, expected] of OTLP_CASES) {
   })
 }
 
-const BAD_OTLP = ['collector', 'grpc://collector:4317', 'http://collector:4317/v1/traces', 'http://user:pw@collector:4317', 'http://collector:4317?x=1', 'collector:0', 'http://collector:0', 'unix:///run/otel.sock', 'collector 4317']
+const BAD_OTLP = [
+  'collector',
+  'grpc://collector:4317',
+  'http://collector:4317/v1/traces',
+  'http://user:pw@collector:4317',
+  'http://collector:4317?x=1',
+  'collector:0',
+  'http://collector:0',
+  'unix:///run/otel.sock',
+  'collector 4317',
+]
 for (const raw of BAD_OTLP) {
   t.test(`OTLP_ENDPOINT=${raw} is a start-up error naming the accepted forms`, async (t) => {
     const error = t.throws(() => readConfig({ OTLP_ENDPOINT: raw })) as ConfigError
@@ -156,7 +190,13 @@ t.test('tracing variables are read: console, sampler, ratio and the batch proces
 })
 
 t.test('bad tracing values are reported together', async (t) => {
-  const env = { ENABLE_CONSOLE_TRACES: 'yes', OTEL_TRACES_SAMPLER: 'jaeger_remote', OTEL_TRACES_SAMPLER_ARG: '1.5', OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20' }
+  const env = {
+    ENABLE_CONSOLE_TRACES: 'yes',
+    OTEL_TRACES_SAMPLER: 'jaeger_remote',
+    OTEL_TRACES_SAMPLER_ARG: '1.5',
+    OTEL_BSP_MAX_QUEUE_SIZE: '10',
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20',
+  }
   const error = t.throws(() => readConfig(env)) as ConfigError
   t.same(error.problems, [
     'OTEL_BSP_MAX_EXPORT_BATCH_SIZE=20: expected at most OTEL_BSP_MAX_QUEUE_SIZE (10)',
@@ -164,7 +204,9 @@ t.test('bad tracing values are reported together', async (t) => {
     'OTEL_TRACES_SAMPLER=jaeger_remote: expected one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio (case-insensitive)',
     'OTEL_TRACES_SAMPLER_ARG=1.5: expected a number from 0 to 1',
   ])
-  t.same((t.throws(() => readConfig({ OTEL_TRACES_SAMPLER_ARG: 'half' })) as ConfigError).problems, ['OTEL_TRACES_SAMPLER_ARG=half: expected a number from 0 to 1'])
+  t.same((t.throws(() => readConfig({ OTEL_TRACES_SAMPLER_ARG: 'half' })) as ConfigError).problems, [
+    'OTEL_TRACES_SAMPLER_ARG=half: expected a number from 0 to 1',
+  ])
 })
 
 t.test('rate upstream and stream variables are read', async (t) => {
@@ -222,7 +264,9 @@ t.test('model variables: the store in any accepted form, the reload interval and
   t.match(config.models, { store: { kind: 'http' }, reloadIntervalS: 90, maxBatch: 50 })
   t.match(readConfig({ SVC_MODEL_STORE: '/srv/models' }).models.store, { kind: 'directory', root: '/srv/models' })
   t.match(readConfig({ SVC_MODEL_STORE: '' }).models.store, { kind: 'directory', root: DEFAULT_STORE_ROOT })
-  const error = t.throws(() => readConfig({ SVC_MODEL_STORE: 'ftp://user:secret@host/models', SVC_MODEL_RELOAD_INTERVAL_S: '86401', SVC_MAX_BATCH: '0' })) as ConfigError
+  const error = t.throws(() =>
+    readConfig({ SVC_MODEL_STORE: 'ftp://user:secret@host/models', SVC_MODEL_RELOAD_INTERVAL_S: '86401', SVC_MAX_BATCH: '0' }),
+  ) as ConfigError
   t.equal(error.problems.length, 3)
   t.match(error.problems[0], /^SVC_MODEL_STORE=ftp:\/\/\*\*\*@host\/models: expected /)
   t.match(error.problems[1], /^SVC_MODEL_RELOAD_INTERVAL_S=86401: expected an integer from 0 to 86400$/)
@@ -232,14 +276,26 @@ t.test('model variables: the store in any accepted form, the reload interval and
 
 t.test('drift variables: window, minimum, schedule and thresholds, each checked', async (t) => {
   const config = readConfig({
-    SVC_DRIFT_ENABLED: 'FALSE', SVC_DRIFT_WINDOW: '2000', SVC_DRIFT_MIN_SAMPLES: '2000', SVC_DRIFT_SCHEDULE: ' */5 * * * * * ',
-    SVC_DRIFT_MODERATE: '0.2', SVC_DRIFT_SEVERE: '.5', SVC_DRIFT_SPIKE: '1',
+    SVC_DRIFT_ENABLED: 'FALSE',
+    SVC_DRIFT_WINDOW: '2000',
+    SVC_DRIFT_MIN_SAMPLES: '2000',
+    SVC_DRIFT_SCHEDULE: ' */5 * * * * * ',
+    SVC_DRIFT_MODERATE: '0.2',
+    SVC_DRIFT_SEVERE: '.5',
+    SVC_DRIFT_SPIKE: '1',
   })
   t.same(config.drift, { isEnabled: false, window: 2000, minSamples: 2000, schedule: '*/5 * * * * *', thresholds: { moderate: 0.2, severe: 0.5, spike: 1 } })
-  const error = t.throws(() => readConfig({
-    SVC_DRIFT_ENABLED: 'no', SVC_DRIFT_WINDOW: '0', SVC_DRIFT_MIN_SAMPLES: '1001', SVC_DRIFT_SCHEDULE: 'every minute',
-    SVC_DRIFT_MODERATE: '0', SVC_DRIFT_SEVERE: '-1', SVC_DRIFT_SPIKE: 'NaN',
-  })) as ConfigError
+  const error = t.throws(() =>
+    readConfig({
+      SVC_DRIFT_ENABLED: 'no',
+      SVC_DRIFT_WINDOW: '0',
+      SVC_DRIFT_MIN_SAMPLES: '1001',
+      SVC_DRIFT_SCHEDULE: 'every minute',
+      SVC_DRIFT_MODERATE: '0',
+      SVC_DRIFT_SEVERE: '-1',
+      SVC_DRIFT_SPIKE: 'NaN',
+    }),
+  ) as ConfigError
   t.same(error.problems, [
     'SVC_DRIFT_ENABLED=no: expected one of true, false (case-insensitive)',
     'SVC_DRIFT_WINDOW=0: expected an integer from 1 to 1000000',
@@ -249,14 +305,21 @@ t.test('drift variables: window, minimum, schedule and thresholds, each checked'
     'SVC_DRIFT_SPIKE=NaN: expected a number above 0 and at most 100',
     'SVC_DRIFT_MIN_SAMPLES=1001: expected at most SVC_DRIFT_WINDOW (1000)',
   ])
-  t.match((t.throws(() => readConfig({ SVC_DRIFT_MODERATE: '0.3' })) as ConfigError).problems, ['SVC_DRIFT_SEVERE=0.25: expected above SVC_DRIFT_MODERATE (0.3)'])
+  t.match((t.throws(() => readConfig({ SVC_DRIFT_MODERATE: '0.3' })) as ConfigError).problems, [
+    'SVC_DRIFT_SEVERE=0.25: expected above SVC_DRIFT_MODERATE (0.3)',
+  ])
   t.throws(() => readConfig({ SVC_DRIFT_SCHEDULE: '61 * * * *' }), ConfigError, 'a field out of range')
 })
 
 t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
   const config = readConfig({
-    SVC_MAX_CONNECTIONS: '500', SVC_MAX_IN_FLIGHT: '64', SVC_MAX_EVENT_LOOP_DELAY_MS: '200', SVC_ADMIN_PORT: '9100', SVC_TRUST_REQUEST_ID: 'true',
-    SVC_API_TOKENS: ' client-one-0123456789, client-two-0123456789+/== ,', SVC_METRICS_TOKEN: 'scraper-0123456789abcdef',
+    SVC_MAX_CONNECTIONS: '500',
+    SVC_MAX_IN_FLIGHT: '64',
+    SVC_MAX_EVENT_LOOP_DELAY_MS: '200',
+    SVC_ADMIN_PORT: '9100',
+    SVC_TRUST_REQUEST_ID: 'true',
+    SVC_API_TOKENS: ' client-one-0123456789, client-two-0123456789+/== ,',
+    SVC_METRICS_TOKEN: 'scraper-0123456789abcdef',
   })
   t.match(config, { maxConnections: 500, maxInFlight: 64, maxEventLoopDelayMs: 200, admin: { host: '127.0.0.1', port: 9100 }, trustRequestId: true })
   t.same(config.auth, { apiTokens: ['client-one-0123456789', 'client-two-0123456789+/=='], metricsToken: 'scraper-0123456789abcdef' })
@@ -264,7 +327,15 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
   t.equal(readConfig({ SVC_ENVIRONMENT: 'prod' }).shutdownDelayMs, 5000, 'behind a load balancer, time for its probes')
   t.equal(readConfig({ SVC_ENVIRONMENT: 'stage' }).shutdownDelayMs, 5000)
   t.equal(readConfig({ SVC_ENVIRONMENT: 'prod', SVC_SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0, 'tests set it to 0')
-  const error = t.throws(() => readConfig({ SVC_API_TOKENS: 'short,has space in it here,ok-0123456789abcdef', SVC_METRICS_TOKEN: 'a-0123456789abcdef,b-0123456789abcdef', SVC_ADMIN_HOST: 'a b', SVC_ADMIN_PORT: '99999', SVC_MAX_IN_FLIGHT: '-1' })) as ConfigError
+  const error = t.throws(() =>
+    readConfig({
+      SVC_API_TOKENS: 'short,has space in it here,ok-0123456789abcdef',
+      SVC_METRICS_TOKEN: 'a-0123456789abcdef,b-0123456789abcdef',
+      SVC_ADMIN_HOST: 'a b',
+      SVC_ADMIN_PORT: '99999',
+      SVC_MAX_IN_FLIGHT: '-1',
+    }),
+  ) as ConfigError
   t.same(error.problems, [
     'SVC_METRICS_TOKEN: expected one token',
     'SVC_MAX_IN_FLIGHT=-1: expected an integer from 0 to 1000000',

@@ -7,7 +7,10 @@ import { tokenList, withCredentials } from '../lib/credentials.js'
 
 t.test('without CREDENTIALS_DIRECTORY the environment is used as it is', async (t) => {
   const env = { SVC_CACHE_HOST: 'cache' }
-  t.equal(withCredentials(env, () => t.fail('nothing to read') as never), env)
+  t.equal(
+    withCredentials(env, () => t.fail('nothing to read') as never),
+    env,
+  )
   t.equal(withCredentials({ CREDENTIALS_DIRECTORY: '' }, () => t.fail('nothing to read') as never)['SVC_CACHE_PASSWORD'], undefined)
 })
 
@@ -42,7 +45,11 @@ t.test('API tokens come from SVC_API_TOKENS_FILE or the svc-api-tokens credentia
   await writeFile(join(dir, 'svc-metrics-token'), 'scraper-0123456789abcdef\n')
   const config = readConfig(withCredentials({ CREDENTIALS_DIRECTORY: dir }))
   t.same(config.auth, { apiTokens: ['from-credential-0123456789'], metricsToken: 'scraper-0123456789abcdef' })
-  t.same(readConfig(withCredentials({ CREDENTIALS_DIRECTORY: dir, SVC_API_TOKENS_FILE: file })).auth.apiTokens.length, 2, 'the named file wins over the credential')
+  t.same(
+    readConfig(withCredentials({ CREDENTIALS_DIRECTORY: dir, SVC_API_TOKENS_FILE: file })).auth.apiTokens.length,
+    2,
+    'the named file wins over the credential',
+  )
   t.same(tokenList('a\r\nb,c\n'), 'a,b,c')
 })
 

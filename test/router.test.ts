@@ -69,16 +69,36 @@ type RouterCase = Readonly<{
 const CASES: readonly RouterCase[] = [
   { name: 'a static path is found', method: 'GET', path: '/health', expect: { template: '/health', status: 200, endpoint: 'GET /health', params: {} } },
   { name: 'the root path is found', method: 'GET', path: '/', expect: { template: '/', status: 200, endpoint: 'GET /' } },
-  { name: 'the query string is not part of the path', method: 'GET', path: '/health?verbose=1', expect: { template: '/health', status: 200, endpoint: 'GET /health' } },
-  { name: 'a static path wins over a template that also fits', method: 'GET', path: '/users/me', expect: { template: '/users/me', status: 200, endpoint: 'GET /users/me', params: {} } },
-  { name: 'a template parameter is captured', method: 'GET', path: '/users/42', expect: { template: '/users/{id}', status: 200, endpoint: 'GET /users/{id}', params: { id: '42' } } },
+  {
+    name: 'the query string is not part of the path',
+    method: 'GET',
+    path: '/health?verbose=1',
+    expect: { template: '/health', status: 200, endpoint: 'GET /health' },
+  },
+  {
+    name: 'a static path wins over a template that also fits',
+    method: 'GET',
+    path: '/users/me',
+    expect: { template: '/users/me', status: 200, endpoint: 'GET /users/me', params: {} },
+  },
+  {
+    name: 'a template parameter is captured',
+    method: 'GET',
+    path: '/users/42',
+    expect: { template: '/users/{id}', status: 200, endpoint: 'GET /users/{id}', params: { id: '42' } },
+  },
   {
     name: 'several template parameters are captured',
     method: 'GET',
     path: '/users/42/posts/7',
     expect: { template: '/users/{id}/posts/{postId}', status: 200, endpoint: 'GET /users/{id}/posts/{postId}', params: { id: '42', postId: '7' } },
   },
-  { name: 'a parameter is percent-decoded', method: 'GET', path: '/users/John%20Doe', expect: { template: '/users/{id}', status: 200, params: { id: 'John Doe' } } },
+  {
+    name: 'a parameter is percent-decoded',
+    method: 'GET',
+    path: '/users/John%20Doe',
+    expect: { template: '/users/{id}', status: 200, params: { id: 'John Doe' } },
+  },
   {
     name: 'a malformed percent-encoding is rejected with 400 and kept raw',
     method: 'GET',
@@ -95,7 +115,12 @@ const CASES: readonly RouterCase[] = [
   { name: 'an empty middle segment matches no parameter', method: 'GET', path: '/users//posts/7', expect: { template: UNMATCHED, status: 404 } },
   { name: 'an extra segment matches nothing', method: 'GET', path: '/users/42/extra', expect: { template: UNMATCHED, status: 404 } },
   { name: 'a missing segment matches nothing', method: 'GET', path: '/users/42/posts', expect: { template: UNMATCHED, status: 404 } },
-  { name: 'a trailing slash after the last parameter matches nothing', method: 'GET', path: '/users/42/posts/7/', expect: { template: UNMATCHED, status: 404 } },
+  {
+    name: 'a trailing slash after the last parameter matches nothing',
+    method: 'GET',
+    path: '/users/42/posts/7/',
+    expect: { template: UNMATCHED, status: 404 },
+  },
   { name: 'a trailing slash on a static path matches nothing', method: 'GET', path: '/health/', expect: { template: UNMATCHED, status: 404 } },
   { name: 'a literal segment must match exactly', method: 'GET', path: '/users/42/comments/7', expect: { template: UNMATCHED, status: 404 } },
   { name: 'an unknown path answers 404', method: 'GET', path: '/nope', expect: { template: UNMATCHED, status: 404 } },
@@ -114,12 +139,37 @@ const CASES: readonly RouterCase[] = [
     path: '/users/42',
     expect: { template: '/users/{id}', status: 405, allow: 'GET, HEAD, DELETE, OPTIONS' },
   },
-  { name: 'an unsupported method on a known path answers 405', method: 'PROPFIND', path: '/health', expect: { template: '/health', status: 405, allow: 'GET, HEAD, OPTIONS' } },
-  { name: 'a second method on a template is found', method: 'DELETE', path: '/users/42', expect: { template: '/users/{id}', status: 200, endpoint: 'DELETE /users/{id}', params: { id: '42' } } },
-  { name: 'HEAD is answered by the GET endpoint', method: 'HEAD', path: '/users/42', expect: { template: '/users/{id}', status: 200, endpoint: 'GET /users/{id}', params: { id: '42' } } },
+  {
+    name: 'an unsupported method on a known path answers 405',
+    method: 'PROPFIND',
+    path: '/health',
+    expect: { template: '/health', status: 405, allow: 'GET, HEAD, OPTIONS' },
+  },
+  {
+    name: 'a second method on a template is found',
+    method: 'DELETE',
+    path: '/users/42',
+    expect: { template: '/users/{id}', status: 200, endpoint: 'DELETE /users/{id}', params: { id: '42' } },
+  },
+  {
+    name: 'HEAD is answered by the GET endpoint',
+    method: 'HEAD',
+    path: '/users/42',
+    expect: { template: '/users/{id}', status: 200, endpoint: 'GET /users/{id}', params: { id: '42' } },
+  },
   { name: 'OPTIONS answers 204 with Allow', method: 'OPTIONS', path: '/items', expect: { template: '/items', status: 204, allow: 'GET, HEAD, POST, OPTIONS' } },
-  { name: 'OPTIONS on a template answers 204 with Allow', method: 'OPTIONS', path: '/users/42', expect: { template: '/users/{id}', status: 204, allow: 'GET, HEAD, DELETE, OPTIONS' } },
-  { name: 'an explicitly declared HEAD is kept', method: 'HEAD', path: '/explicit-head', expect: { template: '/explicit-head', status: 200, endpoint: 'HEAD /explicit-head' } },
+  {
+    name: 'OPTIONS on a template answers 204 with Allow',
+    method: 'OPTIONS',
+    path: '/users/42',
+    expect: { template: '/users/{id}', status: 204, allow: 'GET, HEAD, DELETE, OPTIONS' },
+  },
+  {
+    name: 'an explicitly declared HEAD is kept',
+    method: 'HEAD',
+    path: '/explicit-head',
+    expect: { template: '/explicit-head', status: 200, endpoint: 'HEAD /explicit-head' },
+  },
   {
     name: 'an explicitly declared OPTIONS is kept',
     method: 'OPTIONS',
@@ -177,10 +227,7 @@ t.test('a path entry exposes its Allow string', async (t) => {
 })
 
 t.test('Allow lists methods in a fixed order whatever the declaration order', async (t) => {
-  const router = createRouter(
-    [route('DELETE', '/r'), route('PATCH', '/r'), route('PUT', '/r'), route('POST', '/r'), route('GET', '/r')],
-    [],
-  )
+  const router = createRouter([route('DELETE', '/r'), route('PATCH', '/r'), route('PUT', '/r'), route('POST', '/r'), route('GET', '/r')], [])
   t.equal(router.find(ctxFor('GET', '/r')).allow, 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
 })
 
@@ -245,7 +292,10 @@ t.test('layers are applied once per route at build time, with the route info', a
     'POST /a false',
   ])
   t.equal(innerCalls, outerCalls)
-  t.ok(seen.every((i) => Object.isFrozen(i)), 'route info is frozen')
+  t.ok(
+    seen.every((i) => Object.isFrozen(i)),
+    'route info is frozen',
+  )
 
   for (const path of ['/a', '/b/1', '/metrics', '/nope']) await answer(router, ctxFor('GET', path))
   await answer(router, ctxFor('PUT', '/a'))
@@ -270,7 +320,18 @@ t.test('layers wrap the endpoint outermost first', async (t) => {
 
 t.test('an endpoint that throws an Error yields a 500 problem carrying the error', async (t) => {
   const boom = new Error('database password is hunter2')
-  const router = createRouter([{ method: 'GET', path: '/', handler: () => { throw boom } }], [])
+  const router = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/',
+        handler: () => {
+          throw boom
+        },
+      },
+    ],
+    [],
+  )
   const reply = asProblem(await answer(router, ctxFor('GET', '/')))
   t.equal(reply.status, 500)
   t.equal(reply.error, boom)
@@ -280,7 +341,18 @@ t.test('an endpoint that throws an Error yields a 500 problem carrying the error
 
 t.test('an endpoint whose promise rejects yields a 500 problem carrying the error', async (t) => {
   const boom = new Error('late failure')
-  const router = createRouter([{ method: 'GET', path: '/', handler: async () => { throw boom } }], [])
+  const router = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/',
+        handler: async () => {
+          throw boom
+        },
+      },
+    ],
+    [],
+  )
   const reply = asProblem(await answer(router, ctxFor('GET', '/')))
   t.equal(reply.status, 500)
   t.equal(reply.error, boom)
@@ -293,14 +365,33 @@ t.test('a layer sees a problem reply, never an exception, when the endpoint thro
     statuses.push(reply.status)
     return reply
   }
-  const router = createRouter([{ method: 'GET', path: '/', handler: () => { throw new TypeError('bad') } }], [observing])
+  const router = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/',
+        handler: () => {
+          throw new TypeError('bad')
+        },
+      },
+    ],
+    [observing],
+  )
   await answer(router, ctxFor('GET', '/'))
   t.same(statuses, [500])
 })
 
 t.test('a thrown HttpError yields its status, code and headers without an error member', async (t) => {
   const router = createRouter(
-    [{ method: 'GET', path: '/', handler: () => { throw new HttpError(503, 'NOT_READY', 'Warming up', { headers: { 'retry-after': '5' }, extra: { phase: 'load' } }) } }],
+    [
+      {
+        method: 'GET',
+        path: '/',
+        handler: () => {
+          throw new HttpError(503, 'NOT_READY', 'Warming up', { headers: { 'retry-after': '5' }, extra: { phase: 'load' } })
+        },
+      },
+    ],
     [],
   )
   const reply = asProblem(await answer(router, ctxFor('GET', '/')))

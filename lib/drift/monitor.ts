@@ -161,7 +161,15 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
   const stateOf = (name: string): ModelState => {
     let state = states.get(name)
     if (state === undefined) {
-      state = { result: undefined, checkedAt: undefined, scoredAt: undefined, scoredVersion: undefined, scoredSha256: undefined, features: [], seriesFeatures: new Set() }
+      state = {
+        result: undefined,
+        checkedAt: undefined,
+        scoredAt: undefined,
+        scoredVersion: undefined,
+        scoredSha256: undefined,
+        features: [],
+        seriesFeatures: new Set(),
+      }
       states.set(name, state)
       // Every result from zero, so rate() and increase() see the first check.
       for (const result of CHECK_RESULTS) checks.inc({ model: name, result }, 0)
@@ -188,7 +196,15 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
       if (isSpiking) alerts.inc({ ...labels, severity: 'spike' })
       const isRise = severity !== 'none' && severity !== (before?.severity ?? 'none')
       if (isRise || isSpiking) {
-        logger.warning('drift_detected', { model: served.name, version: served.version, feature: feature.name, psi, severity: isSpiking ? 'spike' : severity, ...(isSpiking ? { previous_psi: before?.psi } : {}), samples })
+        logger.warning('drift_detected', {
+          model: served.name,
+          version: served.version,
+          feature: feature.name,
+          psi,
+          severity: isSpiking ? 'spike' : severity,
+          ...(isSpiking ? { previous_psi: before?.psi } : {}),
+          samples,
+        })
       }
       features.push({ name: feature.name, psi, severity, samples, missing })
     })

@@ -15,7 +15,9 @@ const CURRENCY = /^[A-Za-z]{3}$/
 const INVALID_CURRENCY = new HttpError(400, 'INVALID_PARAMETER', 'currency must be three letters (ISO 4217), e.g. USD', { extra: { parameter: 'currency' } })
 
 // One frozen header object per Cache-Status value, so a reply allocates none.
-const HEADERS: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(Object.values(CACHE_STATUS).map((status) => [status, Object.freeze({ 'cache-status': status })]))
+const HEADERS: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
+  Object.values(CACHE_STATUS).map((status) => [status, Object.freeze({ 'cache-status': status })]),
+)
 
 const toReply = (found: Lookup<Answer>, currency: string): Reply => {
   const headers = HEADERS.get(found.cacheStatus) as Readonly<Record<string, string>>
@@ -23,14 +25,16 @@ const toReply = (found: Lookup<Answer>, currency: string): Reply => {
   return { status: 200, headers, body: found.value }
 }
 
-export const getExternalData = (rates: Rates): Handler => (ctx: Ctx) => {
-  const raw = ctx.query.get('currency')
-  if (raw !== null && !CURRENCY.test(raw)) throw INVALID_CURRENCY
-  const currency = raw === null ? DEFAULT_CURRENCY : raw.toUpperCase()
-  const found = rates.latest(currency, ctx.traceContext)
-  // A fresh rate is answered synchronously (STYLE: keep sync handlers sync).
-  return found instanceof Promise ? found.then((f) => toReply(f, currency)) : toReply(found, currency)
-}
+export const getExternalData =
+  (rates: Rates): Handler =>
+  (ctx: Ctx) => {
+    const raw = ctx.query.get('currency')
+    if (raw !== null && !CURRENCY.test(raw)) throw INVALID_CURRENCY
+    const currency = raw === null ? DEFAULT_CURRENCY : raw.toUpperCase()
+    const found = rates.latest(currency, ctx.traceContext)
+    // A fresh rate is answered synchronously (STYLE: keep sync handlers sync).
+    return found instanceof Promise ? found.then((f) => toReply(f, currency)) : toReply(found, currency)
+  }
 
 const PATH = '/api/external-data'
 
@@ -64,10 +68,22 @@ export const EXTERNAL_DATA_DOC: RouteDoc = {
       { 'Cache-Status': DOC_HEADERS.cacheStatus },
     ),
     '502': problem('No upstream gave a rate, and at least one failed otherwise than by a timeout', {
-      failed: problemExample('Upstreams failing', 502, 'BAD_UPSTREAM', 'No upstream answered with a rate: coingecko answered HTTP 503; coinbase timed out after 2000 ms', PATH),
+      failed: problemExample(
+        'Upstreams failing',
+        502,
+        'BAD_UPSTREAM',
+        'No upstream answered with a rate: coingecko answered HTTP 503; coinbase timed out after 2000 ms',
+        PATH,
+      ),
     }),
     '504': problem('No upstream gave a rate, and every failure was a timeout', {
-      timeout: problemExample('Upstreams too slow', 504, 'UPSTREAM_TIMEOUT', 'No upstream answered with a rate: coingecko timed out after 2000 ms; coinbase timed out after 2000 ms', PATH),
+      timeout: problemExample(
+        'Upstreams too slow',
+        504,
+        'UPSTREAM_TIMEOUT',
+        'No upstream answered with a rate: coingecko timed out after 2000 ms; coinbase timed out after 2000 ms',
+        PATH,
+      ),
     }),
   },
   schemas: {
@@ -78,7 +94,11 @@ export const EXTERNAL_DATA_DOC: RouteDoc = {
         symbol: { type: 'string', const: 'BTC' },
         currency: { type: 'string', pattern: '^[A-Z]{3}$' },
         value: { type: 'number', exclusiveMinimum: 0, description: 'The price of one BTC in `currency`' },
-        timestamp: { type: 'string', format: 'date-time', description: 'When the upstream last updated the rate, or when it was received if the upstream gives no time' },
+        timestamp: {
+          type: 'string',
+          format: 'date-time',
+          description: 'When the upstream last updated the rate, or when it was received if the upstream gives no time',
+        },
         source: { type: 'string', enum: [...RATE_PROVIDERS], description: 'The upstream that answered' },
       },
     },

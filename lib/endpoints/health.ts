@@ -31,14 +31,16 @@ const statusCode = (probe: Probe, status: HealthStatus): number => {
   return status === 'ok' ? 200 : 503
 }
 
-const probeEndpoint = (probe: Probe, monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => async () => {
-  const checks = await monitor.checks()
-  const status = overallStatus(lifecycle, checks)
-  const uptime = Math.round(performance.now() - lifecycle.startedAt) / 1000
-  const body: HealthBody = { status, checks, version, uptime_s: uptime }
-  const reply: Reply = { status: statusCode(probe, status), headers: NO_STORE, body }
-  return reply
-}
+const probeEndpoint =
+  (probe: Probe, monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler =>
+  async () => {
+    const checks = await monitor.checks()
+    const status = overallStatus(lifecycle, checks)
+    const uptime = Math.round(performance.now() - lifecycle.startedAt) / 1000
+    const body: HealthBody = { status, checks, version, uptime_s: uptime }
+    const reply: Reply = { status: statusCode(probe, status), headers: NO_STORE, body }
+    return reply
+  }
 
 export const getHealth = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('health', monitor, lifecycle, version)
 export const getReady = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('ready', monitor, lifecycle, version)

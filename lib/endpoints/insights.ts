@@ -85,7 +85,9 @@ async function* insightEvents(ctx: Ctx, count: number, intervalMs: number, figur
 export type InsightsOptions = Readonly<{ figures: Figures; limit: StreamLimit }>
 
 export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
-  const tooMany = new HttpError(503, 'TOO_MANY_STREAMS', 'Too many insight streams are open; retry later', { headers: { 'retry-after': String(RETRY_AFTER_S) } })
+  const tooMany = new HttpError(503, 'TOO_MANY_STREAMS', 'Too many insight streams are open; retry later', {
+    headers: { 'retry-after': String(RETRY_AFTER_S) },
+  })
   return (ctx): Reply => {
     const count = parseCount(ctx.query.get('count'))
     const intervalMs = parseInterval(ctx.query.get('interval'))
@@ -100,7 +102,15 @@ export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
 
 const PATH = '/api/insights'
 const FIGURES = ['http_requests_in_flight', 'http_request_rate', 'http_request_duration_p95', 'event_loop_lag_p99', 'heap_used']
-const EVENT = { seq: 1, count: 5, timestamp: '2026-11-22T06:00:00.125Z', metric: 'http_requests_in_flight', value: 3, unit: 'requests', request_id: '5a0c2f4e-8d1b-4c3a-9e6f-7b2d1a0c9e8f' }
+const EVENT = {
+  seq: 1,
+  count: 5,
+  timestamp: '2026-11-22T06:00:00.125Z',
+  metric: 'http_requests_in_flight',
+  value: 3,
+  unit: 'requests',
+  request_id: '5a0c2f4e-8d1b-4c3a-9e6f-7b2d1a0c9e8f',
+}
 
 export const INSIGHTS_DOC: RouteDoc = {
   operationId: 'getInsights',

@@ -4,10 +4,12 @@ import type { RouteDoc } from '../openapi/route-doc.js'
 import type { Handler } from '../pipeline.js'
 import type { MetricsRegistry } from '../telemetry/registry.js'
 
-export const getMetrics = (metrics: MetricsRegistry): Handler => async (ctx) => {
-  const { contentType, text } = await metrics.render(ctx.header('accept'))
-  return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text }
-}
+export const getMetrics =
+  (metrics: MetricsRegistry): Handler =>
+  async (ctx) => {
+    const { contentType, text } = await metrics.render(ctx.header('accept'))
+    return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text }
+  }
 
 const EXPOSITION = { schema: { type: 'string' } }
 

@@ -1,7 +1,18 @@
 // The descriptions of the model routes (DESIGN §10), one per route, each named by its route in
 // lib/endpoints/models.ts: /api/v1 and the Open Inference Protocol (KServe v2 REST).
 import { MAX_ID_LENGTH, NUMERIC_DATATYPES } from '../models/inference-request.js'
-import { json, pathParameter, problem, problemExample, ref, type Example, type MediaDoc, type ResponseDoc, type RouteDoc, type Schema } from '../openapi/route-doc.js'
+import {
+  json,
+  pathParameter,
+  problem,
+  problemExample,
+  ref,
+  type Example,
+  type MediaDoc,
+  type ResponseDoc,
+  type RouteDoc,
+  type Schema,
+} from '../openapi/route-doc.js'
 
 const NAME = pathParameter('name', 'The model', 'iris')
 const VERSION = pathParameter('version', 'One of its versions', '1')
@@ -90,7 +101,10 @@ const DETAIL: Schema = {
               shape,
               type: { type: 'string', enum: ['numerical', 'categorical'] },
               levels: { ...stringArray, description: 'A categorical input: its values' },
-              reference: { type: 'object', description: 'The training distribution drift is measured against: bin `edges` and `proportions`, or level `proportions`' },
+              reference: {
+                type: 'object',
+                description: 'The training distribution drift is measured against: bin `edges` and `proportions`, or level `proportions`',
+              },
               standardisation: {
                 type: 'object',
                 description: 'A numerical input: the training mean and standard deviation the model standardises with',
@@ -173,7 +187,12 @@ const OUTPUT_TENSOR: Schema = {
 const INFER_RESPONSE: Schema = {
   type: 'object',
   required: ['model_name', 'model_version', 'id', 'outputs'],
-  properties: { model_name: { type: 'string' }, model_version: { type: 'string' }, id: { type: 'string' }, outputs: { type: 'array', items: ref('OutputTensor') } },
+  properties: {
+    model_name: { type: 'string' },
+    model_version: { type: 'string' },
+    id: { type: 'string' },
+    outputs: { type: 'array', items: ref('OutputTensor') },
+  },
 }
 
 const METADATA: Schema = {
@@ -240,9 +259,12 @@ const IRIS_OUTPUTS = [
 ]
 
 const PROBLEMS = {
-  notFound: (instance: string): Example => problemExample('Unknown model', 404, 'MODEL_NOT_FOUND', 'Model nope not found', instance, { error: 'Model nope not found' }),
+  notFound: (instance: string): Example =>
+    problemExample('Unknown model', 404, 'MODEL_NOT_FOUND', 'Model nope not found', instance, { error: 'Model nope not found' }),
   versionNotFound: (instance: string): Example =>
-    problemExample('Unknown version', 404, 'MODEL_NOT_FOUND', 'Model iris with version 3 not found', instance, { error: 'Model iris with version 3 not found' }),
+    problemExample('Unknown version', 404, 'MODEL_NOT_FOUND', 'Model iris with version 3 not found', instance, {
+      error: 'Model iris with version 3 not found',
+    }),
   notReady: (instance: string, extra: Readonly<Record<string, unknown>> = {}): Example => {
     const detail = 'Model cars is not ready: sha256: does not match the content: the file was changed or damaged after training'
     return problemExample('The model is UNAVAILABLE', 503, 'MODEL_NOT_READY', detail, instance, { error: detail, ...extra })
@@ -261,15 +283,25 @@ const notReady = (instance: string, extra?: Readonly<Record<string, unknown>>): 
 const badRequest = (instance: string, examples: Readonly<Record<string, Example>>): ResponseDoc =>
   problem('The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input', {
     ...examples,
-    encoding: problemExample('Malformed percent-encoding in the path', 400, 'INVALID_PATH_PARAMETER', 'Path parameter name is not valid percent-encoding', instance),
+    encoding: problemExample(
+      'Malformed percent-encoding in the path',
+      400,
+      'INVALID_PATH_PARAMETER',
+      'Path parameter name is not valid percent-encoding',
+      instance,
+    ),
   })
 
 const bodyErrors = (instance: string): Readonly<Record<string, ResponseDoc>> => {
   const tooLarge = 'Request body exceeds the limit of 1048576 bytes'
   const wrongType = 'Content-Type must be application/json, got "text/plain"'
   return {
-    '413': problem('The body is over SVC_MAX_BODY_BYTES', { large: problemExample('Too large', 413, 'PAYLOAD_TOO_LARGE', tooLarge, instance, { error: tooLarge }) }),
-    '415': problem('The body is not application/json', { type: problemExample('Not JSON', 415, 'UNSUPPORTED_MEDIA_TYPE', wrongType, instance, { error: wrongType }) }),
+    '413': problem('The body is over SVC_MAX_BODY_BYTES', {
+      large: problemExample('Too large', 413, 'PAYLOAD_TOO_LARGE', tooLarge, instance, { error: tooLarge }),
+    }),
+    '415': problem('The body is not application/json', {
+      type: problemExample('Not JSON', 415, 'UNSUPPORTED_MEDIA_TYPE', wrongType, instance, { error: wrongType }),
+    }),
   }
 }
 
@@ -312,7 +344,10 @@ export const PREDICT_DOC: RouteDoc = {
   },
   responses: {
     '200': json('The predictions', ref('InferResponse'), { example: INFER_RESPONSE_EXAMPLE }),
-    '400': problem('The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input', requestErrors('/api/v1/predict')),
+    '400': problem(
+      'The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input',
+      requestErrors('/api/v1/predict'),
+    ),
     '404': notFound('/api/v1/predict', true),
     ...bodyErrors('/api/v1/predict'),
     '503': notReady('/api/v1/predict'),
@@ -400,7 +435,9 @@ const metadataDoc = (operationId: string, instance: string, hasVersion: boolean)
   tags: ['inference'],
   parameters: hasVersion ? [NAME, VERSION] : [NAME],
   responses: {
-    '200': json('The metadata', ref('ModelMetadata'), { example: { name: 'iris', versions: ['1'], platform: 'svc', inputs: IRIS_INPUTS, outputs: IRIS_OUTPUTS } }),
+    '200': json('The metadata', ref('ModelMetadata'), {
+      example: { name: 'iris', versions: ['1'], platform: 'svc', inputs: IRIS_INPUTS, outputs: IRIS_OUTPUTS },
+    }),
     '404': notFound(instance, hasVersion),
     '503': notReady(instance),
   },
@@ -442,7 +479,10 @@ export const SERVER_READY_DOC: RouteDoc = {
   responses: {
     '200': json('A model can serve', ref('ServerReady'), { example: { ready: true } }),
     '503': problem('No model is ready', {
-      none: problemExample('No model READY', 503, 'SERVER_NOT_READY', 'No model is ready to serve', '/v2/health/ready', { error: 'No model is ready to serve', ready: false }),
+      none: problemExample('No model READY', 503, 'SERVER_NOT_READY', 'No model is ready to serve', '/v2/health/ready', {
+        error: 'No model is ready to serve',
+        ready: false,
+      }),
     }),
   },
   schemas: SCHEMAS,

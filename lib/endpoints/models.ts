@@ -82,9 +82,12 @@ const outputMetadata = (served: ServedModel): TensorMetadata[] => {
   const { artifact } = served
   const classes = artifact.task === 'classification' ? artifact.classes.length : 0
   return artifact.outputs.map((output) =>
-    output.type === 'label' ? { name: output.name, datatype: 'BYTES', shape: [-1] }
-    : output.type === 'probabilities' ? { name: output.name, datatype: 'FP64', shape: [-1, classes] }
-    : { name: output.name, datatype: 'FP64', shape: [-1] })
+    output.type === 'label'
+      ? { name: output.name, datatype: 'BYTES', shape: [-1] }
+      : output.type === 'probabilities'
+        ? { name: output.name, datatype: 'FP64', shape: [-1, classes] }
+        : { name: output.name, datatype: 'FP64', shape: [-1] },
+  )
 }
 
 const summary = (entry: ModelEntry): Record<string, unknown> => ({

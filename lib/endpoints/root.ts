@@ -23,7 +23,15 @@ export const ROOT_DOC: RouteDoc = {
   tags: ['service'],
   responses: {
     '200': json('The service and its routes', ref('ServiceDescription'), {
-      example: { service: 'svc', version: '0.1.0', environment: 'dev', endpoints: [{ method: 'GET', path: '/' }, { method: 'GET', path: '/metrics' }] },
+      example: {
+        service: 'svc',
+        version: '0.1.0',
+        environment: 'dev',
+        endpoints: [
+          { method: 'GET', path: '/' },
+          { method: 'GET', path: '/metrics' },
+        ],
+      },
     }),
   },
   schemas: {

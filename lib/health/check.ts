@@ -73,19 +73,21 @@ export const attempt = (timeoutMs: number, start: (done: (outcome: Outcome) => v
   })
 
 /** Connects, sends the request, and lets the protocol judge the reply; the socket never outlives the attempt. */
-export const tcpCheck = ({ host, port }: Target, timeoutMs: number, { request, judge }: Exchange): Check => () =>
-  attempt(timeoutMs, (done) => {
-    let received: Buffer = Buffer.alloc(0)
-    const socket = connect({ host, port }, () => socket.write(request))
-    socket.on('data', (chunk: Buffer) => {
-      // Replies may arrive split across TCP segments: judge the whole so far, not the chunk.
-      received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
-      const outcome = judge(received)
-      if (outcome !== undefined) done(outcome)
-      else if (received.length > MAX_REPLY_BYTES) done(UNEXPECTED_REPLY)
+export const tcpCheck =
+  ({ host, port }: Target, timeoutMs: number, { request, judge }: Exchange): Check =>
+  () =>
+    attempt(timeoutMs, (done) => {
+      let received: Buffer = Buffer.alloc(0)
+      const socket = connect({ host, port }, () => socket.write(request))
+      socket.on('data', (chunk: Buffer) => {
+        // Replies may arrive split across TCP segments: judge the whole so far, not the chunk.
+        received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
+        const outcome = judge(received)
+        if (outcome !== undefined) done(outcome)
+        else if (received.length > MAX_REPLY_BYTES) done(UNEXPECTED_REPLY)
+      })
+      socket.on('error', (error) => done(describe(error)))
+      // Closed before the protocol reached a verdict (after a verdict, `done` ignores this).
+      socket.on('close', () => done(CONNECTION_CLOSED))
+      return () => socket.destroy()
     })
-    socket.on('error', (error) => done(describe(error)))
-    // Closed before the protocol reached a verdict (after a verdict, `done` ignores this).
-    socket.on('close', () => done(CONNECTION_CLOSED))
-    return () => socket.destroy()
-  })

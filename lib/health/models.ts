@@ -6,8 +6,10 @@ import type { Check, CheckResult } from './check.js'
 
 const SERVING: CheckResult = Object.freeze({ status: 'ok', latency_ms: 0 })
 
-export const modelsCheck = (registry: Pick<ModelRegistry, 'isReady' | 'entries'>): Check => async () => {
-  if (registry.isReady()) return SERVING
-  const count = registry.entries().length
-  return { status: 'fail', latency_ms: 0, error: count === 0 ? 'no model in the store' : `none of ${count} models could be loaded` }
-}
+export const modelsCheck =
+  (registry: Pick<ModelRegistry, 'isReady' | 'entries'>): Check =>
+  async () => {
+    if (registry.isReady()) return SERVING
+    const count = registry.entries().length
+    return { status: 'fail', latency_ms: 0, error: count === 0 ? 'no model in the store' : `none of ${count} models could be loaded` }
+  }

@@ -14,7 +14,6 @@ const SSL_NO = 0x4e // 'N'
  * answer: a server must send nothing after that byte until the client speaks (CVE-2021-23214 is
  * what happens when a client believes otherwise). The socket is destroyed at once: no TLS, no startup.
  */
-const judge = (received: Buffer): Outcome =>
-  received.length === 1 && (received[0] === SSL_YES || received[0] === SSL_NO) ? true : UNEXPECTED_REPLY
+const judge = (received: Buffer): Outcome => (received.length === 1 && (received[0] === SSL_YES || received[0] === SSL_NO) ? true : UNEXPECTED_REPLY)
 
 export const postgresCheck = (target: Target, timeoutMs: number): Check => tcpCheck(target, timeoutMs, { request: SSL_REQUEST, judge })

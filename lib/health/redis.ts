@@ -7,8 +7,7 @@ export type RedisTarget = Target & Readonly<{ password?: string }>
 const CRLF = '\r\n'
 
 /** A command as a RESP array of bulk strings, which carries any byte, spaces and CRLF included. */
-const command = (...args: readonly string[]): string =>
-  `*${args.length}${CRLF}${args.map((arg) => `$${Buffer.byteLength(arg)}${CRLF}${arg}${CRLF}`).join('')}`
+const command = (...args: readonly string[]): string => `*${args.length}${CRLF}${args.map((arg) => `$${Buffer.byteLength(arg)}${CRLF}${arg}${CRLF}`).join('')}`
 
 /** An empty password counts as none (a variable set to ''), as Redis itself cannot require one. */
 export const redisCheck = ({ host, port, password = '' }: RedisTarget, timeoutMs: number): Check => {

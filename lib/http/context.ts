@@ -32,8 +32,7 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
  * logs and headers as it is; anything else (a repeated header arrives joined by ", ") gets a fresh id.
  */
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
-export const inboundRequestId = (value: string | string[] | undefined): string =>
-  typeof value === 'string' && REQUEST_ID.test(value) ? value : randomUUID()
+export const inboundRequestId = (value: string | string[] | undefined): string => (typeof value === 'string' && REQUEST_ID.test(value) ? value : randomUUID())
 
 export class Ctx implements RequestBindings {
   readonly method: string

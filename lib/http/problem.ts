@@ -45,13 +45,15 @@ export const problemJson = (p: Problem, ctx: Ctx): string => JSON.stringify({ ..
  * turns anything an endpoint throws or rejects with into a problem reply, so the layers outside
  * always see a final status and never an exception.
  */
-export const guard = (endpoint: Handler): Handler => (ctx) => {
-  if (ctx.rejection !== undefined) return toProblemReply(ctx.rejection)
-  let reply: Reply | Promise<Reply>
-  try {
-    reply = endpoint(ctx)
-  } catch (error: unknown) {
-    return toProblemReply(error)
+export const guard =
+  (endpoint: Handler): Handler =>
+  (ctx) => {
+    if (ctx.rejection !== undefined) return toProblemReply(ctx.rejection)
+    let reply: Reply | Promise<Reply>
+    try {
+      reply = endpoint(ctx)
+    } catch (error: unknown) {
+      return toProblemReply(error)
+    }
+    return reply instanceof Promise ? reply.catch(toProblemReply) : reply
   }
-  return reply instanceof Promise ? reply.catch(toProblemReply) : reply
-}

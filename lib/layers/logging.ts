@@ -19,44 +19,46 @@ export const milliseconds = (ms: number): string => {
   return `${(us - fraction) / 1000}.${fraction < 10 ? `00${fraction}` : fraction < 100 ? `0${fraction}` : fraction}`
 }
 
-export const logging = (logger: Logger): Layer => (next, route) => {
-  const enter: Handler = (ctx) => requestStore.run(ctx, next, ctx)
-  const routeMember = `,"route":${JSON.stringify(route.template)}`
-  const started = logger.prepare(route.requestLogLevel, 'request_started')
-  const completed = logger.prepare(route.requestLogLevel, 'request_completed')
-  // 5xx lines are errors, so a service run at LOG_LEVEL=ERROR still shows its failing requests. A
-  // probe's 503 is its answer, not a failure (every load-balancer probe during a drain or an
-  // outage would be an error line): it stays at the probe's level unless something was thrown.
-  const failed = logger.prepare('error', 'request_completed') as LineFn
-  const answered = route.requestLogLevel === 'debug' ? completed : failed
+export const logging =
+  (logger: Logger): Layer =>
+  (next, route) => {
+    const enter: Handler = (ctx) => requestStore.run(ctx, next, ctx)
+    const routeMember = `,"route":${JSON.stringify(route.template)}`
+    const started = logger.prepare(route.requestLogLevel, 'request_started')
+    const completed = logger.prepare(route.requestLogLevel, 'request_completed')
+    // 5xx lines are errors, so a service run at LOG_LEVEL=ERROR still shows its failing requests. A
+    // probe's 503 is its answer, not a failure (every load-balancer probe during a drain or an
+    // outage would be an error line): it stays at the probe's level unless something was thrown.
+    const failed = logger.prepare('error', 'request_completed') as LineFn
+    const answered = route.requestLogLevel === 'debug' ? completed : failed
 
-  // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is.
-  const requestMembers = (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
+    // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is.
+    const requestMembers = (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
 
-  const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined): void => {
-    if (error === undefined && (status < 500 ? completed : answered) === undefined) return
-    const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${milliseconds(performance.now() - ctx.startTime)}`
-    if (error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
-    else (status < 500 ? (completed as LineFn) : (answered as LineFn))(members, ctx)
-  }
-  const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
-    // A stream's request completes when the stream does; one that breaks is logged as an error.
-    if ('stream' in reply) return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request))
-    write(ctx, reply.status, 'error' in reply ? reply.error : undefined, request)
-    return reply
-  }
+    const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined): void => {
+      if (error === undefined && (status < 500 ? completed : answered) === undefined) return
+      const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${milliseconds(performance.now() - ctx.startTime)}`
+      if (error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
+      else (status < 500 ? (completed as LineFn) : (answered as LineFn))(members, ctx)
+    }
+    const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
+      // A stream's request completes when the stream does; one that breaks is logged as an error.
+      if ('stream' in reply) return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request))
+      write(ctx, reply.status, 'error' in reply ? reply.error : undefined, request)
+      return reply
+    }
 
-  // Decided once: with request lines below the level, only the store is entered and 5xx logged.
-  if (started === undefined) {
+    // Decided once: with request lines below the level, only the store is entered and 5xx logged.
+    if (started === undefined) {
+      return (ctx) => {
+        const reply = enter(ctx)
+        return reply instanceof Promise ? reply.then((r) => complete(ctx, r, undefined)) : complete(ctx, reply, undefined)
+      }
+    }
     return (ctx) => {
+      const request = requestMembers(ctx)
+      started(request, ctx)
       const reply = enter(ctx)
-      return reply instanceof Promise ? reply.then((r) => complete(ctx, r, undefined)) : complete(ctx, reply, undefined)
+      return reply instanceof Promise ? reply.then((r) => complete(ctx, r, request)) : complete(ctx, reply, request)
     }
   }
-  return (ctx) => {
-    const request = requestMembers(ctx)
-    started(request, ctx)
-    const reply = enter(ctx)
-    return reply instanceof Promise ? reply.then((r) => complete(ctx, r, request)) : complete(ctx, reply, request)
-  }
-}

@@ -28,42 +28,44 @@ class MethodCells {
   }
 }
 
-export const metrics = (m: HttpMetrics): Layer => (next, route) => {
-  if (route.isExcludedFromMetrics) return next
-  // Series appear with their first request, so a HEAD or OPTIONS nobody sends exports nothing.
-  let fixed: MethodCells | undefined
-  const byMethod = new Map<string, MethodCells>()
-  const cellsFor: (method: string) => MethodCells =
-    route.method === '*'
-      ? (method) => {
-          const label = methodLabel(method)
-          let cells = byMethod.get(label)
-          if (cells === undefined) byMethod.set(label, (cells = new MethodCells(m, label, route.template)))
-          return cells
-        }
-      : () => (fixed ??= new MethodCells(m, route.method, route.template))
+export const metrics =
+  (m: HttpMetrics): Layer =>
+  (next, route) => {
+    if (route.isExcludedFromMetrics) return next
+    // Series appear with their first request, so a HEAD or OPTIONS nobody sends exports nothing.
+    let fixed: MethodCells | undefined
+    const byMethod = new Map<string, MethodCells>()
+    const cellsFor: (method: string) => MethodCells =
+      route.method === '*'
+        ? (method) => {
+            const label = methodLabel(method)
+            let cells = byMethod.get(label)
+            if (cells === undefined) byMethod.set(label, (cells = new MethodCells(m, label, route.template)))
+            return cells
+          }
+        : () => (fixed ??= new MethodCells(m, route.method, route.template))
 
-  const record = (ctx: Ctx, status: number, error: unknown): void => {
-    const cells = cellsFor(ctx.method)
-    observe(cells.duration, (performance.now() - ctx.startTime) / 1000, ctx.traceId)
-    count(cells.requests(status), ctx.traceId)
-    if (error !== undefined) m.countException(error)
-    m.inFlight--
-  }
-  const finish = (ctx: Ctx, reply: Reply): Reply => {
-    // A stream is in flight, and its duration runs, until the stream ends.
-    if ('stream' in reply) return onStreamEnd(reply, (error) => record(ctx, reply.status, error))
-    record(ctx, reply.status, 'error' in reply ? reply.error : undefined)
-    return reply
-  }
-  const fail = (error: unknown): never => {
-    m.inFlight--
-    throw error
-  }
+    const record = (ctx: Ctx, status: number, error: unknown): void => {
+      const cells = cellsFor(ctx.method)
+      observe(cells.duration, (performance.now() - ctx.startTime) / 1000, ctx.traceId)
+      count(cells.requests(status), ctx.traceId)
+      if (error !== undefined) m.countException(error)
+      m.inFlight--
+    }
+    const finish = (ctx: Ctx, reply: Reply): Reply => {
+      // A stream is in flight, and its duration runs, until the stream ends.
+      if ('stream' in reply) return onStreamEnd(reply, (error) => record(ctx, reply.status, error))
+      record(ctx, reply.status, 'error' in reply ? reply.error : undefined)
+      return reply
+    }
+    const fail = (error: unknown): never => {
+      m.inFlight--
+      throw error
+    }
 
-  return (ctx) => {
-    m.inFlight++
-    const reply = next(ctx)
-    return reply instanceof Promise ? reply.then((r) => finish(ctx, r), fail) : finish(ctx, reply)
+    return (ctx) => {
+      m.inFlight++
+      const reply = next(ctx)
+      return reply instanceof Promise ? reply.then((r) => finish(ctx, r), fail) : finish(ctx, reply)
+    }
   }
-}

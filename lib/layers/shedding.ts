@@ -37,10 +37,18 @@ export type Shedding = Readonly<{
 }>
 
 const shedReply = (reason: ShedReason): Reply =>
-  Object.freeze(toProblemReply(new HttpError(503, 'OVERLOADED', reason === 'max_in_flight'
-    ? 'Too many requests are in progress; retry after the time in Retry-After'
-    : 'The server is too busy to answer in time; retry after the time in Retry-After',
-  { headers: { 'retry-after': String(RETRY_AFTER_S) }, extra: { reason } })))
+  Object.freeze(
+    toProblemReply(
+      new HttpError(
+        503,
+        'OVERLOADED',
+        reason === 'max_in_flight'
+          ? 'Too many requests are in progress; retry after the time in Retry-After'
+          : 'The server is too busy to answer in time; retry after the time in Retry-After',
+        { headers: { 'retry-after': String(RETRY_AFTER_S) }, extra: { reason } },
+      ),
+    ),
+  )
 
 /**
  * The lag sampler: a timer that should fire every LAG_SAMPLE_MS; how late it fires is how long

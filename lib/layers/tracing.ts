@@ -2,7 +2,18 @@
 // active while the endpoint runs (custom spans become its children) and ended by the server once
 // the reply is fully written, streams included. Attributes are set on recorded spans only, and a
 // request that starts a trace can be decided unsampled without the SDK (see sampling.ts).
-import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api'
+import {
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+} from '@opentelemetry/api'
 import type { Ctx, WrittenHook } from '../http/context.js'
 import { isStandardMethod } from '../telemetry/http-metrics.js'
 import { PRE_SAMPLED_CONTEXT, UNSAMPLED_CONTEXT } from '../telemetry/sampling.js'
@@ -24,7 +35,8 @@ export const traceHeaders = (rawHeaders: readonly string[]): Carrier | undefined
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
     if (name.length === 11 && name.toLowerCase() === 'traceparent') carrier = { traceparent: rawHeaders[i + 1] as string }
-    else if (name.length === 10 && name.toLowerCase() === 'tracestate') state = state === undefined ? (rawHeaders[i + 1] as string) : `${state},${rawHeaders[i + 1] as string}`
+    else if (name.length === 10 && name.toLowerCase() === 'tracestate')
+      state = state === undefined ? (rawHeaders[i + 1] as string) : `${state},${rawHeaders[i + 1] as string}`
   }
   if (carrier !== undefined && state !== undefined) carrier.tracestate = state
   return carrier
@@ -57,52 +69,54 @@ const finish = (ctx: Ctx, reply: Reply): Reply => {
 }
 
 /** `decideRoot` draws the sampling of requests without a traceparent; undefined: the SDK decides. */
-export const tracing = (tracer: Tracer, decideRoot?: () => boolean): Layer => (next, route) => {
-  const isMatched = route.template !== UNMATCHED
-  // Names stay low-cardinality: the route template, never the path; semantic conventions' `HTTP`
-  // and `_OTHER` for methods outside the standard set.
-  const spanName = (method: string): string => {
-    const known = isStandardMethod(method) ? method : 'HTTP'
-    return isMatched ? `${known} ${route.template}` : known
-  }
-  const fixedName = route.method === '*' ? undefined : spanName(route.method)
-
-  /** The request under its span: attributes, log ids and the end hook when it is recorded. */
-  const traced = (ctx: Ctx, span: Span, parent: Context): Reply | Promise<Reply> => {
-    ctx.traceContext = trace.setSpan(parent, span)
-    if (!span.isRecording()) return next(ctx)
-
-    const method = isStandardMethod(ctx.method) ? ctx.method : '_OTHER'
-    span.setAttribute('http.method', ctx.method)
-    span.setAttribute('http.request.method', method)
-    if (method === '_OTHER') span.setAttribute('http.request.method_original', ctx.method)
-    if (isMatched) span.setAttribute('http.route', route.template)
-    span.setAttribute('url.path', ctx.path)
-    span.setAttribute('url.scheme', 'http')
-    const { traceId, spanId, traceFlags } = span.spanContext()
-    if ((traceFlags & TraceFlags.SAMPLED) !== 0) {
-      ctx.traceId = traceId
-      ctx.spanId = spanId
+export const tracing =
+  (tracer: Tracer, decideRoot?: () => boolean): Layer =>
+  (next, route) => {
+    const isMatched = route.template !== UNMATCHED
+    // Names stay low-cardinality: the route template, never the path; semantic conventions' `HTTP`
+    // and `_OTHER` for methods outside the standard set.
+    const spanName = (method: string): string => {
+      const known = isStandardMethod(method) ? method : 'HTTP'
+      return isMatched ? `${known} ${route.template}` : known
     }
-    ctx.span = span
-    ctx.onWritten = ended
-    const reply = next(ctx)
-    return reply instanceof Promise ? reply.then((r) => finish(ctx, r)) : finish(ctx, reply)
-  }
+    const fixedName = route.method === '*' ? undefined : spanName(route.method)
 
-  return (ctx) => {
-    const carrier = traceHeaders(ctx.req.rawHeaders)
-    let parent = ROOT_CONTEXT
-    if (carrier !== undefined) parent = propagation.extract(ROOT_CONTEXT, carrier)
-    else if (decideRoot !== undefined) {
-      if (!decideRoot()) {
-        ctx.traceContext = UNSAMPLED_CONTEXT
-        return next(ctx)
+    /** The request under its span: attributes, log ids and the end hook when it is recorded. */
+    const traced = (ctx: Ctx, span: Span, parent: Context): Reply | Promise<Reply> => {
+      ctx.traceContext = trace.setSpan(parent, span)
+      if (!span.isRecording()) return next(ctx)
+
+      const method = isStandardMethod(ctx.method) ? ctx.method : '_OTHER'
+      span.setAttribute('http.method', ctx.method)
+      span.setAttribute('http.request.method', method)
+      if (method === '_OTHER') span.setAttribute('http.request.method_original', ctx.method)
+      if (isMatched) span.setAttribute('http.route', route.template)
+      span.setAttribute('url.path', ctx.path)
+      span.setAttribute('url.scheme', 'http')
+      const { traceId, spanId, traceFlags } = span.spanContext()
+      if ((traceFlags & TraceFlags.SAMPLED) !== 0) {
+        ctx.traceId = traceId
+        ctx.spanId = spanId
       }
-      const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, PRE_SAMPLED_CONTEXT)
-      return traced(ctx, span, ROOT_CONTEXT)
+      ctx.span = span
+      ctx.onWritten = ended
+      const reply = next(ctx)
+      return reply instanceof Promise ? reply.then((r) => finish(ctx, r)) : finish(ctx, reply)
     }
-    const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, parent)
-    return traced(ctx, span, parent)
+
+    return (ctx) => {
+      const carrier = traceHeaders(ctx.req.rawHeaders)
+      let parent = ROOT_CONTEXT
+      if (carrier !== undefined) parent = propagation.extract(ROOT_CONTEXT, carrier)
+      else if (decideRoot !== undefined) {
+        if (!decideRoot()) {
+          ctx.traceContext = UNSAMPLED_CONTEXT
+          return next(ctx)
+        }
+        const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, PRE_SAMPLED_CONTEXT)
+        return traced(ctx, span, ROOT_CONTEXT)
+      }
+      const span = tracer.startSpan(fixedName ?? spanName(ctx.method), SERVER, parent)
+      return traced(ctx, span, parent)
+    }
   }
-}

@@ -73,8 +73,16 @@ const isPositiveInteger = (n: number): boolean => Number.isSafeInteger(n) && n >
 
 export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
   const options = {
-    model: { type: 'string' }, url: { type: 'string' }, shift: { type: 'string' }, features: { type: 'string' }, rate: { type: 'string' },
-    duration: { type: 'string' }, batch: { type: 'string' }, concurrency: { type: 'string' }, seed: { type: 'string' }, timeout: { type: 'string' },
+    model: { type: 'string' },
+    url: { type: 'string' },
+    shift: { type: 'string' },
+    features: { type: 'string' },
+    rate: { type: 'string' },
+    duration: { type: 'string' },
+    batch: { type: 'string' },
+    concurrency: { type: 'string' },
+    seed: { type: 'string' },
+    timeout: { type: 'string' },
   } as const
   let values: Partial<Record<keyof typeof options, string>>
   try {
@@ -85,12 +93,19 @@ export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
   if (values.model === undefined || values.model === '') throw new LoadgenUsageError('--model is required')
   const url = values.url ?? 'http://127.0.0.1:8000'
   const parsed = URL.canParse(url) ? new URL(url) : undefined
-  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new LoadgenUsageError(`--url ${url}: expected an http:// or https:// URL`)
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw new LoadgenUsageError(`--url ${url}: expected an http:// or https:// URL`)
   return {
     url: parsed,
     model: values.model,
     shift: number(values.shift, '--shift', 0, Number.isFinite, 'a number of standard deviations'),
-    features: values.features === undefined ? [] : values.features.split(',').map((name) => name.trim()).filter(Boolean),
+    features:
+      values.features === undefined
+        ? []
+        : values.features
+            .split(',')
+            .map((name) => name.trim())
+            .filter(Boolean),
     rate: number(values.rate, '--rate', 50, (n) => n > 0 && n <= 100_000, 'a rate above 0 and at most 100000'),
     durationMs: milliseconds(values.duration, '--duration', 60_000),
     batch: number(values.batch, '--batch', 1, isPositiveInteger, 'a positive integer'),
@@ -119,7 +134,9 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   const draw = createSampler({ inputs, shift: options.shift, shifted, random: mulberry32(options.seed) })
   const target = new URL('api/v1/predict', withSlash(options.url))
   const shiftText = options.shift === 0 ? 'no shift' : `${[...shifted].join(', ')} shifted by ${options.shift} sd`
-  write(`loadgen: ${options.model} at ${target.origin}, ${options.rate} req/s × ${options.batch} rows for ${options.durationMs / 1000} s, ${shiftText}, seed ${options.seed}`)
+  write(
+    `loadgen: ${options.model} at ${target.origin}, ${options.rate} req/s × ${options.batch} rows for ${options.durationMs / 1000} s, ${shiftText}, seed ${options.seed}`,
+  )
 
   const byStatus: Record<string, number> = {}
   let sent = 0
@@ -179,7 +196,12 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   await Promise.all(pending)
   const failed = sent - ok
   const seconds = (performance.now() - start) / 1000
-  const statuses = Object.entries(byStatus).sort().map(([status, count]) => `${status}: ${count}`).join(', ')
-  write(`loadgen: sent ${sent} requests (${sent * options.batch} rows) in ${seconds.toFixed(1)} s, ${ok} ok, ${failed} failed, ${skipped} skipped${statuses === '' ? '' : `; ${statuses}`}`)
+  const statuses = Object.entries(byStatus)
+    .sort()
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ')
+  write(
+    `loadgen: sent ${sent} requests (${sent * options.batch} rows) in ${seconds.toFixed(1)} s, ${ok} ok, ${failed} failed, ${skipped} skipped${statuses === '' ? '' : `; ${statuses}`}`,
+  )
   return { sent, ok, failed, skipped, rows: ok * options.batch, byStatus }
 }

@@ -11,7 +11,12 @@
 
 /** An input as the model detail shows it (only what sampling reads). */
 export type DescribedInput =
-  | Readonly<{ name: string; type: 'numerical'; reference: Readonly<{ edges: readonly number[]; proportions: readonly number[] }>; standardisation: Readonly<{ mean: number; scale: number }> }>
+  | Readonly<{
+      name: string
+      type: 'numerical'
+      reference: Readonly<{ edges: readonly number[]; proportions: readonly number[] }>
+      standardisation: Readonly<{ mean: number; scale: number }>
+    }>
   | Readonly<{ name: string; type: 'categorical'; reference: Readonly<{ levels: readonly string[]; proportions: readonly number[] }> }>
 
 export type SamplerOptions = Readonly<{

@@ -101,7 +101,10 @@ export const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (typeof value === 'object' && value !== null) {
     const record = value as Record<string, unknown>
-    return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`
+    return `{${Object.keys(record)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
+      .join(',')}}`
   }
   return JSON.stringify(value)
 }
@@ -244,29 +247,34 @@ const checkProportions = (value: unknown, field: string, length: number): void =
     if (p < 0 || p > 1) throw new ArtifactError('INVALID_REFERENCE', `${field}[${i}]`, 'must be between 0 and 1')
     sum += p
   })
-  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE) throw new ArtifactError('INVALID_REFERENCE', field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
+  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE)
+    throw new ArtifactError('INVALID_REFERENCE', field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
 }
 
 const checkReference = (value: unknown, inputs: readonly Input[]): void => {
   const reference = object(value, 'reference', ['rows', 'features'])
   if (count(reference['rows'], 'reference.rows') === 0) throw schema('reference.rows', 'must be positive')
   const features = array(reference['features'], 'reference.features')
-  if (features.length !== inputs.length) throw new ArtifactError('DIMENSION_MISMATCH', 'reference.features', `must have one entry per input (${inputs.length}), has ${features.length}`)
+  if (features.length !== inputs.length)
+    throw new ArtifactError('DIMENSION_MISMATCH', 'reference.features', `must have one entry per input (${inputs.length}), has ${features.length}`)
   inputs.forEach((input, i) => {
     const field = `reference.features[${i}]`
     const members = input.type === 'numerical' ? ['name', 'type', 'edges', 'proportions'] : ['name', 'type', 'levels', 'proportions']
     const feature = object(features[i], field, members)
-    if (feature['name'] !== input.name || feature['type'] !== input.type) throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
+    if (feature['name'] !== input.name || feature['type'] !== input.type)
+      throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
     if (input.type === 'numerical') {
       const edges = array(feature['edges'], `${field}.edges`)
       edges.forEach((edge, j) => {
         finite(edge, `${field}.edges[${j}]`)
-        if (j > 0 && (edge as number) <= (edges[j - 1] as number)) throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
+        if (j > 0 && (edge as number) <= (edges[j - 1] as number))
+          throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
       })
       checkProportions(feature['proportions'], `${field}.proportions`, edges.length + 1)
     } else {
       const levels = array(feature['levels'], `${field}.levels`)
-      if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j])) throw new ArtifactError('INVALID_REFERENCE', `${field}.levels`, `must equal the input's levels`)
+      if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j]))
+        throw new ArtifactError('INVALID_REFERENCE', `${field}.levels`, `must equal the input's levels`)
       checkProportions(feature['proportions'], `${field}.proportions`, levels.length)
     }
   })
@@ -316,7 +324,8 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
     throw new ArtifactError('UNSUPPORTED_FORMAT', 'format_version', `${JSON.stringify(raw['format_version'])} is not one of ${FORMAT_VERSIONS.join(', ')}`)
   }
   const sha256 = string(raw['sha256'], 'sha256', SHA256)
-  if (artifactSha256(raw) !== sha256) throw new ArtifactError('SHA256_MISMATCH', 'sha256', 'does not match the content: the file was changed or damaged after training')
+  if (artifactSha256(raw) !== sha256)
+    throw new ArtifactError('SHA256_MISMATCH', 'sha256', 'does not match the content: the file was changed or damaged after training')
 
   const type = raw['type']
   const isLogistic = type === 'logistic_regression'
@@ -330,7 +339,10 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
 
   const inputs = array(artifact['inputs'], 'inputs').map((input, i) => checkInput(input, `inputs[${i}]`))
   if (inputs.length === 0) throw schema('inputs', 'must have at least 1 entry')
-  distinct(inputs.map((input) => input.name), (i) => `inputs[${i}].name`)
+  distinct(
+    inputs.map((input) => input.name),
+    (i) => `inputs[${i}].name`,
+  )
   checkOutputs(artifact['outputs'], task)
   const classes = isLogistic ? labels(artifact['classes'], 'classes', 2) : []
 
@@ -346,7 +358,12 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
   const rows = classes.length > 2 ? classes.length : 1
   const parameters = object(artifact['parameters'], 'parameters', ['weights', 'intercepts'])
   const weights = array(parameters['weights'], 'parameters.weights')
-  if (weights.length !== rows) throw new ArtifactError('DIMENSION_MISMATCH', 'parameters.weights', `must have ${rows} row(s) (${isLogistic ? `${classes.length} classes` : 'regression'}), has ${weights.length}`)
+  if (weights.length !== rows)
+    throw new ArtifactError(
+      'DIMENSION_MISMATCH',
+      'parameters.weights',
+      `must have ${rows} row(s) (${isLogistic ? `${classes.length} classes` : 'regression'}), has ${weights.length}`,
+    )
   weights.forEach((row, k) => numbers(row, `parameters.weights[${k}]`, width).forEach((w, d) => parameter(w, `parameters.weights[${k}][${d}]`)))
   numbers(parameters['intercepts'], 'parameters.intercepts', rows).forEach((b, k) => parameter(b, `parameters.intercepts[${k}]`))
 

@@ -94,7 +94,8 @@ const checkBatch = (rows: number, maxBatch: number, name?: string): void => {
 
 const readId = (value: unknown): string | undefined => {
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) throw invalidRequest(`id must be a string of 1 to ${MAX_ID_LENGTH} characters`)
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH)
+    throw invalidRequest(`id must be a string of 1 to ${MAX_ID_LENGTH} characters`)
   return value
 }
 
@@ -104,7 +105,10 @@ const unnest = (data: readonly unknown[], shape: readonly number[], name: string
   for (let r = 0; r < data.length; r++) {
     const row = data[r]
     if (!Array.isArray(row) || row.length !== width) {
-      throw invalidInput(name, `input ${name}: data[${r}] must be a row of ${width} values, as shape ${shapeText(shape)} says; nested rows must all have the same length`)
+      throw invalidInput(
+        name,
+        `input ${name}: data[${r}] must be a row of ${width} values, as shape ${shapeText(shape)} says; nested rows must all have the same length`,
+      )
     }
   }
   // The one copy made of request data, and only for nested rows: `predict` reads them flat.
@@ -161,7 +165,10 @@ const readTensors = (value: unknown, id: string | undefined, maxBatch: number): 
     const first = inputs[0]
     if (inputs.some((earlier) => earlier.name === tensor.name)) throw invalidInput(tensor.name, `input ${tensor.name} is given more than once`)
     if (first !== undefined && tensor.shape[0] !== first.shape[0]) {
-      throw invalidInput(tensor.name, `input ${tensor.name} has ${tensor.shape[0]} rows, input ${first.name} has ${first.shape[0]}; every input needs one value per row`)
+      throw invalidInput(
+        tensor.name,
+        `input ${tensor.name} has ${tensor.shape[0]} rows, input ${first.name} has ${first.shape[0]}; every input needs one value per row`,
+      )
     }
     inputs.push(tensor)
   }
@@ -221,7 +228,8 @@ const schemaOf = (model: CompiledModel): Schema => {
     schema = {
       index: new Map(model.inputs.map((input, j) => [input.name, j])),
       levels: model.inputs.map((input) =>
-        input.type === 'numerical' ? undefined : { index: new Map(input.levels.map((level, i) => [level, i])), list: input.levels.join(', ') }),
+        input.type === 'numerical' ? undefined : { index: new Map(input.levels.map((level, i) => [level, i])), list: input.levels.join(', ') },
+      ),
       isNumerical: model.inputs.every((input) => input.type === 'numerical'),
       names: model.inputs.map((input) => input.name).join(', '),
     }
@@ -233,11 +241,17 @@ const schemaOf = (model: CompiledModel): Schema => {
 const encodeMatrix = (tensor: Tensor, model: CompiledModel, schema: Schema): Float64Array => {
   const { name, shape } = tensor
   if (!schema.isNumerical) {
-    throw invalidInput(name, `input ${name}: model ${model.name} has categorical inputs, so it takes one input per feature (${schema.names}), not one [N, F] tensor`)
+    throw invalidInput(
+      name,
+      `input ${name}: model ${model.name} has categorical inputs, so it takes one input per feature (${schema.names}), not one [N, F] tensor`,
+    )
   }
   const F = model.inputs.length
   if (shape[1] !== F) {
-    throw invalidInput(name, `input ${name} is not an input of model ${model.name}; as one tensor its shape ${shapeText(shape)} must be [N, ${F}], columns ${schema.names}`)
+    throw invalidInput(
+      name,
+      `input ${name} is not an input of model ${model.name}; as one tensor its shape ${shapeText(shape)} must be [N, ${F}], columns ${schema.names}`,
+    )
   }
   if (tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name}: datatype BYTES does not fit numerical inputs; use FP64 or another numeric datatype`)
   return Float64Array.from(tensor.data)
@@ -273,10 +287,12 @@ export const encodeInputs = (request: InferRequest, model: CompiledModel): Float
     if (shape.length === 2 && shape[1] !== 1) throw invalidInput(name, `input ${name}: shape ${shapeText(shape)} must be [N] or [N, 1], one value per row`)
     const levels = schema.levels[j]
     if (levels === undefined) {
-      if (tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name}: datatype BYTES does not fit a numerical input; use FP64 or another numeric datatype`)
+      if (tensor.datatype === 'BYTES')
+        throw invalidInput(name, `input ${name}: datatype BYTES does not fit a numerical input; use FP64 or another numeric datatype`)
       for (let r = 0; r < rows; r++) features[r * F + j] = tensor.data[r] as number
     } else {
-      if (tensor.datatype !== 'BYTES') throw invalidInput(name, `input ${name}: datatype ${tensor.datatype} does not fit a categorical input; use BYTES with one of ${levels.list}`)
+      if (tensor.datatype !== 'BYTES')
+        throw invalidInput(name, `input ${name}: datatype ${tensor.datatype} does not fit a categorical input; use BYTES with one of ${levels.list}`)
       for (let r = 0; r < rows; r++) {
         const value = tensor.data[r] as string
         const level = levels.index.get(value)

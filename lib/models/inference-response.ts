@@ -40,11 +40,17 @@ export const predictBatch = (model: CompiledModel, features: Float64Array, rows:
 export const buildInferResponse = (prediction: Prediction, outputs: readonly Output[], id: string | undefined): InferResponse => {
   const { model, rows } = prediction
   // Array.from: JSON.stringify writes a typed array as an object of indices, not as an array.
-  const tensors: readonly OutputTensor[] = 'values' in prediction
-    ? [{ name: (outputs[0] as Output).name, datatype: 'FP64', shape: [rows], data: Array.from(prediction.values) }]
-    : [
-        { name: (outputs[0] as Output).name, datatype: 'BYTES', shape: [rows], data: Array.from(prediction.labels, (k) => prediction.model.classes[k] as string) },
-        { name: (outputs[1] as Output).name, datatype: 'FP64', shape: [rows, prediction.model.classes.length], data: Array.from(prediction.probabilities) },
-      ]
+  const tensors: readonly OutputTensor[] =
+    'values' in prediction
+      ? [{ name: (outputs[0] as Output).name, datatype: 'FP64', shape: [rows], data: Array.from(prediction.values) }]
+      : [
+          {
+            name: (outputs[0] as Output).name,
+            datatype: 'BYTES',
+            shape: [rows],
+            data: Array.from(prediction.labels, (k) => prediction.model.classes[k] as string),
+          },
+          { name: (outputs[1] as Output).name, datatype: 'FP64', shape: [rows, prediction.model.classes.length], data: Array.from(prediction.probabilities) },
+        ]
   return { model_name: model.name, model_version: model.version, id: id ?? randomUUID(), outputs: tensors }
 }

@@ -45,26 +45,32 @@ type Base = Readonly<{
   encode(rows: readonly unknown[]): Float64Array
 }>
 
-export type Classifier = Base & Readonly<{
-  task: 'classification'
-  classes: readonly string[]
-  /**
-   * Writes `n` rows of class probabilities (row-major, one per class, summing to 1) to
-   * `probabilities` and each row's most probable class index (the first on a tie) to `labels`.
-   */
-  predict(features: Float64Array, n: number, probabilities: Float64Array, labels: Uint32Array): void
-}>
+export type Classifier = Base &
+  Readonly<{
+    task: 'classification'
+    classes: readonly string[]
+    /**
+     * Writes `n` rows of class probabilities (row-major, one per class, summing to 1) to
+     * `probabilities` and each row's most probable class index (the first on a tie) to `labels`.
+     */
+    predict(features: Float64Array, n: number, probabilities: Float64Array, labels: Uint32Array): void
+  }>
 
-export type Regressor = Base & Readonly<{
-  task: 'regression'
-  /** Writes `n` predicted values to `values`. */
-  predict(features: Float64Array, n: number, values: Float64Array): void
-}>
+export type Regressor = Base &
+  Readonly<{
+    task: 'regression'
+    /** Writes `n` predicted values to `values`. */
+    predict(features: Float64Array, n: number, values: Float64Array): void
+  }>
 
 export type CompiledModel = Classifier | Regressor
 
-const problem = (row: number, feature: string, code: InputProblemCode, what: string): InputProblem =>
-  ({ row, feature, code, message: feature === '' ? `row ${row} ${what}` : `row ${row}: ${feature} ${what}` })
+const problem = (row: number, feature: string, code: InputProblemCode, what: string): InputProblem => ({
+  row,
+  feature,
+  code,
+  message: feature === '' ? `row ${row} ${what}` : `row ${row}: ${feature} ${what}`,
+})
 
 const checkSize = (what: string, array: ArrayLike<number>, needed: number): void => {
   if (array.length < needed) throw new RangeError(`${what} holds ${array.length} values, ${needed} needed`)
@@ -120,7 +126,8 @@ export const compile = (artifact: UnsignedArtifact): CompiledModel => {
         else if (s < -STANDARDISED_LIMIT) s = -STANDARDISED_LIMIT
         scratch[at] = s
       } else {
-        if (!(x >= 0 && x < levels && Math.floor(x) === x)) throw new InputError([problem(r, (inputs[j] as Input).name, 'UNKNOWN_LEVEL', `must be a level index from 0 to ${levels - 1}`)])
+        if (!(x >= 0 && x < levels && Math.floor(x) === x))
+          throw new InputError([problem(r, (inputs[j] as Input).name, 'UNKNOWN_LEVEL', `must be a level index from 0 to ${levels - 1}`)])
         scratch.fill(0, at, at + levels)
         scratch[at + x] = 1
       }
@@ -187,48 +194,49 @@ export const compile = (artifact: UnsignedArtifact): CompiledModel => {
     ...common,
     task: 'classification',
     classes: artifact.classes,
-    predict: K === 1
-      ? (features, n, probabilities, labels) => {
-          checkCount(n)
-        checkSize('features', features, n * F)
-          checkSize('probabilities', probabilities, n * 2)
-          checkSize('labels', labels, n)
-          for (let r = 0; r < n; r++) {
-            load(features, r)
-            // z is the log-odds of classes[1]; each side computed directly, not as 1 - p.
-            const z = logit(0)
-            probabilities[2 * r] = 1 / (1 + Math.exp(z))
-            probabilities[2 * r + 1] = 1 / (1 + Math.exp(-z))
-            labels[r] = z > 0 ? 1 : 0
+    predict:
+      K === 1
+        ? (features, n, probabilities, labels) => {
+            checkCount(n)
+            checkSize('features', features, n * F)
+            checkSize('probabilities', probabilities, n * 2)
+            checkSize('labels', labels, n)
+            for (let r = 0; r < n; r++) {
+              load(features, r)
+              // z is the log-odds of classes[1]; each side computed directly, not as 1 - p.
+              const z = logit(0)
+              probabilities[2 * r] = 1 / (1 + Math.exp(z))
+              probabilities[2 * r + 1] = 1 / (1 + Math.exp(-z))
+              labels[r] = z > 0 ? 1 : 0
+            }
           }
-        }
-      : (features, n, probabilities, labels) => {
-          checkCount(n)
-        checkSize('features', features, n * F)
-          checkSize('probabilities', probabilities, n * C)
-          checkSize('labels', labels, n)
-          for (let r = 0; r < n; r++) {
-            load(features, r)
-            const base = r * C
-            let best = 0
-            let max = -Infinity
-            for (let k = 0; k < C; k++) {
-              const z = logit(k)
-              probabilities[base + k] = z
-              if (z > max) {
-                max = z
-                best = k
+        : (features, n, probabilities, labels) => {
+            checkCount(n)
+            checkSize('features', features, n * F)
+            checkSize('probabilities', probabilities, n * C)
+            checkSize('labels', labels, n)
+            for (let r = 0; r < n; r++) {
+              load(features, r)
+              const base = r * C
+              let best = 0
+              let max = -Infinity
+              for (let k = 0; k < C; k++) {
+                const z = logit(k)
+                probabilities[base + k] = z
+                if (z > max) {
+                  max = z
+                  best = k
+                }
               }
+              let sum = 0
+              for (let k = 0; k < C; k++) {
+                const e = Math.exp((probabilities[base + k] as number) - max)
+                probabilities[base + k] = e
+                sum += e
+              }
+              for (let k = 0; k < C; k++) probabilities[base + k] = (probabilities[base + k] as number) / sum
+              labels[r] = best
             }
-            let sum = 0
-            for (let k = 0; k < C; k++) {
-              const e = Math.exp((probabilities[base + k] as number) - max)
-              probabilities[base + k] = e
-              sum += e
-            }
-            for (let k = 0; k < C; k++) probabilities[base + k] = (probabilities[base + k] as number) / sum
-            labels[r] = best
-          }
-        },
+          },
   }
 }

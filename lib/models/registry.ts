@@ -110,7 +110,9 @@ const artifactPath = (model: string, version: string): string => `${model}/${ver
 const serve = (model: string, version: string, bytes: Buffer): ServedModel => {
   const artifact = parseArtifact(bytes)
   if (artifact.name !== model || artifact.version !== version) {
-    throw new Error(`is model ${JSON.stringify(artifact.name)} version ${JSON.stringify(artifact.version)}, stored as model ${JSON.stringify(model)} version ${JSON.stringify(version)}`)
+    throw new Error(
+      `is model ${JSON.stringify(artifact.name)} version ${JSON.stringify(artifact.version)}, stored as model ${JSON.stringify(model)} version ${JSON.stringify(version)}`,
+    )
   }
   return Object.freeze({ name: artifact.name, version: artifact.version, artifact, model: compile(artifact) })
 }
@@ -139,7 +141,12 @@ export const createModelRegistry = ({ store, logger, metrics, reloadIntervalS, s
   let stopJob: (() => void) | undefined
 
   /** The file's outcome: the one kept for its etag, else read and parsed afresh and kept in `next`. */
-  const fetchFile = async <T>(path: string, parse: (bytes: Buffer) => T, known: ReadonlyMap<string, Seen<T>>, next: Map<string, Seen<T>>): Promise<Outcome<T>> => {
+  const fetchFile = async <T>(
+    path: string,
+    parse: (bytes: Buffer) => T,
+    known: ReadonlyMap<string, Seen<T>>,
+    next: Map<string, Seen<T>>,
+  ): Promise<Outcome<T>> => {
     let etag: string
     let bytes: Buffer
     try {
@@ -165,13 +172,23 @@ export const createModelRegistry = ({ store, logger, metrics, reloadIntervalS, s
   }
 
   /** One model's next slot, logging what changed against `previous`. */
-  const syncModel = async (name: string, previous: Slot | undefined, nextManifests: Map<string, Seen<Manifest>>, nextArtifacts: Map<string, Seen<ServedModel>>): Promise<Slot> => {
+  const syncModel = async (
+    name: string,
+    previous: Slot | undefined,
+    nextManifests: Map<string, Seen<Manifest>>,
+    nextArtifacts: Map<string, Seen<ServedModel>>,
+  ): Promise<Slot> => {
     const wasReady = previous?.entry.state === 'READY'
     const failures = new Map<string, string>()
     const failed = (version: string, outcome: Outcome<unknown> & { isOk: false }): void => {
       failures.set(version, outcome.reason)
       if (previous?.failures.get(version) === outcome.reason) return
-      const fields = { model: name, ...(version === '' ? {} : { version }), reason: outcome.reason, ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) }
+      const fields = {
+        model: name,
+        ...(version === '' ? {} : { version }),
+        reason: outcome.reason,
+        ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
+      }
       if (wasReady) logger.warning('model_reload_failed', fields)
       else logger.error('model_unavailable', fields)
     }
@@ -192,7 +209,9 @@ export const createModelRegistry = ({ store, logger, metrics, reloadIntervalS, s
       return unavailable(manifestOutcome.reason, undefined)
     }
     const { defaultVersion, versions } = manifestOutcome.value
-    const outcomes = await Promise.all(versions.map((version) => fetchFile(artifactPath(name, version), (bytes) => serve(name, version, bytes), artifacts, nextArtifacts)))
+    const outcomes = await Promise.all(
+      versions.map((version) => fetchFile(artifactPath(name, version), (bytes) => serve(name, version, bytes), artifacts, nextArtifacts)),
+    )
     const served = new Map<string, ServedModel>()
     versions.forEach((version, i) => {
       const outcome = outcomes[i] as Outcome<ServedModel>

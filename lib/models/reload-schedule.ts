@@ -34,7 +34,8 @@ export const isReloadInterval = (seconds: number): boolean => Number.isSafeInteg
 
 /** The job for a pass every `intervalS` seconds: its expression, and how many of its ticks make a pass. */
 export const cronPlan = (intervalS: number): CronPlan => {
-  if (!isReloadInterval(intervalS)) throw new RangeError(`the reload interval must be a whole number of seconds from 1 to ${MAX_RELOAD_INTERVAL_S}, is ${intervalS}`)
+  if (!isReloadInterval(intervalS))
+    throw new RangeError(`the reload interval must be a whole number of seconds from 1 to ${MAX_RELOAD_INTERVAL_S}, is ${intervalS}`)
   // The last period dividing the interval; 1 s divides every interval, so there is always one.
   const period = PERIODS.findLast((plan) => intervalS % plan.every === 0) as CronPlan
   return { expression: period.expression, every: intervalS / period.every }

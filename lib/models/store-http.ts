@@ -62,7 +62,12 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
   const urlOf = (path: string): URL => new URL(checkPath(path).map(encodeURIComponent).join('/'), base)
 
   /** One request under the timeout; `handle` judges the reply and reads its body before the deadline. */
-  const exchange = async <T>(method: Method, target: URL, sent: Readonly<Record<string, string>>, handle: (res: Response, what: string) => Promise<T>): Promise<T> => {
+  const exchange = async <T>(
+    method: Method,
+    target: URL,
+    sent: Readonly<Record<string, string>>,
+    handle: (res: Response, what: string) => Promise<T>,
+  ): Promise<T> => {
     const what = `${method} ${target.href}`
     const signal = AbortSignal.timeout(timeoutMs)
     try {
@@ -140,7 +145,8 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
     description,
     list: async () => {
       const models = modelsOf(await read(INDEX_PATH))
-      if (models === undefined) throw new StoreError('INVALID_INDEX', `${description}${INDEX_PATH} is not {"models":["<model>", …]} (names of directories under ${description})`)
+      if (models === undefined)
+        throw new StoreError('INVALID_INDEX', `${description}${INDEX_PATH} is not {"models":["<model>", …]} (names of directories under ${description})`)
       return [...new Set(models)].sort()
     },
     read,

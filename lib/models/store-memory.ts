@@ -20,7 +20,10 @@ type Entry = Readonly<{ bytes: Buffer; stat: StoreStat }>
 const DESCRIPTION = 'memory'
 const MANIFEST = /^([^/]+)\/manifest\.json$/
 
-export const createMemoryStore = (files: Readonly<Record<string, string | Buffer>> = {}, { maxBytes = Infinity, now = Date.now }: MemoryStoreOptions = {}): MemoryStore => {
+export const createMemoryStore = (
+  files: Readonly<Record<string, string | Buffer>> = {},
+  { maxBytes = Infinity, now = Date.now }: MemoryStoreOptions = {},
+): MemoryStore => {
   const entries = new Map<string, Entry>()
 
   const find = (path: string): Entry => {

@@ -15,7 +15,10 @@ export const isSegment = (segment: string): boolean => segment !== '' && segment
 export const checkPath = (path: string): readonly string[] => {
   const segments = path.split('/')
   if (!segments.every(isSegment)) {
-    throw new StoreError('INVALID_PATH', `invalid store path ${JSON.stringify(path)}: expected names separated by "/", without "." or ".." segments, backslashes or control characters`)
+    throw new StoreError(
+      'INVALID_PATH',
+      `invalid store path ${JSON.stringify(path)}: expected names separated by "/", without "." or ".." segments, backslashes or control characters`,
+    )
   }
   return segments
 }

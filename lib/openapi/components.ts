@@ -57,11 +57,20 @@ export const COMPONENT_HEADERS: Readonly<Record<string, Readonly<{ description: 
 }
 
 const INTERNAL_ERROR: ResponseDoc = problem('The service failed to handle the request (every operation may answer this)', {
-  internal: { summary: 'An unexpected failure; the detail never says what', value: { ...INTERNAL_PROBLEM, instance: '/api/v1/models', request_id: EXAMPLE_REQUEST_ID } },
+  internal: {
+    summary: 'An unexpected failure; the detail never says what',
+    value: { ...INTERNAL_PROBLEM, instance: '/api/v1/models', request_id: EXAMPLE_REQUEST_ID },
+  },
 })
 
 const INVALID_PATH_PARAMETER: ResponseDoc = problem('A path parameter is not valid percent-encoding', {
-  encoding: problemExample('Malformed percent-encoding', 400, 'INVALID_PATH_PARAMETER', 'Path parameter name is not valid percent-encoding', '/api/v1/models/%E0%A4%A'),
+  encoding: problemExample(
+    'Malformed percent-encoding',
+    400,
+    'INVALID_PATH_PARAMETER',
+    'Path parameter name is not valid percent-encoding',
+    '/api/v1/models/%E0%A4%A',
+  ),
 })
 
 const UNAUTHORIZED: ResponseDoc = problem('No valid bearer token was sent', {

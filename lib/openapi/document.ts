@@ -91,7 +91,11 @@ const danglingRefs = (document: unknown): string[] => {
     pointer
       .slice(2)
       .split('/')
-      .reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined), document)
+      .reduce<unknown>(
+        (node, key) =>
+          node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined,
+        document,
+      )
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(walk)
     if (node === null || typeof node !== 'object') return
@@ -132,7 +136,8 @@ export const buildDocument = ({ routes, info, security = {} }: DocumentOptions):
     for (const tag of doc.tags) tags.add(tag)
     for (const [name, schema] of Object.entries(doc.schemas ?? {})) {
       const known = schemas[name]
-      if (known !== undefined && JSON.stringify(known) !== JSON.stringify(schema)) problems.push(`${method} ${path}: schema ${name} differs from another of that name`)
+      if (known !== undefined && JSON.stringify(known) !== JSON.stringify(schema))
+        problems.push(`${method} ${path}: schema ${name} differs from another of that name`)
       schemas[name] = schema
     }
     const scheme = schemeFor(path, security)

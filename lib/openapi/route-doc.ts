@@ -98,7 +98,14 @@ export const problem = (description: string, examples: Readonly<Record<string, E
  * A problem body as the service sends it (lib/http/problem.ts), for examples: `instance` is the
  * path asked for and `request_id` that request's X-Request-ID.
  */
-export const problemExample = (summary: string, status: number, code: string, detail: string, instance: string, extra: Readonly<Record<string, unknown>> = {}): Example => ({
+export const problemExample = (
+  summary: string,
+  status: number,
+  code: string,
+  detail: string,
+  instance: string,
+  extra: Readonly<Record<string, unknown>> = {},
+): Example => ({
   summary,
   value: { ...problemBody(status, code, detail, extra), instance, request_id: EXAMPLE_REQUEST_ID },
 })

@@ -109,7 +109,9 @@ export const createUpstreamClient = ({ upstream, timeoutMs, cells, logger, now =
         attempt = await exchange(url, headers, signal, span, currency)
       } catch (error: unknown) {
         // The timeout aborts whatever was under way: connect, headers or body.
-        attempt = signal.aborted ? failed(span, true, timeoutReason, 'timeout', timeoutReason) : failed(span, false, 'could not be reached', 'connection', describe(rootCause(error)))
+        attempt = signal.aborted
+          ? failed(span, true, timeoutReason, 'timeout', timeoutReason)
+          : failed(span, false, 'could not be reached', 'connection', describe(rootCause(error)))
       }
       cells.duration.observe((performance.now() - started) / 1000)
       cells.outcomes[outcomeOf(attempt)].inc()

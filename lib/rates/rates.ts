@@ -32,26 +32,29 @@ export type RatesOptions = Readonly<{
 }>
 
 /** Asks each upstream in turn; the first quote wins, and the failures decide between 502 and 504. */
-export const askInOrder = (clients: readonly UpstreamClient[]) => async (currency: string, parent: Context | undefined): Promise<Answer> => {
-  const outcomes: string[] = []
-  let isEveryFailureTimeout = true
-  let hasFailed = false
-  for (const client of clients) {
-    const attempt = await client.fetch(currency, parent)
-    if (attempt.outcome === 'quoted') return Object.freeze({ symbol: 'BTC', currency, value: attempt.quote.value, timestamp: attempt.quote.timestamp, source: client.name })
-    if (attempt.outcome === 'not_quoted') {
-      outcomes.push(`${client.name} does not quote ${currency}`)
-      continue
+export const askInOrder =
+  (clients: readonly UpstreamClient[]) =>
+  async (currency: string, parent: Context | undefined): Promise<Answer> => {
+    const outcomes: string[] = []
+    let isEveryFailureTimeout = true
+    let hasFailed = false
+    for (const client of clients) {
+      const attempt = await client.fetch(currency, parent)
+      if (attempt.outcome === 'quoted')
+        return Object.freeze({ symbol: 'BTC', currency, value: attempt.quote.value, timestamp: attempt.quote.timestamp, source: client.name })
+      if (attempt.outcome === 'not_quoted') {
+        outcomes.push(`${client.name} does not quote ${currency}`)
+        continue
+      }
+      hasFailed = true
+      isEveryFailureTimeout &&= attempt.isTimeout
+      outcomes.push(`${client.name} ${attempt.reason}`)
     }
-    hasFailed = true
-    isEveryFailureTimeout &&= attempt.isTimeout
-    outcomes.push(`${client.name} ${attempt.reason}`)
+    // Unsupported only when every upstream said so: one that failed might have quoted it.
+    if (!hasFailed) return UNSUPPORTED
+    const detail = `No upstream answered with a rate: ${outcomes.join('; ')}`
+    throw isEveryFailureTimeout ? new HttpError(504, 'UPSTREAM_TIMEOUT', detail) : new HttpError(502, 'BAD_UPSTREAM', detail)
   }
-  // Unsupported only when every upstream said so: one that failed might have quoted it.
-  if (!hasFailed) return UNSUPPORTED
-  const detail = `No upstream answered with a rate: ${outcomes.join('; ')}`
-  throw isEveryFailureTimeout ? new HttpError(504, 'UPSTREAM_TIMEOUT', detail) : new HttpError(502, 'BAD_UPSTREAM', detail)
-}
 
 export const createRates = ({ config, metrics, logger, now, wallClock }: RatesOptions): Rates => {
   const clients = config.providers.map((name) =>

@@ -39,7 +39,10 @@ export const createUpstreamMetrics = (registry: Registry, upstreams: readonly st
         return child
       }
       duration.zero({ upstream })
-      return [upstream, { outcomes: { success: outcome('success'), error: outcome('error'), timeout: outcome('timeout') }, duration: duration.labels(upstream) }]
+      return [
+        upstream,
+        { outcomes: { success: outcome('success'), error: outcome('error'), timeout: outcome('timeout') }, duration: duration.labels(upstream) },
+      ]
     }),
   )
 }

@@ -30,10 +30,16 @@ export const consoleRecord = (span: ReadableSpan): Record<string, unknown> => {
     parent_id: span.parentSpanContext === undefined ? null : `0x${span.parentSpanContext.spanId}`,
     start_time: isoTime(span.startTime),
     end_time: isoTime(span.endTime),
-    status: span.status.message === undefined ? { status_code: STATUSES[span.status.code] } : { status_code: STATUSES[span.status.code], description: span.status.message },
+    status:
+      span.status.message === undefined
+        ? { status_code: STATUSES[span.status.code] }
+        : { status_code: STATUSES[span.status.code], description: span.status.message },
     attributes: span.attributes,
     events: span.events.map((event) => ({ name: event.name, timestamp: isoTime(event.time), attributes: event.attributes ?? {} })),
-    links: span.links.map((link) => ({ context: { trace_id: `0x${link.context.traceId}`, span_id: `0x${link.context.spanId}` }, attributes: link.attributes ?? {} })),
+    links: span.links.map((link) => ({
+      context: { trace_id: `0x${link.context.traceId}`, span_id: `0x${link.context.spanId}` },
+      attributes: link.attributes ?? {},
+    })),
     resource: { attributes: span.resource.attributes, schema_url: span.resource.schemaUrl ?? '' },
   }
 }

@@ -164,10 +164,15 @@ const histogram = (name: string, help: string, cells: Map<string, HistogramCell>
         let cumulative = 0
         DURATION_BUCKETS.forEach((le, i) => {
           cumulative += cell.buckets[i] as number
-          values.push(withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, cell.exemplars[i] as ExemplarSlot))
+          values.push(
+            withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, cell.exemplars[i] as ExemplarSlot),
+          )
         })
         values.push(
-          withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count }, cell.exemplars[DURATION_BUCKETS.length] as ExemplarSlot),
+          withExemplar(
+            { metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count },
+            cell.exemplars[DURATION_BUCKETS.length] as ExemplarSlot,
+          ),
           { metricName: `${name}_sum`, labels: cell.labels, value: cell.sum },
           { metricName: `${name}_count`, labels: cell.labels, value: cell.count },
         )

@@ -41,9 +41,7 @@ const noop: LogFn = () => {}
 
 /** An Error as log fields: JSON.stringify would print `{}`. */
 export const errorFields = (error: unknown): Fields =>
-  error instanceof Error
-    ? { type: error.constructor.name, message: error.message, stack: error.stack }
-    : { type: typeof error, message: String(error) }
+  error instanceof Error ? { type: error.constructor.name, message: error.message, stack: error.stack } : { type: typeof error, message: String(error) }
 
 export const createLogger = (options: LoggerOptions): Logger => {
   const { level, write } = options
@@ -65,8 +63,7 @@ export const createLogger = (options: LoggerOptions): Logger => {
     emitFields = (lvl, event, fields, bindings) => write(format(timestamp(), lvl, event, fields, bindings))
     prepareMembers = (lvl, event) => (members, bindings) => emitFields(lvl, event, JSON.parse(`{${members.slice(1)}}`) as Fields, bindings)
   }
-  const at = (lvl: LogLevel): LogFn =>
-    isOn(lvl) ? (event, fields, bindings = requestStore.getStore()) => emitFields(lvl, event, fields, bindings) : noop
+  const at = (lvl: LogLevel): LogFn => (isOn(lvl) ? (event, fields, bindings = requestStore.getStore()) => emitFields(lvl, event, fields, bindings) : noop)
   return {
     level,
     isEnabled: isOn,
@@ -114,16 +111,18 @@ const json = (value: unknown): string => {
   }
 }
 
-const consoleLine = (name: string, isColour: boolean) => (timestamp: string, level: LogLevel, event: string, fields: Fields | undefined, bindings: RequestBindings | undefined): string => {
-  const label = level.toUpperCase().padEnd(7)
-  let line = `${timestamp} ${isColour ? COLOUR[level] + label + RESET : label} ${event} [${name}]`
-  for (const key in fields) line += ` ${key}=${consoleValue(fields[key])}`
-  if (bindings !== undefined) {
-    if (bindings.requestId !== undefined) line += ` request_id=${bindings.requestId}`
-    if (bindings.traceId !== undefined) line += ` trace_id=${bindings.traceId}`
+const consoleLine =
+  (name: string, isColour: boolean) =>
+  (timestamp: string, level: LogLevel, event: string, fields: Fields | undefined, bindings: RequestBindings | undefined): string => {
+    const label = level.toUpperCase().padEnd(7)
+    let line = `${timestamp} ${isColour ? COLOUR[level] + label + RESET : label} ${event} [${name}]`
+    for (const key in fields) line += ` ${key}=${consoleValue(fields[key])}`
+    if (bindings !== undefined) {
+      if (bindings.requestId !== undefined) line += ` request_id=${bindings.requestId}`
+      if (bindings.traceId !== undefined) line += ` trace_id=${bindings.traceId}`
+    }
+    return `${line}\n`
   }
-  return `${line}\n`
-}
 
 const consoleValue = (value: unknown): string =>
   typeof value === 'string' ? (/^[\w./:<>{}@+-]*$/.test(value) && value !== '' ? value : JSON.stringify(value)) : json(value)

@@ -87,7 +87,10 @@ export class BoundedBatchProcessor implements SpanProcessor {
       else this.#events.failed(result.error, batch.length)
       this.#continue()
     }
-    const deadline = setTimeout(() => done({ code: 1, error: new ExportTimeoutError(`export did not finish within ${this.#timeoutMs} ms`) }), this.#timeoutMs).unref()
+    const deadline = setTimeout(
+      () => done({ code: 1, error: new ExportTimeoutError(`export did not finish within ${this.#timeoutMs} ms`) }),
+      this.#timeoutMs,
+    ).unref()
     try {
       this.#exporter.export(batch, done)
     } catch (error: unknown) {

@@ -47,7 +47,11 @@ const NEVER = otlp('parentbased_traceidratio', '0')
 const NO_DRIFT = { SVC_DRIFT_ENABLED: 'false' }
 const CLI = ['dist/bin/svc.js', '--log-level', 'info', '--port']
 const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
-const predict = (rows: number): Post => ({ path: '/api/v1/predict', body: JSON.stringify({ model: 'iris', instances: Array.from({ length: rows }, () => IRIS_ROW) }), rows })
+const predict = (rows: number): Post => ({
+  path: '/api/v1/predict',
+  body: JSON.stringify({ model: 'iris', instances: Array.from({ length: rows }, () => IRIS_ROW) }),
+  rows,
+})
 const VARIANTS: readonly Variant[] = [
   { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
   { name: 'svc CLI: logging (to a file) + metrics', args: CLI },
@@ -102,7 +106,16 @@ const load = async (port: number, seconds: number, post: Post | undefined): Prom
     return parseWrk(stdout)
   }
   const body = post === undefined ? [] : ['-m', 'POST', '-H', 'content-type=application/json', '-b', post.body]
-  const [cmd, args] = pinned(1, process.execPath, [join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds), ...body, url])
+  const [cmd, args] = pinned(1, process.execPath, [
+    join(ROOT, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-c',
+    String(CONNECTIONS),
+    '-d',
+    String(seconds),
+    ...body,
+    url,
+  ])
   const { stdout } = await run(cmd, args, { maxBuffer: 64 * 1024 * 1024 })
   return parseAutocannon(stdout)
 }
@@ -147,12 +160,15 @@ const median = (values: readonly number[]): number => {
 /** Median over rounds of a figure computed within each round, so the pairs compared ran back to back. */
 const perRound = (figure: (round: Map<string, Result>) => number): number => median(rounds.map(figure))
 const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
-const [BARE, FULL, PREDICT_1, PREDICT_100, PREDICT_1_NO_DRIFT, PREDICT_100_NO_DRIFT, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] = VARIANTS.map((v) => v.name) as [
-  string, string, string, string, string, string, string, string, string, string, string, string, string, string,
-]
+const [BARE, FULL, PREDICT_1, PREDICT_100, PREDICT_1_NO_DRIFT, PREDICT_100_NO_DRIFT, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] =
+  VARIANTS.map((v) => v.name) as [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
 
 process.stdout.write('\n')
-const row = (cells: readonly string[]): string => `${(cells[0] ?? '').padEnd(42)}${cells.slice(1).map((c) => c.padStart(12)).join('')}\n`
+const row = (cells: readonly string[]): string =>
+  `${(cells[0] ?? '').padEnd(42)}${cells
+    .slice(1)
+    .map((c) => c.padStart(12))
+    .join('')}\n`
 process.stdout.write(row(['variant', 'req/s', '× bare', 'p99 ms', 'CPU µs/req', 'server CPU', 'errors']))
 for (const { name } of VARIANTS) {
   process.stdout.write(

@@ -9,7 +9,11 @@ export const run = promisify(execFile)
 
 export type LoadResult = Readonly<{ rps: number; p99Ms: number; requests: number; errors: number }>
 
-export const hasCommand = async (name: string): Promise<boolean> => run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false)
+export const hasCommand = async (name: string): Promise<boolean> =>
+  run('sh', ['-c', `command -v ${name}`]).then(
+    () => true,
+    () => false,
+  )
 
 /** Resolves once something accepts connections on the loopback port (15 s at most). */
 export const waitForPort = async (port: number): Promise<void> => {
@@ -32,12 +36,20 @@ export const parseWrk = (stdout: string): LoadResult => {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
     p99Ms: p99 === null ? Number.NaN : unit(p99[1] as string, p99[2] as string),
     requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
-    errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? '0') + (socketErrors === null ? 0 : socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0)),
+    errors:
+      Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? '0') +
+      (socketErrors === null ? 0 : socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0)),
   }
 }
 
 /** autocannon -j output. */
 export const parseAutocannon = (stdout: string): LoadResult => {
-  const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number; timeouts: number }
+  const report = JSON.parse(stdout) as {
+    requests: { average: number; total: number }
+    latency: { p99: number }
+    non2xx: number
+    errors: number
+    timeouts: number
+  }
   return { rps: report.requests.average, p99Ms: report.latency.p99, requests: report.requests.total, errors: report.non2xx + report.errors + report.timeouts }
 }

@@ -19,7 +19,10 @@ import { VERSION } from '../../lib/version.js'
 const [variant = 'bare', port = '0'] = process.argv.slice(2)
 const config = readConfig({ ...process.env, PORT: port })
 const info = { name: config.name, version: VERSION, environment: config.environment }
-const endpoints = [{ method: 'GET', path: '/' }, { method: 'GET', path: '/metrics' }]
+const endpoints = [
+  { method: 'GET', path: '/' },
+  { method: 'GET', path: '/metrics' },
+]
 
 if (variant === 'bare') {
   const body = JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints })

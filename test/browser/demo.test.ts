@@ -32,8 +32,13 @@ t.test('/demo charts the stream, shows the rate, the models and the health, with
   t.ok(upstream.received.length >= 1, 'the rate came from the fake upstream')
 
   await page.locator('#models-table tbody tr').nth(1).waitFor()
-  const models = await page.locator('#models-table tbody tr').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-model'), row.children[1]?.textContent]))
-  t.same(models, [['cars', 'READY'], ['iris', 'READY']])
+  const models = await page
+    .locator('#models-table tbody tr')
+    .evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-model'), row.children[1]?.textContent]))
+  t.same(models, [
+    ['cars', 'READY'],
+    ['iris', 'READY'],
+  ])
   await page.locator('#health-table tbody tr').nth(3).waitFor()
   const health = await page.locator('#health-table tbody tr td:first-child').allInnerTexts()
   t.same(health, ['database', 'cache', 'external api', 'models'])

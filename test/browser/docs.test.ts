@@ -17,7 +17,13 @@ t.test('/docs lists the operations and "Try it out" on GET /api/insights returns
   const document = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> }
   const operations = Object.values(document.paths).reduce((n, ops) => n + Object.keys(ops).length, 0)
   t.equal(await page.locator('.opblock').count(), operations, `all ${operations} operations listed`)
-  t.equal(await page.locator('.info .title').innerText().then((s) => s.split('\n')[0]?.trim()), 'svc')
+  t.equal(
+    await page
+      .locator('.info .title')
+      .innerText()
+      .then((s) => s.split('\n')[0]?.trim()),
+    'svc',
+  )
 
   const insights = page.locator('#operations-insights-getInsights')
   await insights.locator('.opblock-summary').first().click()
@@ -28,8 +34,18 @@ t.test('/docs lists the operations and "Try it out" on GET /api/insights returns
   const body = insights.locator('.live-responses-table .response-col_description pre').first()
   await body.waitFor()
   const text = await body.innerText()
-  const events = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as { seq: number; count: number })
-  t.same(events.map((e) => [e.seq, e.count]), [[1, 2], [2, 2]], 'two events, as asked')
+  const events = text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)) as { seq: number; count: number })
+  t.same(
+    events.map((e) => [e.seq, e.count]),
+    [
+      [1, 2],
+      [2, 2],
+    ],
+    'two events, as asked',
+  )
   t.equal(await insights.locator('.live-responses-table .response .response-col_status').first().innerText(), '200')
 
   await body.scrollIntoViewIfNeeded()

@@ -21,7 +21,12 @@ const setup = async (t: Test, files = shippedFiles(), settings = SETTINGS): Prom
   const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
   const clock = { ms: Date.UTC(2026, 10, 22, 12) }
   const monitor = createDriftMonitor({ models: h.registry, settings, metrics: h.metrics, logger, now: () => clock.ms })
-  const log = (): LogLine[] => raw.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine)
+  const log = (): LogLine[] =>
+    raw
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogLine)
   return { ...h, monitor, log, clock, text: () => h.metrics.metrics(), iris: () => h.registry.resolve('iris') as ServedModel }
 }
 
@@ -38,7 +43,8 @@ const irisRows = (served: ServedModel, m: number, shift = 0, seed = 1): Float64A
 }
 
 const psiOf = (text: string, feature: string): number | undefined => sample(text, 'svc_drift_psi', { model: 'iris', feature, environment: 'test' })
-const checksOf = (text: string, model: string, result: string): number | undefined => sample(text, 'svc_drift_checks_total', { model, result, environment: 'test' })
+const checksOf = (text: string, model: string, result: string): number | undefined =>
+  sample(text, 'svc_drift_checks_total', { model, result, environment: 'test' })
 
 t.test('a window below the minimum is insufficient_data: no score, no gauge, no timestamp', async (t) => {
   const s = await setup(t)
@@ -51,7 +57,14 @@ t.test('a window below the minimum is insufficient_data: no score, no gauge, no 
   t.equal(psiOf(text, 'petal_length'), undefined)
   t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), undefined)
   t.equal(sample(text, 'svc_drift_window_samples', { model: 'iris', environment: 'test' }), 499)
-  t.match(s.monitor.status(s.iris()), { status: 'insufficient_data', checked_at: '2026-11-22T12:00:00.000Z', scored_at: null, window: { samples: 499, capacity: 1000 }, min_samples: 500, features: [] })
+  t.match(s.monitor.status(s.iris()), {
+    status: 'insufficient_data',
+    checked_at: '2026-11-22T12:00:00.000Z',
+    scored_at: null,
+    window: { samples: 499, capacity: 1000 },
+    min_samples: 500,
+    features: [],
+  })
 })
 
 t.test('same-distribution traffic scores every feature near 0; the timestamp moves only with scores', async (t) => {
@@ -62,11 +75,18 @@ t.test('same-distribution traffic scores every feature near 0; the timestamp mov
   let text = await s.text()
   for (const feature of IRIS_FEATURES) t.ok((psiOf(text, feature) as number) < 0.05, `${feature}: ${psiOf(text, feature)}`)
   t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), s.clock.ms / 1000)
-  t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }), 0, 'alert series start at 0')
+  t.equal(
+    sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }),
+    0,
+    'alert series start at 0',
+  )
   t.equal(s.log().filter((line) => line.event === 'drift_detected').length, 0)
   const status = s.monitor.status(s.iris())
   t.match(status, { status: 'ok', scored_at: '2026-11-22T12:00:00.000Z', version: '1', window: { samples: 1000 } })
-  t.same(status.features.map((f) => [f.name, f.severity, f.samples, f.missing]), IRIS_FEATURES.map((name) => [name, 'none', 1000, 0]))
+  t.same(
+    status.features.map((f) => [f.name, f.severity, f.samples, f.missing]),
+    IRIS_FEATURES.map((name) => [name, 'none', 1000, 0]),
+  )
   s.clock.ms += 60_000
   s.monitor.check()
   text = await s.text()
@@ -85,15 +105,36 @@ t.test('a shift is severe, counted on every breaching check, logged once, and a 
   for (const feature of IRIS_FEATURES) {
     t.ok((psiOf(text, feature) as number) >= 0.25, `${feature} is severe: ${psiOf(text, feature)}`)
     t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature, severity: 'severe', environment: 'test' }), 1)
-    t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature, severity: 'spike', environment: 'test' }), 1, 'rose by far more than 0.1 since the last check')
+    t.equal(
+      sample(text, 'svc_drift_alerts_total', { model: 'iris', feature, severity: 'spike', environment: 'test' }),
+      1,
+      'rose by far more than 0.1 since the last check',
+    )
   }
   const detected = s.log().filter((line) => line.event === 'drift_detected')
   t.equal(detected.length, 4)
-  t.match(detected[0], { level: 'warning', model: 'iris', version: '1', feature: 'sepal_length', severity: 'spike', psi: Number, previous_psi: before[0]?.psi, samples: 1000 })
+  t.match(detected[0], {
+    level: 'warning',
+    model: 'iris',
+    version: '1',
+    feature: 'sepal_length',
+    severity: 'spike',
+    psi: Number,
+    previous_psi: before[0]?.psi,
+    samples: 1000,
+  })
   s.monitor.check()
   text = await s.text()
-  t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }), 2, 'still severe: counted again')
-  t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'spike', environment: 'test' }), 1, 'no new jump: no new spike')
+  t.equal(
+    sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }),
+    2,
+    'still severe: counted again',
+  )
+  t.equal(
+    sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'spike', environment: 'test' }),
+    1,
+    'no new jump: no new spike',
+  )
   t.equal(s.log().filter((line) => line.event === 'drift_detected').length, 4, 'no new crossing: nothing more logged')
 })
 
@@ -106,21 +147,34 @@ t.test('a rise in severity without a jump is logged at the new severity, once pe
   s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.48, 4), 1000)
   s.monitor.check()
   const second = s.monitor.status(s.iris()).features
-  const logged = s.log().filter((line) => line.event === 'drift_detected').slice(afterFirst)
+  const logged = s
+    .log()
+    .filter((line) => line.event === 'drift_detected')
+    .slice(afterFirst)
   const expected = second.flatMap((f) => {
     const before = first.get(f.name) as (typeof second)[number]
     if (f.psi - before.psi >= SETTINGS.thresholds.spike && f.psi >= SETTINGS.thresholds.moderate) return [[f.name, 'spike']]
     return f.severity !== 'none' && f.severity !== before.severity ? [[f.name, f.severity]] : []
   })
-  t.ok(expected.some(([, severity]) => severity === 'severe'), `a feature rose to severe without a spike: ${second.map((f) => `${f.name} ${first.get(f.name)?.psi.toFixed(3)} → ${f.psi.toFixed(3)}`).join(', ')}`)
-  t.same(logged.map((line) => [line['feature'], line['severity']]), expected, 'exactly the crossings, each at its new severity')
+  t.ok(
+    expected.some(([, severity]) => severity === 'severe'),
+    `a feature rose to severe without a spike: ${second.map((f) => `${f.name} ${first.get(f.name)?.psi.toFixed(3)} → ${f.psi.toFixed(3)}`).join(', ')}`,
+  )
+  t.same(
+    logged.map((line) => [line['feature'], line['severity']]),
+    expected,
+    'exactly the crossings, each at its new severity',
+  )
 })
 
 t.test('a failing model is counted as an error and the others are still checked', async (t) => {
   const s = await setup(t)
   const cars = s.registry.resolve('cars') as ServedModel
   const broken = { ...cars, artifact: { ...cars.artifact, reference: { rows: 1, features: [] } } } as unknown as ServedModel
-  const models = { entries: () => s.registry.entries(), resolve: (name: string, version?: string) => (name === 'cars' ? broken : s.registry.resolve(name, version)) }
+  const models = {
+    entries: () => s.registry.entries(),
+    resolve: (name: string, version?: string) => (name === 'cars' ? broken : s.registry.resolve(name, version)),
+  }
   const raw: string[] = []
   const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
   const { Registry } = await import('prom-client')
@@ -132,7 +186,13 @@ t.test('a failing model is counted as an error and the others are still checked'
   const text = await metrics.metrics()
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'error' }), 1)
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'iris', result: 'ok' }), 1, 'iris was checked after cars failed')
-  t.match(JSON.parse(raw.join('').trim().split('\n').at(-1) as string), { event: 'drift_check_failed', level: 'error', model: 'cars', version: '1', message: String })
+  t.match(JSON.parse(raw.join('').trim().split('\n').at(-1) as string), {
+    event: 'drift_check_failed',
+    level: 'error',
+    model: 'cars',
+    version: '1',
+    message: String,
+  })
   t.equal(monitor.status(broken).status, 'error')
 })
 
@@ -172,7 +232,10 @@ t.test('a feature whose values are all missing is not scored, and the others are
   const text = await s.text()
   t.equal(psiOf(text, 'petal_width'), undefined)
   t.ok(psiOf(text, 'petal_length') !== undefined)
-  t.same(s.monitor.status(s.iris()).features.map((f) => f.name), IRIS_FEATURES.slice(0, 3))
+  t.same(
+    s.monitor.status(s.iris()).features.map((f) => f.name),
+    IRIS_FEATURES.slice(0, 3),
+  )
   for (let r = 0; r < 600; r++) table[r * 4 + 3] = 1
   for (let r = 0; r < 600; r++) table[r * 4 + 2] = Number.NaN
   s.monitor.record(s.iris(), table, 600)
@@ -200,5 +263,8 @@ t.test('a model that is not READY is not checked', async (t) => {
 t.test('refuses a minimum larger than the window', async (t) => {
   const h = harness()
   const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
-  t.throws(() => createDriftMonitor({ models: h.registry, settings: { ...SETTINGS, minSamples: 1001 }, metrics: h.metrics, logger }), /minSamples must be an integer from 1 to the window size \(1000\), is 1001/)
+  t.throws(
+    () => createDriftMonitor({ models: h.registry, settings: { ...SETTINGS, minSamples: 1001 }, metrics: h.metrics, logger }),
+    /minSamples must be an integer from 1 to the window size \(1000\), is 1001/,
+  )
 })

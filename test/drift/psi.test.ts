@@ -37,7 +37,15 @@ t.test('PSI is the floored sum of (c − r)·ln(c/r) over the bins', async (t) =
   const counts = [100, 300, 100]
   const expected = counts.reduce((sum, count, b) => sum + (count / 500 - reference[b]!) * Math.log(count / 500 / reference[b]!), 0)
   t.equal(psi(feature, counts, 500).toFixed(12), expected.toFixed(12))
-  t.equal(psi(feature, reference.map((share) => share * 1000), 1000), 0, 'the reference itself scores 0')
+  t.equal(
+    psi(
+      feature,
+      reference.map((share) => share * 1000),
+      1000,
+    ),
+    0,
+    'the reference itself scores 0',
+  )
 })
 
 t.test('identical distributions: near 0, and below the moderate threshold at the minimum window in ≥ 95 % of windows', async (t) => {
@@ -51,7 +59,9 @@ t.test('identical distributions: near 0, and below the moderate threshold at the
     if (values.some((value) => value >= THRESHOLDS.moderate)) alarms++
   }
   const rate = alarms / SEEDS
-  t.comment(`iris: ${alarms} of ${SEEDS} same-distribution windows of ${MIN_SAMPLES} rows had a feature at PSI ≥ 0.1 (${(100 * rate).toFixed(2)} %); mean PSI ${(total / SEEDS).toFixed(4)}`)
+  t.comment(
+    `iris: ${alarms} of ${SEEDS} same-distribution windows of ${MIN_SAMPLES} rows had a feature at PSI ≥ 0.1 (${(100 * rate).toFixed(2)} %); mean PSI ${(total / SEEDS).toFixed(4)}`,
+  )
   t.ok(rate < 0.05, `false-alarm rate ${(100 * rate).toFixed(2)} % is below 5 %`)
   t.ok(total / SEEDS < 0.02, 'the mean score is near 0')
 })
@@ -92,7 +102,10 @@ t.test('empty bins stay finite; values outside the reference range are counted i
   t.ok(Number.isFinite(score.psi) && score.psi > 0, `finite: ${score.psi}`)
   const lonely = scoreColumn(feature, new Float64Array(500).fill(5.9), 1, 500, 0, counts)
   const reference = iris.reference.features[0]!.proportions
-  const worst = (PROPORTION_FLOOR - reference[0]!) * Math.log(PROPORTION_FLOOR / reference[0]!) + (1 - reference[1]!) * Math.log(1 / reference[1]!) + (PROPORTION_FLOOR - reference[2]!) * Math.log(PROPORTION_FLOOR / reference[2]!)
+  const worst =
+    (PROPORTION_FLOOR - reference[0]!) * Math.log(PROPORTION_FLOOR / reference[0]!) +
+    (1 - reference[1]!) * Math.log(1 / reference[1]!) +
+    (PROPORTION_FLOOR - reference[2]!) * Math.log(PROPORTION_FLOOR / reference[2]!)
   t.equal(lonely.psi.toFixed(12), worst.toFixed(12), 'every value in one bin: the empty ones count at the floor')
 })
 

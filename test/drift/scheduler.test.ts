@@ -9,7 +9,12 @@ const logged = (t: Test): { logger: ReturnType<typeof createLogger>; events: (ev
   const raw: string[] = []
   const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
   const events = (event: string): Array<Record<string, unknown>> =>
-    raw.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line['event'] === event)
+    raw
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line['event'] === event)
   return { logger, events }
 }
 
@@ -71,7 +76,10 @@ t.test('a failing run is logged and the schedule goes on', async (t) => {
   await sleep(3300)
   scheduler.stop()
   t.ok(runs >= 3, `ran ${runs} times despite two failures`)
-  t.match(events('drift_check_failed'), [{ level: 'error', type: 'Error', message: 'reference unreadable' }, { type: 'TypeError', message: 'late failure' }])
+  t.match(events('drift_check_failed'), [
+    { level: 'error', type: 'Error', message: 'reference unreadable' },
+    { type: 'TypeError', message: 'late failure' },
+  ])
 })
 
 t.test('trigger runs a check now and shares a run already going', async (t) => {

@@ -10,13 +10,31 @@ t.test('keeps the last `capacity` rows, overwriting the oldest', async (t) => {
   const window = new FeatureWindow(2, 3)
   t.equal(window.size, 0)
   window.record(rows([1, 10], [2, 20]), 2)
-  t.same(held(window), [[1, 10], [2, 20]])
+  t.same(held(window), [
+    [1, 10],
+    [2, 20],
+  ])
   window.record(rows([3, 30], [4, 40]), 2)
   t.equal(window.size, 3, 'full')
-  t.same(held(window), [[4, 40], [2, 20], [3, 30]], 'row 1 was overwritten by row 4')
+  t.same(
+    held(window),
+    [
+      [4, 40],
+      [2, 20],
+      [3, 30],
+    ],
+    'row 1 was overwritten by row 4',
+  )
   t.equal(window.total, 4)
   window.record(rows([5, 50]), 1)
-  t.same(held(window).sort((a, b) => (a[0] as number) - (b[0] as number)), [[3, 30], [4, 40], [5, 50]])
+  t.same(
+    held(window).sort((a, b) => (a[0] as number) - (b[0] as number)),
+    [
+      [3, 30],
+      [4, 40],
+      [5, 50],
+    ],
+  )
 })
 
 t.test('reads only the rows asked for, and a batch larger than the window keeps its last rows', async (t) => {

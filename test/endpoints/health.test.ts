@@ -5,7 +5,12 @@ import type { JsonReply } from '../../lib/pipeline.js'
 import { createLifecycle, type ServerState } from '../../lib/server.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
-const ok: Checks = { database: { status: 'ok', latency_ms: 1 }, cache: { status: 'skipped' }, external_api: { status: 'skipped' }, models: { status: 'ok', latency_ms: 0 } }
+const ok: Checks = {
+  database: { status: 'ok', latency_ms: 1 },
+  cache: { status: 'skipped' },
+  external_api: { status: 'skipped' },
+  models: { status: 'ok', latency_ms: 0 },
+}
 const failing: Checks = { ...ok, database: { status: 'fail', latency_ms: 500, error: 'timeout after 500 ms' } }
 const monitorOf = (checks: Checks): HealthMonitor => ({ checks: () => Promise.resolve(checks) })
 
@@ -23,7 +28,11 @@ for (const [state, checks, bodyStatus, health, ready, startup] of TABLE) {
     const lifecycle = createLifecycle()
     lifecycle.state = state
     const monitor = monitorOf(checks)
-    for (const [endpoint, expected] of [[getHealth, health], [getReady, ready], [getStartup, startup]] as const) {
+    for (const [endpoint, expected] of [
+      [getHealth, health],
+      [getReady, ready],
+      [getStartup, startup],
+    ] as const) {
       const reply = (await endpoint(monitor, lifecycle, '1.2.3')(makeCtx())) as JsonReply
       t.equal(reply.status, expected)
       t.same(reply.headers, { 'cache-control': 'no-store' })

@@ -31,13 +31,27 @@ const setup = (max = 2, figures: Figures = FIGURES) => {
 
 t.test('count: an integer from 1 to 20, 5 when missing', async (t) => {
   t.equal(parseCount(null), 5)
-  for (const [raw, n] of [['1', 1], ['20', 20], ['07', 7]] as const) t.equal(parseCount(raw), n, raw)
-  for (const raw of ['0', '21', '2.5', '5.0', '-1', 'abc', '', ' 5', '1e1', '0x5']) t.throws(() => parseCount(raw), { status: 400, code: 'INVALID_PARAMETER', message: 'count must be an integer from 1 to 20' }, raw)
+  for (const [raw, n] of [
+    ['1', 1],
+    ['20', 20],
+    ['07', 7],
+  ] as const)
+    t.equal(parseCount(raw), n, raw)
+  for (const raw of ['0', '21', '2.5', '5.0', '-1', 'abc', '', ' 5', '1e1', '0x5'])
+    t.throws(() => parseCount(raw), { status: 400, code: 'INVALID_PARAMETER', message: 'count must be an integer from 1 to 20' }, raw)
 })
 
 t.test('interval: seconds from 0 to 10, fractions allowed, 1 when missing; milliseconds out', async (t) => {
   t.equal(parseInterval(null), 1000)
-  for (const [raw, ms] of [['0', 0], ['0.25', 250], ['.5', 500], ['2.', 2000], ['10', 10_000], ['0.0004', 0]] as const) t.equal(parseInterval(raw), ms, raw)
+  for (const [raw, ms] of [
+    ['0', 0],
+    ['0.25', 250],
+    ['.5', 500],
+    ['2.', 2000],
+    ['10', 10_000],
+    ['0.0004', 0],
+  ] as const)
+    t.equal(parseInterval(raw), ms, raw)
   for (const raw of ['-1', '10.5', '11', 'abc', '', 'NaN', 'Infinity', '1e0', ' 1']) {
     t.throws(() => parseInterval(raw), { status: 400, code: 'INVALID_PARAMETER', message: 'interval must be a number of seconds from 0 to 10, e.g. 0.5' }, raw)
   }

@@ -105,7 +105,9 @@ t.test('a regression model with a categorical input answers one value per row', 
   t.equal(out.length, 1)
   t.match(out[0], { name: 'miles_per_gallon', datatype: 'FP64', shape: [1] })
   t.ok(Number.isFinite(out[0].data[0]))
-  const tensors = Object.entries(row).map(([name, v]) => (typeof v === 'string' ? { name, datatype: 'BYTES', shape: [1], data: [v] } : { name, datatype: 'FP64', shape: [1], data: [v] }))
+  const tensors = Object.entries(row).map(([name, v]) =>
+    typeof v === 'string' ? { name, datatype: 'BYTES', shape: [1], data: [v] } : { name, datatype: 'FP64', shape: [1], data: [v] },
+  )
   t.same(bodyOf(await s.call('POST', '/v2/models/cars/infer', { inputs: tensors })).outputs, out, 'tensors give the same value')
 })
 
@@ -146,9 +148,30 @@ t.test('validation failures are 400 problems naming the input, and count as clie
     [tensors((i) => void (i[1] = { ...i[1], datatype: 'BYTES', data: ['a', 'b', 'c'] })), /datatype BYTES does not fit a numerical input/, 'sepal_width'],
     [tensors((i) => void (i[2] = { ...i[2], shape: [4], data: [1, 2, 3, 4] })), /has 4 rows/, 'petal_length'],
     [tensors((i) => void (i[0].shape = [2])), /shape \[2\] holds 2 values, data has 3/, 'sepal_length'],
-    [{ model: 'iris', inputs: [{ name: 'x', datatype: 'FP64', shape: [2, 4], data: [[1, 2, 3, 4], [1, 2, 3]] }] }, /nested rows must all have the same length/, 'x'],
+    [
+      {
+        model: 'iris',
+        inputs: [
+          {
+            name: 'x',
+            datatype: 'FP64',
+            shape: [2, 4],
+            data: [
+              [1, 2, 3, 4],
+              [1, 2, 3],
+            ],
+          },
+        ],
+      },
+      /nested rows must all have the same length/,
+      'x',
+    ],
     [{ model: 'iris', instances: [{ ...IRIS_ROWS[0], petal_width: 'wide' }] }, /petal_width must be a number/, 'petal_width'],
-    [{ model: 'cars', instances: [{ cylinders: 4, displacement: 97, horsepower: 88, weight_in_lbs: 2130, acceleration: 14.5, year: 1970, origin: 'Mars' }] }, /origin must be one of USA, Europe, Japan/, 'origin'],
+    [
+      { model: 'cars', instances: [{ cylinders: 4, displacement: 97, horsepower: 88, weight_in_lbs: 2130, acceleration: 14.5, year: 1970, origin: 'Mars' }] },
+      /origin must be one of USA, Europe, Japan/,
+      'origin',
+    ],
   ]
   for (const [body, detail, input] of cases) {
     const reply = await s.call('POST', '/api/v1/predict', body)
@@ -159,7 +182,11 @@ t.test('validation failures are 400 problems naming the input, and count as clie
     t.equal(p.input, input)
   }
   const text = await s.text()
-  t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'client_error', environment: 'test' }), 8, 'every refusal once the model is known')
+  t.equal(
+    sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'client_error', environment: 'test' }),
+    8,
+    'every refusal once the model is known',
+  )
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'cars', version: '1', outcome: 'client_error', environment: 'test' }), 1)
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success', environment: 'test' }), 0)
 })
@@ -265,15 +292,28 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
   const iris = bodyOf(await s.call('GET', '/api/v1/models/iris'))
   const raw = rawArtifact('iris')
   t.match(iris, {
-    name: 'iris', versions: ['1'], default_version: '1', platform: PLATFORM, state: 'READY', reason: null,
-    version: '1', type: 'logistic_regression', task: 'classification',
+    name: 'iris',
+    versions: ['1'],
+    default_version: '1',
+    platform: PLATFORM,
+    state: 'READY',
+    reason: null,
+    version: '1',
+    type: 'logistic_regression',
+    task: 'classification',
     classes: ['setosa', 'versicolor', 'virginica'],
-    outputs: [{ name: 'species', datatype: 'BYTES', shape: [-1] }, { name: 'probabilities', datatype: 'FP64', shape: [-1, 3] }],
+    outputs: [
+      { name: 'species', datatype: 'BYTES', shape: [-1] },
+      { name: 'probabilities', datatype: 'FP64', shape: [-1, 3] },
+    ],
     metrics: raw.provenance.metrics,
     sha256: raw.sha256,
   })
   t.same(iris.inputs[0], {
-    name: 'sepal_length', datatype: 'FP64', shape: [-1], type: 'numerical',
+    name: 'sepal_length',
+    datatype: 'FP64',
+    shape: [-1],
+    type: 'numerical',
     reference: { edges: raw.reference.features[0].edges, proportions: raw.reference.features[0].proportions },
     standardisation: { mean: raw.preprocessing.standardisation.mean[0], scale: raw.preprocessing.standardisation.scale[0] },
   })
@@ -283,8 +323,19 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
   t.equal(cars.classes, undefined, 'a regression has no classes')
   t.same(cars.outputs, [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [-1] }])
   const origin = rawArtifact('cars').reference.features[6]
-  t.same(cars.inputs[6], { name: 'origin', datatype: 'BYTES', shape: [-1], type: 'categorical', levels: ['USA', 'Europe', 'Japan'], reference: { levels: origin.levels, proportions: origin.proportions } })
-  t.same(cars.inputs[5].standardisation, { mean: rawArtifact('cars').preprocessing.standardisation.mean[5], scale: rawArtifact('cars').preprocessing.standardisation.scale[5] }, 'a numerical input after others has its own mean and scale')
+  t.same(cars.inputs[6], {
+    name: 'origin',
+    datatype: 'BYTES',
+    shape: [-1],
+    type: 'categorical',
+    levels: ['USA', 'Europe', 'Japan'],
+    reference: { levels: origin.levels, proportions: origin.proportions },
+  })
+  t.same(
+    cars.inputs[5].standardisation,
+    { mean: rawArtifact('cars').preprocessing.standardisation.mean[5], scale: rawArtifact('cars').preprocessing.standardisation.scale[5] },
+    'a numerical input after others has its own mean and scale',
+  )
 })
 
 t.test('OIP metadata: server, model (per version) and probes', async (t) => {
@@ -299,7 +350,10 @@ t.test('OIP metadata: server, model (per version) and probes', async (t) => {
     versions: ['1'],
     platform: PLATFORM,
     inputs: ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'].map((name) => ({ name, datatype: 'FP64', shape: [-1] })),
-    outputs: [{ name: 'species', datatype: 'BYTES', shape: [-1] }, { name: 'probabilities', datatype: 'FP64', shape: [-1, 3] }],
+    outputs: [
+      { name: 'species', datatype: 'BYTES', shape: [-1] },
+      { name: 'probabilities', datatype: 'FP64', shape: [-1, 3] },
+    ],
   }
   t.same(bodyOf(await s.call('GET', '/v2/models/iris')), expected)
   t.same(bodyOf(await s.call('GET', '/v2/models/iris/versions/1')), expected)
@@ -328,9 +382,20 @@ t.test('a broken model is UNAVAILABLE with its reason: 503 on predict, metadata 
 })
 
 t.test('with no model ready, /v2/health/ready is 503; a model without a manifest has no default version', async (t) => {
-  const s = await setup(t, { 'iris/manifest.json': manifest('1'), 'iris/1/model.json': corrupted('iris'), 'cars/manifest.json': '{', 'cars/1/model.json': '{}' })
+  const s = await setup(t, {
+    'iris/manifest.json': manifest('1'),
+    'iris/1/model.json': corrupted('iris'),
+    'cars/manifest.json': '{',
+    'cars/1/model.json': '{}',
+  })
   const reply = await s.call('GET', '/v2/health/ready')
   t.equal(reply.status, 503)
   t.match(problemOf(reply), { type: 'urn:svc:problem:server-not-ready', error: 'No model is ready to serve', ready: false })
-  t.match(bodyOf(await s.call('GET', '/api/v1/models/cars')), { name: 'cars', state: 'UNAVAILABLE', default_version: null, versions: [], reason: /cars\/manifest\.json/ })
+  t.match(bodyOf(await s.call('GET', '/api/v1/models/cars')), {
+    name: 'cars',
+    state: 'UNAVAILABLE',
+    default_version: null,
+    versions: [],
+    reason: /cars\/manifest\.json/,
+  })
 })

@@ -7,5 +7,9 @@ const entry = (name: string): ModelEntry => ({ name, state: 'UNAVAILABLE', reaso
 t.test('the models component: ok while one model serves, failed and saying why otherwise', async (t) => {
   t.same(await modelsCheck({ isReady: () => true, entries: () => [] })(), { status: 'ok', latency_ms: 0 })
   t.same(await modelsCheck({ isReady: () => false, entries: () => [] })(), { status: 'fail', latency_ms: 0, error: 'no model in the store' })
-  t.same(await modelsCheck({ isReady: () => false, entries: () => [entry('iris'), entry('cars')] })(), { status: 'fail', latency_ms: 0, error: 'none of 2 models could be loaded' })
+  t.same(await modelsCheck({ isReady: () => false, entries: () => [entry('iris'), entry('cars')] })(), {
+    status: 'fail',
+    latency_ms: 0,
+    error: 'none of 2 models could be loaded',
+  })
 })

@@ -16,7 +16,12 @@ const counting = (result: CheckResult): { check: Check; calls: () => number; rel
 
 t.test('nothing configured: every component skipped, no check runs', async (t) => {
   const monitor = createHealthMonitor({ checks: {}, cacheMs: 1000 })
-  t.same(await monitor.checks(), { database: { status: 'skipped' }, cache: { status: 'skipped' }, external_api: { status: 'skipped' }, models: { status: 'skipped' } })
+  t.same(await monitor.checks(), {
+    database: { status: 'skipped' },
+    cache: { status: 'skipped' },
+    external_api: { status: 'skipped' },
+    models: { status: 'skipped' },
+  })
 })
 
 t.test('concurrent callers share one round; results are reused until the window passes', async (t) => {
@@ -54,7 +59,10 @@ t.test('a check that rejects does not wedge the monitor', async (t) => {
 t.test('results are published as gauges and histograms, only for configured components', async (t) => {
   const registry = new Registry()
   const monitor = createHealthMonitor({
-    checks: { database: () => Promise.resolve({ status: 'ok', latency_ms: 3 }), external_api: () => Promise.resolve({ status: 'fail', latency_ms: 7, error: 'HTTP 500' }) },
+    checks: {
+      database: () => Promise.resolve({ status: 'ok', latency_ms: 3 }),
+      external_api: () => Promise.resolve({ status: 'fail', latency_ms: 7, error: 'HTTP 500' }),
+    },
     cacheMs: 0,
     registry,
   })

@@ -3,7 +3,12 @@ import { HttpError } from '../../lib/http/errors.js'
 import { problem, problemType, toProblemReply } from '../../lib/http/problem.js'
 
 t.test('a problem takes its title from the status and its type from the code', async (t) => {
-  t.same(problem(404, 'MODEL_NOT_FOUND', 'Model x not found'), { type: 'urn:svc:problem:model-not-found', title: 'Not Found', status: 404, detail: 'Model x not found' })
+  t.same(problem(404, 'MODEL_NOT_FOUND', 'Model x not found'), {
+    type: 'urn:svc:problem:model-not-found',
+    title: 'Not Found',
+    status: 404,
+    detail: 'Model x not found',
+  })
   t.equal(problemType('A_B_C'), 'urn:svc:problem:a-b-c')
 })
 
@@ -13,7 +18,11 @@ t.test('a status without a standard reason phrase gets a generic title', async (
 
 t.test('an HttpError keeps its extra members and headers; anything else is an opaque 500', async (t) => {
   const reply = toProblemReply(new HttpError(503, 'NOT_READY', 'starting', { extra: { error: 'not ready' }, headers: { 'retry-after': '1' } }))
-  t.same(reply, { status: 503, headers: { 'retry-after': '1' }, problem: { type: 'urn:svc:problem:not-ready', title: 'Service Unavailable', status: 503, detail: 'starting', error: 'not ready' } })
+  t.same(reply, {
+    status: 503,
+    headers: { 'retry-after': '1' },
+    problem: { type: 'urn:svc:problem:not-ready', title: 'Service Unavailable', status: 503, detail: 'starting', error: 'not ready' },
+  })
   const boom = new Error('internal path /srv/x')
   const internal = toProblemReply(boom)
   t.equal(internal.status, 500)

@@ -10,10 +10,10 @@ const BOUNDS = [0.1, 0.5, 1]
 const CASES: ReadonlyArray<readonly [string, number[], number | null]> = [
   ['no observations', [0, 0, 0, 0], null],
   ['all in the first bucket: interpolated from 0', [10, 10, 10, 10], 0.095],
-  ['the rank inside a middle bucket', [50, 100, 100, 100], 0.1 + 0.4 * (95 - 50) / 50],
+  ['the rank inside a middle bucket', [50, 100, 100, 100], 0.1 + (0.4 * (95 - 50)) / 50],
   ['the rank exactly on a bound', [95, 100, 100, 100], 0.1],
   ['the rank in +Inf: the highest finite bound', [0, 0, 0, 100], 1],
-  ['empty buckets below the rank are skipped', [0, 0, 20, 20], 0.5 + 0.5 * 19 / 20],
+  ['empty buckets below the rank are skipped', [0, 0, 20, 20], 0.5 + (0.5 * 19) / 20],
 ]
 for (const [what, cumulative, expected] of CASES) {
   t.test(`p95 as histogram_quantile estimates it: ${what}`, async (t) => {
@@ -34,14 +34,17 @@ t.test('figures cycle through in-flight, request rate, p95, event-loop lag and h
   const { figures, metrics } = setup()
   metrics.http.inFlight = 3
   const read = await Promise.all(Array.from({ length: 6 }, (_, i) => figures.read(i)))
-  t.same(read.map((f) => [f.metric, f.unit]), [
-    ['http_requests_in_flight', 'requests'],
-    ['http_request_rate', 'requests_per_second'],
-    ['http_request_duration_p95', 'seconds'],
-    ['event_loop_lag_p99', 'milliseconds'],
-    ['heap_used', 'bytes'],
-    ['http_requests_in_flight', 'requests'],
-  ])
+  t.same(
+    read.map((f) => [f.metric, f.unit]),
+    [
+      ['http_requests_in_flight', 'requests'],
+      ['http_request_rate', 'requests_per_second'],
+      ['http_request_duration_p95', 'seconds'],
+      ['event_loop_lag_p99', 'milliseconds'],
+      ['heap_used', 'bytes'],
+      ['http_requests_in_flight', 'requests'],
+    ],
+  )
   t.equal(read[0]?.value, 3)
   t.equal(read[4]?.value, 123_456)
 })

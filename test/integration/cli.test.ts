@@ -12,7 +12,18 @@ const CLI = 'bin/svc.ts'
 t.test('--help prints usage with every flag and exits 0', async (t) => {
   const child = spawnTs(CLI, ['--help'])
   t.same(await child.exited, { code: 0, signal: null })
-  for (const flag of ['--host', '--port', '--env', '--name', '--log-level', '--log-format', '--help', '--version', 'SVC_MAX_BODY_BYTES', 'SVC_DRAIN_TIMEOUT_MS']) {
+  for (const flag of [
+    '--host',
+    '--port',
+    '--env',
+    '--name',
+    '--log-level',
+    '--log-format',
+    '--help',
+    '--version',
+    'SVC_MAX_BODY_BYTES',
+    'SVC_DRAIN_TIMEOUT_MS',
+  ]) {
     t.match(child.stdout(), flag)
   }
 })
@@ -84,7 +95,11 @@ t.test('the CLI starts, serves, logs JSON lines and stops cleanly on SIGTERM', a
   child.proc.kill('SIGTERM')
   t.same(await child.exited, { code: 0, signal: null })
   const events = jsonLines(child.stdout()).map((l) => l['event'])
-  t.same(events, ['model_loaded', 'model_loaded', 'application_started', 'request_started', 'request_completed', 'shutdown_started', 'application_stopped'], 'the shipped models load before the listener opens')
+  t.same(
+    events,
+    ['model_loaded', 'model_loaded', 'application_started', 'request_started', 'request_completed', 'shutdown_started', 'application_stopped'],
+    'the shipped models load before the listener opens',
+  )
   t.equal(child.stderr(), '')
 })
 

@@ -9,7 +9,22 @@ import { sample } from '../fixtures/metrics-text.js'
 const IRIS_FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
 
 const load = (running: Running, options: Partial<LoadgenOptions>): ReturnType<typeof runLoadgen> =>
-  runLoadgen({ url: new URL(running.base), model: 'iris', shift: 0, features: [], rate: 40, durationMs: 500, batch: 50, concurrency: 8, seed: 1, timeoutMs: 10_000, ...options }, () => {})
+  runLoadgen(
+    {
+      url: new URL(running.base),
+      model: 'iris',
+      shift: 0,
+      features: [],
+      rate: 40,
+      durationMs: 500,
+      batch: 50,
+      concurrency: 8,
+      seed: 1,
+      timeoutMs: 10_000,
+      ...options,
+    },
+    () => {},
+  )
 
 const metricsText = async (running: Running): Promise<string> => (await fetch(`${running.base}/metrics`)).text()
 const psiOf = (text: string, feature: string): number | undefined => sample(text, 'svc_drift_psi', { model: 'iris', feature, environment: 'dev' })
@@ -42,8 +57,22 @@ t.test('shifted traffic through POST /api/v1/predict raises PSI to severe on /me
   t.ok(Math.abs(stamp - Date.now() / 1000) < 5, 'the last scored check is now')
 
   const detail = (await (await fetch(`${running.base}/api/v1/models/iris`)).json()) as any
-  t.match(detail.drift, { status: 'ok', version: '1', window: { samples: 1000, capacity: 1000 }, min_samples: 500, thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 } })
-  t.same(detail.drift.features.map((f: any) => [f.name, f.severity]), [['sepal_length', 'none'], ['sepal_width', 'none'], ['petal_length', 'severe'], ['petal_width', 'severe']])
+  t.match(detail.drift, {
+    status: 'ok',
+    version: '1',
+    window: { samples: 1000, capacity: 1000 },
+    min_samples: 500,
+    thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 },
+  })
+  t.same(
+    detail.drift.features.map((f: any) => [f.name, f.severity]),
+    [
+      ['sepal_length', 'none'],
+      ['sepal_width', 'none'],
+      ['petal_length', 'severe'],
+      ['petal_width', 'severe'],
+    ],
+  )
   t.equal(detail.drift.checked_at, detail.drift.scored_at)
   const detected = running.lines().filter((line) => line.event === 'drift_detected')
   t.same(detected.map((line) => line['feature']).sort(), ['petal_length', 'petal_width'])

@@ -93,7 +93,10 @@ t.test('the primary down, the fallback answers and source says so', async (t) =>
   const res = await s.get('?currency=GBP')
   t.equal(res.status, 200)
   t.match(await res.json(), { currency: 'GBP', value: 50500, source: 'coinbase' })
-  t.match(s.lines().find((l) => l.event === 'upstream_failed'), { level: 'warning', upstream: 'coingecko', reason: 'answered HTTP 503', request_id: res.headers.get('x-request-id') })
+  t.match(
+    s.lines().find((l) => l.event === 'upstream_failed'),
+    { level: 'warning', upstream: 'coingecko', reason: 'answered HTTP 503', request_id: res.headers.get('x-request-id') },
+  )
 })
 
 t.test('an HTML page or the wrong JSON from the primary counts as a failure: the fallback answers', async (t) => {
@@ -111,7 +114,11 @@ t.test('both upstreams down and nothing cached: 502 naming each, without what th
   const res = await s.get('?currency=USD')
   t.equal(res.status, 502)
   const body = (await res.json()) as Record<string, unknown>
-  t.match(body, { type: 'urn:svc:problem:bad-upstream', title: 'Bad Gateway', detail: 'No upstream answered with a rate: coingecko answered HTTP 503; coinbase sent an invalid reply' })
+  t.match(body, {
+    type: 'urn:svc:problem:bad-upstream',
+    title: 'Bad Gateway',
+    detail: 'No upstream answered with a rate: coingecko answered HTTP 503; coinbase sent an invalid reply',
+  })
   t.notMatch(JSON.stringify(body), /html|Service Unavailable|rate limited/i)
   const completed = s.lines().find((l) => l.event === 'request_completed')
   t.match(completed, { level: 'error', status: 502 })
@@ -157,7 +164,10 @@ t.test('concurrent requests for one currency make one upstream call', async (t) 
   s.gecko.set('slow', 100)
   const replies = await Promise.all(Array.from({ length: 20 }, () => s.get('?currency=eur')))
   t.equal(s.gecko.received.length, 1, 'one call for 20 requests')
-  t.same(replies.map((r) => r.status), Array(20).fill(200))
+  t.same(
+    replies.map((r) => r.status),
+    Array(20).fill(200),
+  )
   const statuses = replies.map((r) => r.headers.get('cache-status'))
   t.equal(statuses.filter((v) => v === 'svc; fwd=miss; stored').length, 1)
   t.equal(statuses.filter((v) => v === 'svc; fwd=miss; stored; collapsed').length, 19)

@@ -63,10 +63,22 @@ const transitions = (seen: readonly Probe[]): number[] =>
 
 /** Every probe was answered, in time; /health always 200, /ready 200 or 503. */
 const checkProbes = (t: Test, seen: readonly Probe[]): void => {
-  t.same(seen.filter((p) => 'failure' in p), [], 'every probe was answered')
+  t.same(
+    seen.filter((p) => 'failure' in p),
+    [],
+    'every probe was answered',
+  )
   const answered = seen.flatMap((p) => ('status' in p ? [p] : []))
-  t.same(answered.filter((p) => p.path === '/health' && p.status !== 200), [], 'liveness stayed 200 throughout')
-  t.same(answered.filter((p) => p.path === '/ready' && p.status !== 200 && p.status !== 503), [], 'readiness only ever 200 or 503')
+  t.same(
+    answered.filter((p) => p.path === '/health' && p.status !== 200),
+    [],
+    'liveness stayed 200 throughout',
+  )
+  t.same(
+    answered.filter((p) => p.path === '/ready' && p.status !== 200 && p.status !== 503),
+    [],
+    'readiness only ever 200 or 503',
+  )
   const slowest = Math.max(...answered.map((p) => p.ms))
   t.ok(slowest < TIMEOUT_MS + SLACK_MS, `the slowest of ${answered.length} probes took ${slowest.toFixed(0)} ms`)
 }
@@ -121,7 +133,11 @@ for (const { name, component, start, env } of CASES) {
     t.same(transitions(prober.seen), [200, 503, 200, 503, 200], 'ready, not ready, ready again, twice; no flapping')
     t.equal(await gauge(base, component), 1, 'the status gauge is back to 1')
     t.equal((await fetch(`${base}/`)).status, 200, 'and the service serves as before')
-    t.same(lines().filter((l) => l.level === 'error' && l.event !== 'request_completed'), [], 'no error logged but the failed probes themselves')
+    t.same(
+      lines().filter((l) => l.level === 'error' && l.event !== 'request_completed'),
+      [],
+      'no error logged but the failed probes themselves',
+    )
   })
 }
 

@@ -66,7 +66,11 @@ t.test('endpoints throwing synchronously or asynchronously answer 500, and the s
   for (const { path, type, how } of FAILING) {
     t.equal(exceptions(text, type), 1, `${how}: counted as ${type}`)
     t.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: path, status: '500', environment: 'dev' }), 1)
-    t.match(running.lines().find((l) => l.event === 'request_completed' && l['path'] === path), { level: 'error', status: 500, error: { type } }, `${how}: logged as an error, with what was thrown`)
+    t.match(
+      running.lines().find((l) => l.event === 'request_completed' && l['path'] === path),
+      { level: 'error', status: 500, error: { type } },
+      `${how}: logged as an error, with what was thrown`,
+    )
   }
   t.equal(inFlight(text), 0)
   t.equal((await fetch(`${running.base}/ready`)).status, 200, 'and the service is still ready')
@@ -76,7 +80,11 @@ t.test('failures do not disturb the requests and streams in flight beside them',
   const running = await start(t)
   const slow = Array.from({ length: 5 }, () => fetch(`${running.base}/test/slow`).then(async (res) => [res.status, await res.json()] as const))
   const stream = fetch(`${running.base}/test/stream?count=5&interval=30`).then(readAll)
-  const failures = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${running.base}${FAILING[i % FAILING.length]?.path}`).then(async (res) => (await res.arrayBuffer(), res.status))))
+  const failures = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      fetch(`${running.base}${FAILING[i % FAILING.length]?.path}`).then(async (res) => (await res.arrayBuffer(), res.status)),
+    ),
+  )
   t.same(failures, Array(40).fill(500))
   t.same(await Promise.all(slow), Array(5).fill([200, { slow: true }]), 'every slow request answered in full')
   t.equal(await stream, [0, 1, 2, 3, 4].map((n) => `data: {"n":${n}}\n\n`).join(''), 'the stream beside them ran to its end')
@@ -85,24 +93,37 @@ t.test('failures do not disturb the requests and streams in flight beside them',
 })
 
 for (const after of [3, 0]) {
-  t.test(`a stream that throws ${after === 0 ? 'at its first event' : `after ${after} events`}: the client keeps what was sent, the failure is logged and counted, the next stream runs whole`, async (t) => {
-    const running = await start(t)
-    const res = await fetch(`${running.base}/test/stream-breaks?after=${after}`)
-    t.equal(res.status, 200, 'the stream had started: its head was sent')
-    t.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8')
-    const sent = Array.from({ length: after }, (_, n) => `data: {"n":${n}}\n\n`).join('')
-    t.equal(await readAll(res), sent, 'every event sent before the break arrived, whole')
+  t.test(
+    `a stream that throws ${after === 0 ? 'at its first event' : `after ${after} events`}: the client keeps what was sent, the failure is logged and counted, the next stream runs whole`,
+    async (t) => {
+      const running = await start(t)
+      const res = await fetch(`${running.base}/test/stream-breaks?after=${after}`)
+      t.equal(res.status, 200, 'the stream had started: its head was sent')
+      t.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+      const sent = Array.from({ length: after }, (_, n) => `data: {"n":${n}}\n\n`).join('')
+      t.equal(await readAll(res), sent, 'every event sent before the break arrived, whole')
 
-    await completedLines(running, 1)
-    t.match(running.lines().find((l) => l.event === 'stream_failed'), { level: 'error', path: '/test/stream-breaks', error: { type: 'StreamBrokeError' } })
-    t.match(running.lines().find((l) => l.event === 'request_completed'), { level: 'error', status: 200, error: { type: 'StreamBrokeError', message: `broke after ${after} events` } })
-    const text = await scrape(running)
-    t.equal(exceptions(text, 'StreamBrokeError'), 1)
-    t.equal(inFlight(text), 0, 'the broken stream is no longer in flight')
+      await completedLines(running, 1)
+      t.match(
+        running.lines().find((l) => l.event === 'stream_failed'),
+        { level: 'error', path: '/test/stream-breaks', error: { type: 'StreamBrokeError' } },
+      )
+      t.match(
+        running.lines().find((l) => l.event === 'request_completed'),
+        { level: 'error', status: 200, error: { type: 'StreamBrokeError', message: `broke after ${after} events` } },
+      )
+      const text = await scrape(running)
+      t.equal(exceptions(text, 'StreamBrokeError'), 1)
+      t.equal(inFlight(text), 0, 'the broken stream is no longer in flight')
 
-    t.equal(await readAll(await fetch(`${running.base}/test/stream?count=3`)), 'data: {"n":0}\n\ndata: {"n":1}\n\ndata: {"n":2}\n\n', 'the next stream runs whole')
-    t.equal((await fetch(`${running.base}/`)).status, 200)
-  })
+      t.equal(
+        await readAll(await fetch(`${running.base}/test/stream?count=3`)),
+        'data: {"n":0}\n\ndata: {"n":1}\n\ndata: {"n":2}\n\n',
+        'the next stream runs whole',
+      )
+      t.equal((await fetch(`${running.base}/`)).status, 200)
+    },
+  )
 }
 
 t.test('a stream whose cleanup throws once its client left does not end the process', async (t) => {
@@ -116,7 +137,14 @@ t.test('a stream whose cleanup throws once its client left does not end the proc
   controller.abort()
   await sleep(300)
   t.equal(child.proc.exitCode, null, `the process is still running (stderr: ${child.stderr().slice(0, 200)})`)
-  t.equal(await fetch(`${base}/`).then((r) => r.status, () => 'refused'), 200, 'and serving')
+  t.equal(
+    await fetch(`${base}/`).then(
+      (r) => r.status,
+      () => 'refused',
+    ),
+    200,
+    'and serving',
+  )
   child.proc.kill('SIGTERM')
   t.same(await child.exited, { code: 0, signal: null }, 'and stops cleanly when told to')
 })

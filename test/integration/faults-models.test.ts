@@ -18,7 +18,11 @@ const ROW = { sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_widt
 type Prediction = Readonly<{ status: number; probabilities: readonly number[] | undefined }>
 
 const predict = async (base: string): Promise<Prediction> => {
-  const res = await fetch(`${base}/api/v1/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'iris', instances: [ROW] }) })
+  const res = await fetch(`${base}/api/v1/predict`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'iris', instances: [ROW] }),
+  })
   const body = (await res.json()) as { outputs?: Array<{ name: string; data: number[] }> }
   return { status: res.status, probabilities: body.outputs?.find((o) => o.name === 'probabilities')?.data }
 }
@@ -68,7 +72,11 @@ t.test('an artifact corrupted during hot reload: the old model serves on, and th
   ] as const) {
     await writeFile(file, bytes)
     await waitForEvent(running, 'model_reload_failed', count)
-    t.match(running.lines().filter((l) => l.event === 'model_reload_failed')[count - 1], { level: 'warning', model: 'iris', version: '1', reason }, `${what}: the failed reload is logged`)
+    t.match(
+      running.lines().filter((l) => l.event === 'model_reload_failed')[count - 1],
+      { level: 'warning', model: 'iris', version: '1', reason },
+      `${what}: the failed reload is logged`,
+    )
     t.same(await predict(base), before, `${what}: the old model still answers, the same prediction`)
     t.same(await served(base), { state: 'READY', sha256: original }, `${what}: still READY, on the old artifact`)
     t.equal((await fetch(`${base}/ready`)).status, 200, `${what}: the instance stays ready`)
@@ -84,13 +92,28 @@ t.test('an artifact corrupted during hot reload: the old model serves on, and th
   const after = await predict(base)
   t.equal(after.status, 200)
   t.not(JSON.stringify(after.probabilities), JSON.stringify(before.probabilities), 'with its own predictions')
-  t.match(running.lines().find((l) => l.event === 'model_loaded' && l['sha256'] === sha256.slice(0, 12)), { model: 'iris', version: '1' })
+  t.match(
+    running.lines().find((l) => l.event === 'model_loaded' && l['sha256'] === sha256.slice(0, 12)),
+    { model: 'iris', version: '1' },
+  )
 
   isRunning = false
   await traffic
   t.ok(seen.length > 20, `${seen.length} predictions during the faults`)
-  t.same(seen.filter((p) => p.status !== 200), [], 'none of them failed')
+  t.same(
+    seen.filter((p) => p.status !== 200),
+    [],
+    'none of them failed',
+  )
   const known = new Set([JSON.stringify(before.probabilities), JSON.stringify(after.probabilities)])
-  t.same(seen.filter((p) => !known.has(JSON.stringify(p.probabilities))), [], 'each came from the old model or the fixed one, never anything else')
-  t.same(running.lines().filter((l) => l.event === 'model_unavailable'), [], 'the model was never taken out of service')
+  t.same(
+    seen.filter((p) => !known.has(JSON.stringify(p.probabilities))),
+    [],
+    'each came from the old model or the fixed one, never anything else',
+  )
+  t.same(
+    running.lines().filter((l) => l.event === 'model_unavailable'),
+    [],
+    'the model was never taken out of service',
+  )
 })

@@ -67,14 +67,20 @@ t.test('the collector down, up, down again and up again: requests never wait, ea
   let receiver: Receiver | undefined
   t.teardown(() => receiver?.close())
 
-  for (const [round, label] of [[1, 'down'], [2, 'down again']] as const) {
+  for (const [round, label] of [
+    [1, 'down'],
+    [2, 'down again'],
+  ] as const) {
     // Down: nobody listens on the collector's port.
     const droppedBefore = await dropped(running)
     const { statuses, slowest } = await serveWhileDown(running)
     t.same(statuses, Array(REQUESTS).fill(200), `${label}: every request answered`)
     t.ok(slowest < 500, `${label}: the slowest of ${REQUESTS} requests took ${slowest.toFixed(0)} ms`)
     await waitFor(`trace_export_failed number ${round}`, () => events(running, 'trace_export_failed').length >= round)
-    t.ok((await droppedReaching(running, droppedBefore + REQUESTS)) >= droppedBefore + REQUESTS, `${label}: every span of those requests counted in svc_spans_dropped_total`)
+    t.ok(
+      (await droppedReaching(running, droppedBefore + REQUESTS)) >= droppedBefore + REQUESTS,
+      `${label}: every span of those requests counted in svc_spans_dropped_total`,
+    )
     t.match(events(running, 'trace_export_failed')[round - 1], { level: 'error', exporter: 'otlp', code: 'StatusCode.UNAVAILABLE' })
     t.equal(events(running, 'trace_export_failed').length, round, `${label}: reported once, not once per batch`)
 

@@ -42,7 +42,13 @@ const both = (s: Setup, behaviour: Behaviour, delayMs?: number): void => {
   s.coinbase.set(behaviour, delayMs)
 }
 
-const fresh = (currency: string) => ({ symbol: 'BTC', currency, value: PRICES[currency], timestamp: new Date(UPDATED_AT * 1000).toISOString(), source: 'coingecko' })
+const fresh = (currency: string) => ({
+  symbol: 'BTC',
+  currency,
+  value: PRICES[currency],
+  timestamp: new Date(UPDATED_AT * 1000).toISOString(),
+  source: 'coingecko',
+})
 
 const outcomes = async (s: Setup, upstream: string): Promise<Record<string, number | undefined>> => {
   const text = (await s.app.metrics.render(undefined)).text
@@ -50,7 +56,8 @@ const outcomes = async (s: Setup, upstream: string): Promise<Record<string, numb
   return { success: of('success'), error: of('error'), timeout: of('timeout') }
 }
 
-const inFlight = async (s: Setup): Promise<number | undefined> => sample((await s.app.metrics.render(undefined)).text, 'http_requests_in_flight', { environment: 'dev' })
+const inFlight = async (s: Setup): Promise<number | undefined> =>
+  sample((await s.app.metrics.render(undefined)).text, 'http_requests_in_flight', { environment: 'dev' })
 
 t.test('both upstreams down: a cached rate answers stale, an uncached one is a 502; once they return, fresh rates at once', async (t) => {
   const s = await setup(t, { SVC_RATE_CACHE_TTL_MS: '50', SVC_RATE_STALE_MS: '60000' })
@@ -64,7 +71,10 @@ t.test('both upstreams down: a cached rate answers stale, an uncached one is a 5
     t.same([stale.status, stale.cacheStatus, stale.body], [200, 'svc; fwd=stale; detail=stale-if-error', usd.body], 'the cached rate, its timestamp unchanged')
     const eur = await s.get('EUR')
     t.equal(eur.status, 502)
-    t.match(eur.body, { type: 'urn:svc:problem:bad-upstream', detail: 'No upstream answered with a rate: coingecko answered HTTP 503; coinbase answered HTTP 503' })
+    t.match(eur.body, {
+      type: 'urn:svc:problem:bad-upstream',
+      detail: 'No upstream answered with a rate: coingecko answered HTTP 503; coinbase answered HTTP 503',
+    })
   }
   const asked = s.gecko.received.length
   t.equal(asked, 7, 'every request during the outage asked again: a failure is never cached')
@@ -89,7 +99,10 @@ t.test('both upstreams gone from the network (connection refused), then back on 
     t.match(gone.body, { detail: 'No upstream answered with a rate: coingecko could not be reached; coinbase could not be reached' })
     t.ok(gone.ms < 2 * TIMEOUT_MS, `a refused connection fails at once (${gone.ms.toFixed(0)} ms)`)
   }
-  t.match(s.lines().find((l) => l.event === 'upstream_failed'), { upstream: 'coingecko', reason: 'could not be reached', detail: 'connection refused' })
+  t.match(
+    s.lines().find((l) => l.event === 'upstream_failed'),
+    { upstream: 'coingecko', reason: 'could not be reached', detail: 'connection refused' },
+  )
 
   await Promise.all(s.cables.map((cable) => cable.plug()))
   const back = await s.get('GBP')
@@ -100,7 +113,10 @@ t.test('slow upstreams: 504 within the bound, concurrent requests sharing one ro
   const s = await setup(t, { SVC_RATE_CACHE_TTL_MS: '0' })
   both(s, 'slow', 5000)
   const slow = await Promise.all(Array.from({ length: 5 }, () => s.get('USD')))
-  t.same(slow.map((a) => a.status), [504, 504, 504, 504, 504])
+  t.same(
+    slow.map((a) => a.status),
+    [504, 504, 504, 504, 504],
+  )
   const slowest = Math.max(...slow.map((a) => a.ms))
   t.ok(slowest < 2 * TIMEOUT_MS + 500, `5 concurrent requests, two ${TIMEOUT_MS} ms attempts each shared: the slowest took ${slowest.toFixed(0)} ms`)
   t.match(slow[0]?.body, { type: 'urn:svc:problem:upstream-timeout' })
@@ -139,7 +155,10 @@ for (const [behaviour, what] of [
     both(s, behaviour)
     const bad = await s.get('USD')
     t.equal(bad.status, 502)
-    t.match(bad.body, { type: 'urn:svc:problem:bad-upstream', detail: 'No upstream answered with a rate: coingecko sent an invalid reply; coinbase sent an invalid reply' })
+    t.match(bad.body, {
+      type: 'urn:svc:problem:bad-upstream',
+      detail: 'No upstream answered with a rate: coingecko sent an invalid reply; coinbase sent an invalid reply',
+    })
     t.notMatch(JSON.stringify(bad.body), /html|rate limited|xxxx/i, 'nothing the upstreams sent is echoed')
     both(s, 'ok')
     const good = await s.get('USD')

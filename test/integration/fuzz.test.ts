@@ -33,7 +33,8 @@ const violations = (shot: Shot, response: RawResponse | undefined): string[] => 
     if (headers['content-type'] !== PROBLEM_TYPE) found.push(`content-type ${headers['content-type']}`)
     try {
       const problem = JSON.parse(response.body.toString('utf8')) as Record<string, unknown>
-      if (problem['status'] !== status || problem['request_id'] !== headers['x-request-id'] || typeof problem['type'] !== 'string') found.push('problem members')
+      if (problem['status'] !== status || problem['request_id'] !== headers['x-request-id'] || typeof problem['type'] !== 'string')
+        found.push('problem members')
     } catch {
       found.push('a problem body that is not JSON')
     }
@@ -108,15 +109,30 @@ t.test(`${REQUESTS} generated hostile requests keep every invariant (FUZZ_SEED=$
   const text = await scrape(base)
   const endpoints = labelValues(text, 'http_requests_total', 'endpoint')
   const methods = labelValues(text, 'http_requests_total', 'method')
-  t.same([...endpoints].filter((e) => !templates.has(e)), [], `endpoint labels are route templates or <unmatched> (${endpoints.size})`)
-  t.same([...methods].filter((m) => !STANDARD_METHODS.includes(m)), [], `method labels are standard or OTHER (${methods.size})`)
-  t.same([...labelValues(text, 'http_requests_total', 'status')].filter((s) => Number(s) >= 500), [], 'no 5xx was counted')
+  t.same(
+    [...endpoints].filter((e) => !templates.has(e)),
+    [],
+    `endpoint labels are route templates or <unmatched> (${endpoints.size})`,
+  )
+  t.same(
+    [...methods].filter((m) => !STANDARD_METHODS.includes(m)),
+    [],
+    `method labels are standard or OTHER (${methods.size})`,
+  )
+  t.same(
+    [...labelValues(text, 'http_requests_total', 'status')].filter((s) => Number(s) >= 500),
+    [],
+    'no 5xx was counted',
+  )
   // A fixed ceiling, whatever the request count: every (endpoint, method) has one histogram (17
   // samples) and at most a dozen statuses.
   t.ok(httpSeries(text).length <= templates.size * methods.size * (17 + 12) + 1, `${httpSeries(text).length} http_* samples stay under the label-set ceiling`)
 
   const logged = lines()
-  t.notOk(logged.some((l) => l.level === 'error'), 'no error was logged')
+  t.notOk(
+    logged.some((l) => l.level === 'error'),
+    'no error was logged',
+  )
   t.notMatch(JSON.stringify(logged.filter((l) => l.event === 'request_rejected')), LEAK)
   t.equal((await fetch(base)).status, 200, 'the service still serves')
   t.equal((await fetch(`${base}/health`)).status, 200)

@@ -35,7 +35,6 @@ const externalApi = async (t: Test, status = 200): Promise<{ url: string; hits: 
   return { url: `http://127.0.0.1:${port}/status`, hits: () => hits }
 }
 
-
 t.test('with no dependency configured those checks are skipped, the shipped models serve, and all probes answer 200, GET and HEAD', async (t) => {
   const { base } = await startApp(t)
   for (const path of ['/health', '/ready', '/startup']) {
@@ -43,7 +42,12 @@ t.test('with no dependency configured those checks are skipped, the shipped mode
     t.equal(status, 200, path)
     t.equal(headers.get('cache-control'), 'no-store')
     t.match(headers.get('content-type'), /^application\/json/)
-    t.same(body.checks, { database: { status: 'skipped' }, cache: { status: 'skipped' }, external_api: { status: 'skipped' }, models: { status: 'ok', latency_ms: 0 } })
+    t.same(body.checks, {
+      database: { status: 'skipped' },
+      cache: { status: 'skipped' },
+      external_api: { status: 'skipped' },
+      models: { status: 'ok', latency_ms: 0 },
+    })
     t.match(body, { status: 'ok', version: '0.1.0', uptime_s: Number })
     const head = await fetch(base + path, { method: 'HEAD' })
     t.equal(head.status, 200)
@@ -112,7 +116,10 @@ t.test('a dependency that accepts but never answers fails by timeout, within the
 })
 
 t.test('an HTTP server on the database port is a failure, not a PostgreSQL', async (t) => {
-  const port = await listen(t, createHttpServer((_req, res) => res.end('hello')))
+  const port = await listen(
+    t,
+    createHttpServer((_req, res) => res.end('hello')),
+  )
   const { base } = await startApp(t, { SVC_DB_HOST: '127.0.0.1', SVC_DB_PORT: String(port) })
   const ready = await probe(base, '/ready')
   t.equal(ready.status, 503)
@@ -164,23 +171,37 @@ t.test('probe requests are counted in the HTTP metrics but logged at debug only'
   const quiet = await startApp(t)
   await probe(quiet.base, '/health')
   await fetch(quiet.base)
-  t.same(quiet.lines().filter((l) => l['path'] === '/health'), [], 'no probe lines at INFO')
+  t.same(
+    quiet.lines().filter((l) => l['path'] === '/health'),
+    [],
+    'no probe lines at INFO',
+  )
   t.equal(quiet.lines().filter((l) => l['path'] === '/').length, 2, 'other requests still logged')
   const metrics = await (await fetch(`${quiet.base}/metrics`)).text()
   t.equal(sample(metrics, 'http_requests_total', { method: 'GET', endpoint: '/health', status: '200', environment: 'dev' }), 1)
 
   const verbose = await startApp(t, { LOG_LEVEL: 'DEBUG' })
   await probe(verbose.base, '/ready')
-  t.match(verbose.lines().filter((l) => l['path'] === '/ready'), [
-    { event: 'request_started', level: 'debug' },
-    { event: 'request_completed', level: 'debug', status: 200 },
-  ])
+  t.match(
+    verbose.lines().filter((l) => l['path'] === '/ready'),
+    [
+      { event: 'request_started', level: 'debug' },
+      { event: 'request_completed', level: 'debug', status: 200 },
+    ],
+  )
 })
 
 t.test('bad health configuration stops start-up naming each variable', async (t) => {
   const { readConfig, ConfigError } = await import('../../lib/config.js')
   const error = t.throws(() =>
-    readConfig({ SVC_DB_HOST: 'db', SVC_DB_PORT: '99999', SVC_CACHE_PORT: '6380', SVC_EXTERNAL_API_URL: 'ftp://x', SVC_HEALTH_TIMEOUT_MS: '0', SVC_HEALTH_CACHE_MS: 'soon' }),
+    readConfig({
+      SVC_DB_HOST: 'db',
+      SVC_DB_PORT: '99999',
+      SVC_CACHE_PORT: '6380',
+      SVC_EXTERNAL_API_URL: 'ftp://x',
+      SVC_HEALTH_TIMEOUT_MS: '0',
+      SVC_HEALTH_CACHE_MS: 'soon',
+    }),
   ) as InstanceType<typeof ConfigError>
   t.same(error.problems, [
     'SVC_DB_PORT=99999: expected an integer from 1 to 65535',

@@ -12,7 +12,10 @@ const ENV = { SVC_DRAIN_TIMEOUT_MS: '200' }
 const H = 'Host: svc.test\r\n'
 const portOf = (base: string): number => Number(new URL(base).port)
 /** The http_* series (name and labels, without values) of a scrape, sorted. */
-const seriesOf = (text: string): string[] => httpSeries(text).map((line) => line.replace(/ \S+$/, '')).sort()
+const seriesOf = (text: string): string[] =>
+  httpSeries(text)
+    .map((line) => line.replace(/ \S+$/, ''))
+    .sort()
 
 const post = (path: string, body: string | Buffer, contentType = 'application/json'): Buffer => {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body
@@ -20,7 +23,12 @@ const post = (path: string, body: string | Buffer, contentType = 'application/js
 }
 
 /** Sends one request on a fresh connection and checks the answer's invariants. */
-const answer = async (t: Test, port: number, bytes: string | Buffer, label: string): Promise<{ response: RawResponse; problem: Record<string, unknown> | undefined; isClosed: boolean }> => {
+const answer = async (
+  t: Test,
+  port: number,
+  bytes: string | Buffer,
+  label: string,
+): Promise<{ response: RawResponse; problem: Record<string, unknown> | undefined; isClosed: boolean }> => {
   const { responses, isClosed } = await exchange(port, bytes, { closeWithinMs: 100 })
   const response = responses[0] as RawResponse
   t.ok(response, `${label}: answered`)
@@ -87,7 +95,10 @@ t.test('an endless chunked body is cut: 413 where the body is read, the route’
     t.ok(closedAfterMs < 2000, `${name}: closed after ${Math.round(closedAfterMs)} ms, ${Math.round(sent / 1024)} KiB sent`)
   }
   t.equal((await fetch(base)).status, 200, 'the service still serves')
-  t.match(lines().find((l) => l.event === 'request_completed' && l['path'] === '/test/size'), { status: 413 })
+  t.match(
+    lines().find((l) => l.event === 'request_completed' && l['path'] === '/test/size'),
+    { status: 413 },
+  )
 })
 
 t.test('a small unread Content-Length body keeps the connection usable', async (t) => {
@@ -117,7 +128,15 @@ t.test('a JSON endpoint refuses other media types with 415', async (t) => {
   const { base } = await startApp(t, ENV, testRoutes())
   const port = portOf(base)
   const body = JSON.stringify({ model: 'iris', instances: [{ sepal_length: 5, sepal_width: 3, petal_length: 1, petal_width: 0.2 }] })
-  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'json', 'application/json5', '*/*']) {
+  for (const type of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonp',
+    'json',
+    'application/json5',
+    '*/*',
+  ]) {
     const { response, problem } = await answer(t, port, post('/api/v1/predict', body, type), type)
     t.equal(response.status, 415, `${type}: 415`)
     t.match(problem, { type: 'urn:svc:problem:unsupported-media-type', error: String })
@@ -138,12 +157,27 @@ t.test('malformed, deeply nested, huge and non-UTF-8 JSON gets a clean 4xx', asy
     ['arrays nested 400 000 deep', `${'['.repeat(400_000)}${']'.repeat(400_000)}`, 400, 'invalid-request'],
     ['objects nested 100 000 deep', `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`, 400, 'invalid-request'],
     ['instances nested 200 000 deep', `{"model":"iris","instances":${'['.repeat(200_000)}${']'.repeat(200_000)}}`, 400, 'invalid-input'],
-    ['a feature nested 200 000 deep', `{"model":"iris","instances":[{"sepal_length":${'['.repeat(200_000)}${']'.repeat(200_000)},"sepal_width":3,"petal_length":1,"petal_width":0.2}]}`, 400, 'invalid-input'],
+    [
+      'a feature nested 200 000 deep',
+      `{"model":"iris","instances":[{"sepal_length":${'['.repeat(200_000)}${']'.repeat(200_000)},"sepal_width":3,"petal_length":1,"petal_width":0.2}]}`,
+      400,
+      'invalid-input',
+    ],
     ['50 000 instances (over the batch limit)', JSON.stringify({ model: 'iris', instances: Array.from({ length: 50_000 }, () => 1) }), 400, 'batch-too-large'],
     ['a 900 KiB model name', JSON.stringify({ model: 'x'.repeat(900 * 1024), instances: [row] }), 404, 'model-not-found'],
     ['a 900 KiB id', JSON.stringify({ model: 'iris', id: 'x'.repeat(900 * 1024), instances: [row] }), 400, 'invalid-request'],
-    ['numbers past double range', '{"model":"iris","instances":[{"sepal_length":1e999,"sepal_width":3,"petal_length":1,"petal_width":0.2}]}', 400, 'invalid-input'],
-    ['bytes that are not UTF-8', Buffer.concat([Buffer.from('{"model":"ir'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(`is","instances":[${JSON.stringify(row)}]}`)]), 404, 'model-not-found'],
+    [
+      'numbers past double range',
+      '{"model":"iris","instances":[{"sepal_length":1e999,"sepal_width":3,"petal_length":1,"petal_width":0.2}]}',
+      400,
+      'invalid-input',
+    ],
+    [
+      'bytes that are not UTF-8',
+      Buffer.concat([Buffer.from('{"model":"ir'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(`is","instances":[${JSON.stringify(row)}]}`)]),
+      404,
+      'model-not-found',
+    ],
     ['a UTF-16 body', Buffer.from('\ufeff{"model":"iris"}', 'utf16le'), 400, 'invalid-json'],
     ['a lone surrogate escape', '{"model":"\\ud800","instances":[{}]}', 404, 'model-not-found'],
   ]
@@ -175,7 +209,11 @@ t.test('prototype-pollution keys are refused with a clean 400 and pollute nothin
     ['features given only through __proto__', `{"model":"iris","instances":[{"__proto__":{${row}}}]}`, 'invalid-input'],
     ['constructor.prototype in an instance', `{"model":"iris","instances":[{${row},"constructor":{"prototype":{"polluted":true}}}]}`, 'invalid-input'],
     ['an escaped __proto__ key', `{"model":"iris","instances":[{${row},"\\u005f_proto__":{"polluted":true}}]}`, 'invalid-input'],
-    ['__proto__ as a tensor member (OIP)', '{"inputs":[{"name":"x","datatype":"FP64","shape":[1,4],"data":[1,2,3,4],"__proto__":{"polluted":true}}]}', 'invalid-input'],
+    [
+      '__proto__ as a tensor member (OIP)',
+      '{"inputs":[{"name":"x","datatype":"FP64","shape":[1,4],"data":[1,2,3,4],"__proto__":{"polluted":true}}]}',
+      'invalid-input',
+    ],
   ]
   const round = async (): Promise<string[]> => {
     for (const [name, body, code] of bodies) {
@@ -212,7 +250,9 @@ t.test('a reply body JSON cannot hold is a 500 with a log line, never an excepti
     ['function', () => 1],
     ['symbol', Symbol('s')],
   ]
-  const { base, lines } = await startServer(t, { routes: bodies.map(([name, value]) => ({ method: 'GET' as const, path: `/test/${name}`, handler: () => ({ status: 200, body: value }) })) })
+  const { base, lines } = await startServer(t, {
+    routes: bodies.map(([name, value]) => ({ method: 'GET' as const, path: `/test/${name}`, handler: () => ({ status: 200, body: value }) })),
+  })
   for (const [name] of bodies) {
     const res = await fetch(`${base}/test/${name}`)
     t.equal(res.status, 500, `${name}: 500`)

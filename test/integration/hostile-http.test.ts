@@ -47,8 +47,18 @@ const TARGETS: readonly Case[] = [
   { name: 'asterisk-form with GET', bytes: `GET * HTTP/1.1\r\n${H}\r\n`, status: 400, code: 'invalid-target' },
   { name: 'asterisk-form with OPTIONS: no resource', bytes: `OPTIONS * HTTP/1.1\r\n${H}\r\n`, status: 404, code: 'not-found' },
   { name: 'authority-form (CONNECT): not a proxy', bytes: `CONNECT svc.test:443 HTTP/1.1\r\n${H}\r\n`, status: 400, code: 'invalid-target', isClosed: true },
-  { name: 'malformed percent-encoding in a path parameter', bytes: `GET /api/v1/models/%E0%A4%A HTTP/1.1\r\n${H}\r\n`, status: 400, code: 'invalid-path-parameter' },
-  { name: 'percent-encoded bytes that are not UTF-8 in a path parameter', bytes: `GET /api/v1/models/%FF%FE HTTP/1.1\r\n${H}\r\n`, status: 400, code: 'invalid-path-parameter' },
+  {
+    name: 'malformed percent-encoding in a path parameter',
+    bytes: `GET /api/v1/models/%E0%A4%A HTTP/1.1\r\n${H}\r\n`,
+    status: 400,
+    code: 'invalid-path-parameter',
+  },
+  {
+    name: 'percent-encoded bytes that are not UTF-8 in a path parameter',
+    bytes: `GET /api/v1/models/%FF%FE HTTP/1.1\r\n${H}\r\n`,
+    status: 400,
+    code: 'invalid-path-parameter',
+  },
   { name: 'a truncated escape in a path parameter', bytes: `GET /v2/models/iris%/ready HTTP/1.1\r\n${H}\r\n`, status: 400, code: 'invalid-path-parameter' },
   { name: 'a percent-encoded NUL in a path parameter', bytes: `GET /api/v1/models/%00 HTTP/1.1\r\n${H}\r\n`, status: 404, code: 'model-not-found' },
   { name: 'malformed percent-encoding in a static path', bytes: `GET /%zz HTTP/1.1\r\n${H}\r\n`, status: 404, code: 'not-found' },
@@ -60,52 +70,217 @@ const TARGETS: readonly Case[] = [
 const LIMITS: readonly Case[] = [
   { name: 'a 9 KiB target (over the 8 KiB limit)', bytes: `GET /${'a'.repeat(9 * 1024)} HTTP/1.1\r\n${H}\r\n`, status: 414, code: 'uri-too-long' },
   { name: 'a 9 KiB query', bytes: `GET /?q=${'a'.repeat(9 * 1024)} HTTP/1.1\r\n${H}\r\n`, status: 414, code: 'uri-too-long' },
-  { name: 'a 20 KiB target (over the whole head limit)', bytes: `GET /${'a'.repeat(20 * 1024)} HTTP/1.1\r\n${H}\r\n`, status: 431, code: 'headers-too-large', isClosed: true },
+  {
+    name: 'a 20 KiB target (over the whole head limit)',
+    bytes: `GET /${'a'.repeat(20 * 1024)} HTTP/1.1\r\n${H}\r\n`,
+    status: 431,
+    code: 'headers-too-large',
+    isClosed: true,
+  },
   { name: 'a 20 KiB header', bytes: `GET / HTTP/1.1\r\n${H}X-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, status: 431, code: 'headers-too-large', isClosed: true },
-  { name: '3000 small headers', bytes: `GET / HTTP/1.1\r\n${H}${Array.from({ length: 3000 }, (_, i) => `X-${i}: 1\r\n`).join('')}\r\n`, status: 431, code: 'headers-too-large', isClosed: true },
+  {
+    name: '3000 small headers',
+    bytes: `GET / HTTP/1.1\r\n${H}${Array.from({ length: 3000 }, (_, i) => `X-${i}: 1\r\n`).join('')}\r\n`,
+    status: 431,
+    code: 'headers-too-large',
+    isClosed: true,
+  },
 ]
 
 const FRAMING: readonly Case[] = [
-  { name: 'Content-Length and Transfer-Encoding (CL.TE)', bytes: `POST /test/echo HTTP/1.1\r\n${H}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding then Content-Length (TE.CL)', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n5c\r\nGPOST / HTTP/1.1\r\n\r\n0\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'two different Content-Lengths', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 4\r\nContent-Length: 5\r\n\r\nabcde`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'two equal Content-Lengths', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 4\r\nContent-Length: 4\r\n\r\nabcd`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'a Content-Length list', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 4, 4\r\n\r\nabcd`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'a negative Content-Length', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: -1\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'a signed Content-Length', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: +4\r\n\r\nabcd`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'a hexadecimal Content-Length', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 0x4\r\n\r\nabcd`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'a Content-Length past 2^64', bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 99999999999999999999999\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding gzip (chunked not last)', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: gzip\r\n\r\nabcd`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding deflate', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: deflate\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding CHUNKED (codings are case-insensitive)', bytes: `POST /test/size HTTP/1.1\r\n${H}Transfer-Encoding: CHUNKED\r\n\r\n2\r\nab\r\n0\r\n\r\n`, status: 200 },
-  { name: 'Transfer-Encoding identity', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: identity\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding gzip, chunked', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding chunked, gzip', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding twice', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding in HTTP/1.0', bytes: `POST /test/size HTTP/1.0\r\n${H}Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, status: 400, code: 'invalid-framing', isClosed: true },
-  { name: 'Transfer-Encoding with a space before the colon', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
-  { name: 'Transfer-Encoding with a vertical tab', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: \x0bchunked\r\n\r\n0\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
+  {
+    name: 'Content-Length and Transfer-Encoding (CL.TE)',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding then Content-Length (TE.CL)',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n5c\r\nGPOST / HTTP/1.1\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'two different Content-Lengths',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 4\r\nContent-Length: 5\r\n\r\nabcde`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'two equal Content-Lengths',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 4\r\nContent-Length: 4\r\n\r\nabcd`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'a Content-Length list',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 4, 4\r\n\r\nabcd`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'a negative Content-Length',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: -1\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'a signed Content-Length',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: +4\r\n\r\nabcd`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'a hexadecimal Content-Length',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 0x4\r\n\r\nabcd`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'a Content-Length past 2^64',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Content-Length: 99999999999999999999999\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding gzip (chunked not last)',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: gzip\r\n\r\nabcd`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding deflate',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: deflate\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding CHUNKED (codings are case-insensitive)',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Transfer-Encoding: CHUNKED\r\n\r\n2\r\nab\r\n0\r\n\r\n`,
+    status: 200,
+  },
+  {
+    name: 'Transfer-Encoding identity',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: identity\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding gzip, chunked',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding chunked, gzip',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding twice',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding in HTTP/1.0',
+    bytes: `POST /test/size HTTP/1.0\r\n${H}Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding with a space before the colon',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'bad-request',
+    isClosed: true,
+  },
+  {
+    name: 'Transfer-Encoding with a vertical tab',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: \x0bchunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'bad-request',
+    isClosed: true,
+  },
   { name: 'an obs-fold continuation line', bytes: `GET / HTTP/1.1\r\n${H}X-A: a\r\n b\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
-  { name: 'Transfer-Encoding folded onto a second line', bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
+  {
+    name: 'Transfer-Encoding folded onto a second line',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'bad-request',
+    isClosed: true,
+  },
   { name: 'a header name with a space', bytes: `GET / HTTP/1.1\r\n${H}X A: b\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
   { name: 'a header line without a colon', bytes: `GET / HTTP/1.1\r\n${H}XAB\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
   { name: 'a header line starting with a space', bytes: `GET / HTTP/1.1\r\n ${H}\r\n`, status: 400, code: 'bad-request', isClosed: true },
-  { name: 'a chunk size that is not hexadecimal, on a route that does not read its body', bytes: `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nzz\r\nabcd\r\n0\r\n\r\n`, status: 405, code: 'method-not-allowed', isClosed: true },
-  { name: 'a chunk size past 2^64', bytes: `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nabcd\r\n0\r\n\r\n`, status: 405, code: 'method-not-allowed', isClosed: true },
+  {
+    name: 'a chunk size that is not hexadecimal, on a route that does not read its body',
+    bytes: `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nzz\r\nabcd\r\n0\r\n\r\n`,
+    status: 405,
+    code: 'method-not-allowed',
+    isClosed: true,
+  },
+  {
+    name: 'a chunk size past 2^64',
+    bytes: `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nabcd\r\n0\r\n\r\n`,
+    status: 405,
+    code: 'method-not-allowed',
+    isClosed: true,
+  },
   { name: 'no Host in HTTP/1.1', bytes: 'GET / HTTP/1.1\r\n\r\n', status: 400, code: 'invalid-host', isClosed: true },
   { name: 'two Hosts', bytes: `GET / HTTP/1.1\r\n${H}Host: other.test\r\n\r\n`, status: 400, code: 'invalid-host', isClosed: true },
   { name: 'no Host in HTTP/1.0 (allowed)', bytes: 'GET / HTTP/1.0\r\n\r\n', status: 200, isClosed: true },
 ]
 
 const HEADER_VALUES: readonly Case[] = [
-  { name: 'a bare CR in X-Request-ID', bytes: `GET / HTTP/1.1\r\n${H}X-Request-ID: abc\rSet-Cookie: a=b\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
-  { name: 'a bare CR in traceparent', bytes: `GET / HTTP/1.1\r\n${H}traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\rX-Injected: 1\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
+  {
+    name: 'a bare CR in X-Request-ID',
+    bytes: `GET / HTTP/1.1\r\n${H}X-Request-ID: abc\rSet-Cookie: a=b\r\n\r\n`,
+    status: 400,
+    code: 'bad-request',
+    isClosed: true,
+  },
+  {
+    name: 'a bare CR in traceparent',
+    bytes: `GET / HTTP/1.1\r\n${H}traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\rX-Injected: 1\r\n\r\n`,
+    status: 400,
+    code: 'bad-request',
+    isClosed: true,
+  },
   { name: 'a NUL in a header value', bytes: `GET / HTTP/1.1\r\n${H}X-A: a\x00b\r\n\r\n`, status: 400, code: 'bad-request', isClosed: true },
   { name: 'bytes that are not UTF-8 in a header value', bytes: `GET / HTTP/1.1\r\n${H}User-Agent: \xff\xfe\xc3\r\n\r\n`, status: 200 },
   { name: 'a malformed traceparent', bytes: `GET / HTTP/1.1\r\n${H}traceparent: zz-\xff-<script>\r\ntracestate: ,,,=\r\n\r\n`, status: 200 },
   { name: 'a forged X-Request-ID', bytes: `GET / HTTP/1.1\r\n${H}X-Request-ID: ../../etc/passwd\r\n\r\n`, status: 200 },
-  { name: 'a Content-Type that is not UTF-8', bytes: `POST /test/echo HTTP/1.1\r\n${H}Content-Type: application/json\xff\r\nContent-Length: 2\r\n\r\n{}`, status: 415, code: 'unsupported-media-type' },
-  { name: 'an unsupported expectation', bytes: `POST /test/size HTTP/1.1\r\n${H}Expect: 200-ok\r\nContent-Length: 2\r\n\r\nab`, status: 417, code: 'expectation-failed', isClosed: true },
+  {
+    name: 'a Content-Type that is not UTF-8',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Content-Type: application/json\xff\r\nContent-Length: 2\r\n\r\n{}`,
+    status: 415,
+    code: 'unsupported-media-type',
+  },
+  {
+    name: 'an unsupported expectation',
+    bytes: `POST /test/size HTTP/1.1\r\n${H}Expect: 200-ok\r\nContent-Length: 2\r\n\r\nab`,
+    status: 417,
+    code: 'expectation-failed',
+    isClosed: true,
+  },
   { name: 'a WebSocket upgrade, answered as a plain request', bytes: `GET / HTTP/1.1\r\n${H}Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n`, status: 200 },
 ]
 
@@ -140,7 +315,10 @@ t.test('request targets: absolute-form is routed by its path, other forms and ba
   await runCases(t, base, TARGETS)
   const logged = JSON.stringify(lines())
   t.notMatch(logged, /secret|svc\.test/, 'the authority of an absolute-form target is never logged')
-  t.ok(lines().some((l) => l['path'] === '/test/empty' && l.event === 'request_completed'), 'absolute-form logs the path it routed')
+  t.ok(
+    lines().some((l) => l['path'] === '/test/empty' && l.event === 'request_completed'),
+    'absolute-form logs the path it routed',
+  )
 })
 
 t.test('an overlong target is 414, overlong headers 431', async (t) => {
@@ -167,18 +345,30 @@ t.test('a smuggled request behind an invalid Transfer-Encoding is never run', as
   const { base, lines } = await startApp(t, ENV, testRoutes())
   const smuggled = `POST /test/echo HTTP/1.1\r\n${H}Transfer-Encoding: gzip\r\n\r\nGET /test/teapot HTTP/1.1\r\n${H}\r\n`
   const { responses, isClosed } = await exchange(portOf(base), smuggled, { expect: 2, closeWithinMs: 2000 })
-  t.same(responses.map((r) => r.status), [400], 'one answer')
+  t.same(
+    responses.map((r) => r.status),
+    [400],
+    'one answer',
+  )
   t.ok(isClosed)
-  t.notOk(lines().some((l) => l['path'] === '/test/teapot'), 'the second request was never parsed')
+  t.notOk(
+    lines().some((l) => l['path'] === '/test/teapot'),
+    'the second request was never parsed',
+  )
 })
 
 t.test('a chunk that breaks its framing while the endpoint reads the body cuts the connection; the request completes as a 400', async (t) => {
   const { base, lines } = await startApp(t, ENV, testRoutes())
-  const { responses, isClosed } = await exchange(portOf(base), `POST /test/size HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\nzz\r\n`, { closeWithinMs: 2000 })
+  const { responses, isClosed } = await exchange(portOf(base), `POST /test/size HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\nzz\r\n`, {
+    closeWithinMs: 2000,
+  })
   t.same(responses, [], 'no answer can follow broken framing on this connection')
   t.ok(isClosed)
   for (let i = 0; i < 100 && !lines().some((l) => l.event === 'request_completed'); i++) await new Promise((r) => setTimeout(r, 10))
-  t.match(lines().find((l) => l.event === 'request_completed'), { path: '/test/size', status: 400 })
+  t.match(
+    lines().find((l) => l.event === 'request_completed'),
+    { path: '/test/size', status: 400 },
+  )
   t.equal((await fetch(base)).status, 200)
 })
 
@@ -193,8 +383,16 @@ t.test('Expect: 100-continue gets 100 before a body within the limit, and a 413 
   t.equal(ok?.status, 200)
   t.equal(ok?.body.toString(), '{"bytes":2}')
 
-  const { responses, isClosed, received } = await exchange(portOf(base), `POST /test/size HTTP/1.1\r\n${H}Expect: 100-continue\r\nContent-Length: 5000\r\n\r\n`, { closeWithinMs: 2000 })
-  t.same(responses.map((r) => r.status), [413], 'refused at once, no 100 Continue')
+  const { responses, isClosed, received } = await exchange(
+    portOf(base),
+    `POST /test/size HTTP/1.1\r\n${H}Expect: 100-continue\r\nContent-Length: 5000\r\n\r\n`,
+    { closeWithinMs: 2000 },
+  )
+  t.same(
+    responses.map((r) => r.status),
+    [413],
+    'refused at once, no 100 Continue',
+  )
   t.notMatch(received.toString('latin1'), /100 Continue/)
   t.ok(isClosed)
 })
@@ -269,7 +467,10 @@ t.test('what Node refuses before routing is answered, logged once as request_rej
     { level: 'info', status: 400, code: 'INVALID_TARGET', reason: 'CONNECT' },
   ])
   t.equal(rejected.length, 4, 'one line per refusal')
-  t.notOk(lines().some((l) => l.event === 'request_started'), 'no request_started: no request was parsed')
+  t.notOk(
+    lines().some((l) => l.event === 'request_started'),
+    'no request_started: no request was parsed',
+  )
   t.notMatch(JSON.stringify(rejected), LEAK)
 
   const text = (await registry.render(undefined)).text

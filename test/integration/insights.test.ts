@@ -41,8 +41,14 @@ t.test('a real EventSource client receives count events, each a JSON object', as
     }
     source.onerror = () => reject(new Error('stream failed before 4 events'))
   })
-  t.same(received.map((e) => e['seq']), [1, 2, 3, 4])
-  t.same(received.map((e) => e['metric']), METRICS.slice(0, 4))
+  t.same(
+    received.map((e) => e['seq']),
+    [1, 2, 3, 4],
+  )
+  t.same(
+    received.map((e) => e['metric']),
+    METRICS.slice(0, 4),
+  )
   for (const event of received) {
     t.match(event, { count: 4, timestamp: /Z$/, unit: String, request_id: /^[0-9a-f-]{36}$/ })
     t.ok(event['value'] === null || typeof event['value'] === 'number')
@@ -63,20 +69,35 @@ t.test('on the wire: SSE headers, each event flushed on its own, spaced by the i
   t.same(await sse.ended, { isComplete: true }, 'the server ended the body')
   t.equal(sse.events.length, 4, 'exactly count events')
   const events = sse.events.map(eventData)
-  t.same(events.map((e) => e['seq']), [1, 2, 3, 4])
-  t.same(events.map((e) => e['request_id']), Array(4).fill(headers['x-request-id']))
+  t.same(
+    events.map((e) => e['seq']),
+    [1, 2, 3, 4],
+  )
+  t.same(
+    events.map((e) => e['request_id']),
+    Array(4).fill(headers['x-request-id']),
+  )
   const gaps = sse.events.slice(1).map((e, i) => e.at - (sse.events[i]?.at as number))
   for (const gap of gaps) t.ok(gap >= 185 && gap < 600, `arrived ${Math.round(gap)} ms after the previous one (0.2 s interval)`)
   t.equal(events[0]?.['value'], 1, 'the stream itself is the one request in flight')
-  t.match(lines().find((l) => l.event === 'request_completed' && l['path'] === '/api/insights'), { status: 200, route: '/api/insights' })
+  t.match(
+    lines().find((l) => l.event === 'request_completed' && l['path'] === '/api/insights'),
+    { status: 200, route: '/api/insights' },
+  )
 })
 
 t.test('the defaults: 5 events; the interval is 1 s', async (t) => {
   const { base } = await startApp(t)
   const fast = openSse(portOf(base), '/api/insights?interval=0')
   await fast.ended
-  t.same(fast.events.map((e) => eventData(e)['seq']), [1, 2, 3, 4, 5])
-  t.same(fast.events.map((e) => eventData(e)['metric']), METRICS)
+  t.same(
+    fast.events.map((e) => eventData(e)['seq']),
+    [1, 2, 3, 4, 5],
+  )
+  t.same(
+    fast.events.map((e) => eventData(e)['metric']),
+    METRICS,
+  )
   t.ok((fast.events[4]?.at as number) - (fast.events[0]?.at as number) < 300, 'interval=0 sends them back to back')
   const paced = openSse(portOf(base), '/api/insights?count=2')
   await paced.ended
@@ -87,8 +108,15 @@ t.test('the defaults: 5 events; the interval is 1 s', async (t) => {
 t.test('bad parameters are 400 problems, before any stream', async (t) => {
   const { base } = await startApp(t)
   const cases: ReadonlyArray<readonly [string, string]> = [
-    ['count=0', 'count'], ['count=21', 'count'], ['count=2.5', 'count'], ['count=five', 'count'], ['count=', 'count'],
-    ['interval=-1', 'interval'], ['interval=10.5', 'interval'], ['interval=soon', 'interval'], ['count=3&interval=', 'interval'],
+    ['count=0', 'count'],
+    ['count=21', 'count'],
+    ['count=2.5', 'count'],
+    ['count=five', 'count'],
+    ['count=', 'count'],
+    ['interval=-1', 'interval'],
+    ['interval=10.5', 'interval'],
+    ['interval=soon', 'interval'],
+    ['count=3&interval=', 'interval'],
   ]
   for (const [query, parameter] of cases) {
     const res = await fetch(`${base}/api/insights?${query}`)
@@ -157,7 +185,7 @@ t.test('logs and metrics close with the stream: request_completed and the durati
   const text = await (await fetch(`${base}/metrics`)).text()
   const labels = { method: 'GET', endpoint: '/api/insights', environment: 'dev' }
   t.equal(sample(text, 'http_requests_total', { ...labels, status: '200' }), 1)
-  t.ok((sample(text, 'http_request_duration_seconds_sum', labels) as number) >= 0.38, 'the duration is the stream\'s')
+  t.ok((sample(text, 'http_request_duration_seconds_sum', labels) as number) >= 0.38, "the duration is the stream's")
   t.equal(sample(text, 'http_request_duration_seconds_bucket', { ...labels, le: '0.25' }), 0)
   t.equal(sample(text, 'http_requests_in_flight', { environment: 'dev' }), 0)
 })

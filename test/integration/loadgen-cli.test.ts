@@ -8,13 +8,32 @@ const CLI = 'bin/svc.ts'
 t.test('svc loadgen: a run and its summary exit 0, usage errors 2, an unknown model 1', async (t) => {
   const running = await startApp(t)
   // In parallel: each child pays the TypeScript loader's start-up.
-  const run = spawnTs(CLI, ['loadgen', '--model', 'iris', '--url', running.base, '--rate', '20', '--duration', '1s', '--batch', '5', '--seed', '3', '--shift', '1'])
+  const run = spawnTs(CLI, [
+    'loadgen',
+    '--model',
+    'iris',
+    '--url',
+    running.base,
+    '--rate',
+    '20',
+    '--duration',
+    '1s',
+    '--batch',
+    '5',
+    '--seed',
+    '3',
+    '--shift',
+    '1',
+  ])
   const help = spawnTs(CLI, ['loadgen', '--help'])
   const usage = spawnTs(CLI, ['loadgen', '--model', 'iris', '--rate', '0'])
   const unknown = spawnTs(CLI, ['loadgen', '--model', 'tulips', '--url', running.base])
 
   t.equal((await run.exited).code, 0, run.stderr())
-  t.match(run.stdout(), /^loadgen: iris at http:\/\/127\.0\.0\.1:\d+, 20 req\/s × 5 rows for 1 s, sepal_length, sepal_width, petal_length, petal_width shifted by 1 sd, seed 3\n/)
+  t.match(
+    run.stdout(),
+    /^loadgen: iris at http:\/\/127\.0\.0\.1:\d+, 20 req\/s × 5 rows for 1 s, sepal_length, sepal_width, petal_length, petal_width shifted by 1 sd, seed 3\n/,
+  )
   t.match(run.stdout(), /loadgen: sent 20 requests \(100 rows\) in \d+\.\d s, 20 ok, 0 failed, 0 skipped; 200: 20\n$/)
   t.equal(running.app.drift?.monitor.status(running.app.models.resolve('iris')!).window.samples, 100)
 

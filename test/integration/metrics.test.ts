@@ -35,7 +35,11 @@ t.test('counts, durations and in-flight are exact after known traffic; /metrics 
   t.equal(sample(text, 'http_request_duration_seconds_count', { method: 'GET', endpoint: '/', ...env }), 7)
   t.equal(sample(text, 'http_request_duration_seconds_bucket', { method: 'GET', endpoint: '/', le: '+Inf', ...env }), 7)
   t.equal(sample(text, 'http_request_duration_seconds_count', { method: 'GET', endpoint: '/test/slow', ...env }), 2)
-  t.equal(sample(text, 'http_request_duration_seconds_bucket', { method: 'GET', endpoint: '/test/slow', le: '0.01', ...env }), 0, 'a 20 ms request is not under 10 ms')
+  t.equal(
+    sample(text, 'http_request_duration_seconds_bucket', { method: 'GET', endpoint: '/test/slow', le: '0.01', ...env }),
+    0,
+    'a 20 ms request is not under 10 ms',
+  )
   t.equal(sample(text, 'http_request_duration_seconds_bucket', { method: 'GET', endpoint: '/test/slow', le: '0.25', ...env }), 2)
   // libuv keeps timers on a millisecond clock read at the start of the loop turn, so a 20 ms timer
   // can fire up to 1 ms early by performance.now(): two of them sum to at least 38 ms.

@@ -10,12 +10,21 @@ import { corrupted } from '../fixtures/model-registry.js'
 import { ARTIFACTS } from '../fixtures/models.js'
 import { tempTree } from '../fixtures/model-store.js'
 
-type Setup = Running & { post(path: string, body: unknown, init?: RequestInit): Promise<Response>; get(path: string): Promise<Response>; scrape(): Promise<string> }
+type Setup = Running & {
+  post(path: string, body: unknown, init?: RequestInit): Promise<Response>
+  get(path: string): Promise<Response>
+  scrape(): Promise<string>
+}
 
 const setup = async (t: Test, env: Env = {}): Promise<Setup> => {
   const running = await startApp(t, { SVC_ENVIRONMENT: 'stage', ...env })
   const post = (path: string, body: unknown, init: RequestInit = {}) =>
-    fetch(running.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body), ...init })
+    fetch(running.base + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      ...init,
+    })
   const get = (path: string) => fetch(running.base + path)
   return { ...running, post, get, scrape: async () => (await get('/metrics')).text() }
 }
@@ -66,7 +75,13 @@ t.test('OIP metadata routes answer the KServe v2 shapes', async (t) => {
     outputs: [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [-1] }],
   })
   const list = (await (await s.get('/api/v1/models')).json()) as any
-  t.same(list.models.map((m: any) => [m.name, m.state]), [['cars', 'READY'], ['iris', 'READY']])
+  t.same(
+    list.models.map((m: any) => [m.name, m.state]),
+    [
+      ['cars', 'READY'],
+      ['iris', 'READY'],
+    ],
+  )
 })
 
 t.test('errors are problem+json with an error member: 404 with the exact message, 400, 413, 415', async (t) => {
@@ -74,7 +89,12 @@ t.test('errors are problem+json with an error member: 404 with the exact message
   const unknown = await s.post('/api/v1/predict', { model: 'iris', version: '3', instances: ROWS })
   t.equal(unknown.status, 404)
   t.equal(unknown.headers.get('content-type'), 'application/problem+json')
-  t.match(await unknown.json(), { status: 404, detail: 'Model iris with version 3 not found', error: 'Model iris with version 3 not found', request_id: String })
+  t.match(await unknown.json(), {
+    status: 404,
+    detail: 'Model iris with version 3 not found',
+    error: 'Model iris with version 3 not found',
+    request_id: String,
+  })
   t.match(await (await s.get('/v2/models/nope')).json(), { status: 404, error: 'Model nope not found' })
   const batch = await s.post('/v2/models/iris/infer', { inputs: [{ name: 'x', datatype: 'FP64', shape: [3, 4], data: Array(12).fill(1) }] })
   t.equal(batch.status, 400)

@@ -25,7 +25,10 @@ t.test('past SVC_MAX_IN_FLIGHT, new requests are shed at once; probes and /metri
   t.equal(await shed(base, 'max_in_flight'), 4)
   t.equal(await shed(base, 'event_loop_delay'), 0)
   t.equal((await fetch(`${base}/api/v1/models`)).status, 200, 'back to normal once the slots free up')
-  t.ok(lines().some((line) => line.event === 'request_completed' && line['status'] === 503), 'shed requests are logged like any answer')
+  t.ok(
+    lines().some((line) => line.event === 'request_completed' && line['status'] === 503),
+    'shed requests are logged like any answer',
+  )
 })
 
 t.test('while the event loop lags past SVC_MAX_EVENT_LOOP_DELAY_MS, requests are shed until it catches up', async (t) => {

@@ -19,7 +19,12 @@ t.test('tokens guard /api/v1/*, /v2/* and /metrics; the rest stays open', async 
   const wrong = await fetch(`${base}/v2/models/iris`, { headers: auth('not-the-token-0123456789') })
   t.equal(wrong.headers.get('www-authenticate'), 'Bearer realm="svc", error="invalid_token"')
   t.equal((await fetch(`${base}/api/v1/models`, { headers: auth(CLIENT) })).status, 200)
-  t.equal((await fetch(`${base}/v2/models/iris/infer`, { method: 'POST', headers: { ...auth(CLIENT), 'content-type': 'application/json' }, body: '{"inputs":[]}' })).status, 400, 'past the token, the body is checked')
+  t.equal(
+    (await fetch(`${base}/v2/models/iris/infer`, { method: 'POST', headers: { ...auth(CLIENT), 'content-type': 'application/json' }, body: '{"inputs":[]}' }))
+      .status,
+    400,
+    'past the token, the body is checked',
+  )
   t.equal((await fetch(`${base}/metrics`)).status, 401)
   t.equal((await fetch(`${base}/metrics`, { headers: auth(CLIENT) })).status, 401, "a client's token does not open /metrics")
   t.equal((await fetch(`${base}/metrics`, { headers: auth(SCRAPER) })).status, 200)
@@ -37,7 +42,10 @@ t.test('SVC_ADMIN_PORT moves /metrics and the probes to a second listener', asyn
   }
   t.equal((await fetch(`${adminBase}/api/v1/models`)).status, 404, 'the API stays public')
   const index = (await (await fetch(`${base}/`)).json()) as { endpoints: Array<{ path: string }> }
-  t.notOk(index.endpoints.some((e) => e.path === '/metrics' || e.path === '/health'), 'the public index lists only what it serves')
+  t.notOk(
+    index.endpoints.some((e) => e.path === '/metrics' || e.path === '/health'),
+    'the public index lists only what it serves',
+  )
   const document = (await (await fetch(`${base}/openapi.json`)).json()) as any
   t.notOk('/metrics' in document.paths, 'so does the public API description')
   t.ok('/api/v1/predict' in document.paths)
@@ -47,18 +55,27 @@ t.test('SVC_ADMIN_PORT moves /metrics and the probes to a second listener', asyn
 
 t.test('SVC_TRUST_REQUEST_ID keeps a well-formed inbound X-Request-ID; by default a fresh one is made', async (t) => {
   const trusted = await startApp(t, { SVC_TRUST_REQUEST_ID: 'true' })
-  const id = async (base: string, value: string): Promise<string | null> => (await fetch(`${base}/`, { headers: { 'x-request-id': value } })).headers.get('x-request-id')
+  const id = async (base: string, value: string): Promise<string | null> =>
+    (await fetch(`${base}/`, { headers: { 'x-request-id': value } })).headers.get('x-request-id')
   t.equal(await id(trusted.base, 'a1b2c3d4-e5f6-4789-8abc-def012345678'), 'a1b2c3d4-e5f6-4789-8abc-def012345678')
   t.equal(await id(trusted.base, 'lb.trace_42-x'), 'lb.trace_42-x')
-  for (const bad of ['has space', 'x'.repeat(65), 'semi;colon', '"quoted"']) t.match(await id(trusted.base, bad), /^[0-9a-f-]{36}$/, `${bad.slice(0, 12)}… gets a fresh id`)
-  t.ok(trusted.lines().some((line) => line['request_id'] === 'lb.trace_42-x'), 'the kept id is the one logged')
+  for (const bad of ['has space', 'x'.repeat(65), 'semi;colon', '"quoted"'])
+    t.match(await id(trusted.base, bad), /^[0-9a-f-]{36}$/, `${bad.slice(0, 12)}… gets a fresh id`)
+  t.ok(
+    trusted.lines().some((line) => line['request_id'] === 'lb.trace_42-x'),
+    'the kept id is the one logged',
+  )
   const plain = await startApp(t)
   t.match(await id(plain.base, 'lb.trace_42-x'), /^[0-9a-f-]{36}$/, 'not trusted unless asked')
 })
 
 t.test('Authorization, Cookie and token values never reach logs, spans or error bodies', async (t) => {
   const COOKIE = 'session=cookie-secret-9b7d5f3e1a'
-  const { base, lines, consoleSpans } = await startApp(t, { ...TOKENS, ENABLE_CONSOLE_TRACES: 'true', LOG_LEVEL: 'debug', OTEL_BSP_SCHEDULE_DELAY: '10' }, testRoutes(5))
+  const { base, lines, consoleSpans } = await startApp(
+    t,
+    { ...TOKENS, ENABLE_CONSOLE_TRACES: 'true', LOG_LEVEL: 'debug', OTEL_BSP_SCHEDULE_DELAY: '10' },
+    testRoutes(5),
+  )
   const bodies: string[] = []
   const send = async (path: string, headers: Record<string, string>, init: RequestInit = {}): Promise<void> => {
     const response = await fetch(`${base}${path}`, { ...init, headers: { ...headers, cookie: COOKIE } })
@@ -69,7 +86,11 @@ t.test('Authorization, Cookie and token values never reach logs, spans or error 
   await send('/api/v1/models/nope', auth(CLIENT))
   await send('/metrics', auth(CLIENT))
   await send('/test/throw', auth(CLIENT))
-  await send('/api/v1/predict', { ...auth(CLIENT), 'content-type': 'application/json' }, { method: 'POST', body: '{"model":"iris","instances":[{"sepal_length":"x"}]}' })
+  await send(
+    '/api/v1/predict',
+    { ...auth(CLIENT), 'content-type': 'application/json' },
+    { method: 'POST', body: '{"model":"iris","instances":[{"sepal_length":"x"}]}' },
+  )
   await sleep(100)
   const logs = JSON.stringify(lines())
   const spans = JSON.stringify(consoleSpans())
@@ -77,7 +98,10 @@ t.test('Authorization, Cookie and token values never reach logs, spans or error 
   for (const secret of [CLIENT, SCRAPER, 'wrong-token-abcdef012345', 'cookie-secret-9b7d5f3e1a']) {
     t.notOk(logs.includes(secret), `no ${secret.slice(0, 12)}… in the logs`)
     t.notOk(spans.includes(secret), `no ${secret.slice(0, 12)}… in the spans`)
-    t.notOk(bodies.some((body) => body.includes(secret)), `no ${secret.slice(0, 12)}… in any response`)
+    t.notOk(
+      bodies.some((body) => body.includes(secret)),
+      `no ${secret.slice(0, 12)}… in any response`,
+    )
   }
   t.notOk(/bearer|cookie/i.test(logs) || /bearer|cookie/i.test(spans), 'not even the header names')
 })

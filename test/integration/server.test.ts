@@ -39,9 +39,17 @@ t.test('every response carries a UUID X-Request-ID equal to the request_id of it
     const id = res.headers.get('x-request-id') ?? ''
     t.match(id, UUID, `${init.method ?? 'GET'} ${path} has a UUID request id`)
     const mine = lines().filter((l) => l['request_id'] === id)
-    t.same(mine.map((l) => l.event), ['request_started', 'request_completed'], `${path}: started precedes completed`)
+    t.same(
+      mine.map((l) => l.event),
+      ['request_started', 'request_completed'],
+      `${path}: started precedes completed`,
+    )
   }
-  const ids = new Set(lines().filter((l) => 'request_id' in l).map((l) => l['request_id']))
+  const ids = new Set(
+    lines()
+      .filter((l) => 'request_id' in l)
+      .map((l) => l['request_id']),
+  )
   t.equal(ids.size, cases.length, 'ids are unique per request')
 })
 
@@ -49,7 +57,14 @@ t.test('request_completed carries method, path, route, status and duration_ms; s
   const { base, lines } = await startApp(t, {}, testRoutes())
   await (await fetch(`${base}/test/items/a%20b/parts/7?token=hunter2`)).json()
   const completed = lines().find((l) => l.event === 'request_completed')
-  t.match(completed, { level: 'info', 'service.name': 'svc', method: 'GET', path: '/test/items/a%20b/parts/7', route: '/test/items/{id}/parts/{part}', status: 200 })
+  t.match(completed, {
+    level: 'info',
+    'service.name': 'svc',
+    method: 'GET',
+    path: '/test/items/a%20b/parts/7',
+    route: '/test/items/{id}/parts/{part}',
+    status: 200,
+  })
   t.type(completed?.['duration_ms'], 'number')
   t.notMatch(JSON.stringify(lines()), /hunter2/)
   t.match(completed?.['timestamp'], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
@@ -120,8 +135,20 @@ t.test('errors are problem+json with the right status', async (t) => {
   t.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS')
   await check('/test/size', { method: 'POST', body: 'x'.repeat(101) }, 413, 'urn:svc:problem:payload-too-large', /100 bytes/)
   await check('/test/items/%E0%A4%A/parts/1', {}, 400, 'urn:svc:problem:invalid-path-parameter', /id/)
-  await check('/test/echo', { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } }, 415, 'urn:svc:problem:unsupported-media-type', /application\/json/)
-  await check('/test/echo', { method: 'POST', body: '{"a":', headers: { 'content-type': 'application/json' } }, 400, 'urn:svc:problem:invalid-json', /not valid JSON/)
+  await check(
+    '/test/echo',
+    { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } },
+    415,
+    'urn:svc:problem:unsupported-media-type',
+    /application\/json/,
+  )
+  await check(
+    '/test/echo',
+    { method: 'POST', body: '{"a":', headers: { 'content-type': 'application/json' } },
+    400,
+    'urn:svc:problem:invalid-json',
+    /not valid JSON/,
+  )
   await check('/test/echo', { method: 'POST' }, 415, 'urn:svc:problem:unsupported-media-type', /got none/)
   await check('/test/teapot', {}, 418, 'urn:svc:problem:teapot', /short and stout/)
   const { body } = await check('/test/throw', {}, 500, 'urn:svc:problem:internal-error', /request_id/)
@@ -131,7 +158,11 @@ t.test('errors are problem+json with the right status', async (t) => {
 
 t.test('a JSON body within the limit is parsed, with +json media types accepted', async (t) => {
   const { base } = await startApp(t, {}, testRoutes())
-  const res = await fetch(`${base}/test/echo`, { method: 'POST', body: '{"__proto__":{"x":1},"a":[1]}', headers: { 'content-type': 'application/merge-patch+json; charset=utf-8' } })
+  const res = await fetch(`${base}/test/echo`, {
+    method: 'POST',
+    body: '{"__proto__":{"x":1},"a":[1]}',
+    headers: { 'content-type': 'application/merge-patch+json; charset=utf-8' },
+  })
   t.same(await res.json(), { received: { ['__proto__']: { x: 1 }, a: [1] } })
   t.equal(({} as Record<string, unknown>)['x'], undefined, 'no prototype pollution')
 })
@@ -206,7 +237,10 @@ t.test('a stream reply is sent as Server-Sent Events and stops when the client l
 
   const failing = await fetch(`${base}/test/stream-fail`)
   t.equal(await failing.text(), 'data: {}\n\n', 'a stream that throws ends the response after what it sent')
-  t.match(lines().find((l) => l.event === 'stream_failed'), { level: 'error', error: { message: 'stream broke' } })
+  t.match(
+    lines().find((l) => l.event === 'stream_failed'),
+    { level: 'error', error: { message: 'stream broke' } },
+  )
 })
 
 t.test('a stream request completes when its stream does: log line, duration, in-flight', async (t) => {
@@ -216,12 +250,18 @@ t.test('a stream request completes when its stream does: log line, duration, in-
   const res = await fetch(`${base}/test/stream?count=3&interval=100`)
   await sleep(50)
   t.equal(await inFlight(), 1, 'the stream is in flight while it runs')
-  t.notOk(lines().some((l) => l.event === 'request_completed'), 'not completed when the endpoint returned')
+  t.notOk(
+    lines().some((l) => l.event === 'request_completed'),
+    'not completed when the endpoint returned',
+  )
   await res.text()
   const elapsed = performance.now() - started
   const completed = lines().find((l) => l.event === 'request_completed')
   t.match(completed, { level: 'info', status: 200, route: '/test/stream' })
-  t.ok(Number(completed?.['duration_ms']) >= 250 && Number(completed?.['duration_ms']) <= elapsed + 5, `duration_ms ${String(completed?.['duration_ms'])} covers the stream`)
+  t.ok(
+    Number(completed?.['duration_ms']) >= 250 && Number(completed?.['duration_ms']) <= elapsed + 5,
+    `duration_ms ${String(completed?.['duration_ms'])} covers the stream`,
+  )
   const text = (await app.metrics.render(undefined)).text
   t.equal(sample(text, 'http_request_duration_seconds_bucket', { method: 'GET', endpoint: '/test/stream', environment: 'dev', le: '0.25' }), 0)
   t.equal(sample(text, 'http_request_duration_seconds_count', { method: 'GET', endpoint: '/test/stream', environment: 'dev' }), 1)
@@ -238,7 +278,9 @@ t.test('a stream request completes when its stream does: log line, duration, in-
   t.equal((await fetch(`${base}/test/stream`, { method: 'HEAD' })).status, 200)
   await (await fetch(`${base}/test/stream-fail`)).text()
   for (let i = 0; i < 100 && lines().filter((l) => l.event === 'request_completed').length < 4; i++) await sleep(10)
-  const [head, broken] = lines().filter((l) => l.event === 'request_completed').slice(2)
+  const [head, broken] = lines()
+    .filter((l) => l.event === 'request_completed')
+    .slice(2)
   t.match(head, { method: 'HEAD', status: 200 }, 'HEAD on a stream completes without reading it')
   t.match(broken, { level: 'error', status: 200, error: { type: 'Error', message: 'stream broke' } }, 'a stream that breaks completes as an error')
   const after = (await app.metrics.render(undefined)).text
@@ -337,10 +379,13 @@ t.test('a layer that fails (not an endpoint) still gets a 500 problem answer and
     t.match(body, { status: 500, type: 'urn:svc:problem:internal-error', request_id: res.headers.get('x-request-id') })
     t.notMatch(JSON.stringify(body), /layer broke/)
   }
-  t.match(lines().map((l) => [l.event, (l['error'] as { message?: string } | undefined)?.message]), [
-    ['request_failed', 'layer broke'],
-    ['request_failed', 'layer broke later'],
-  ])
+  t.match(
+    lines().map((l) => [l.event, (l['error'] as { message?: string } | undefined)?.message]),
+    [
+      ['request_failed', 'layer broke'],
+      ['request_failed', 'layer broke later'],
+    ],
+  )
 })
 
 t.test('ctx.signal aborts when the client goes away, and a body cut short is a 400', async (t) => {
@@ -370,7 +415,10 @@ t.test('ctx.signal aborts when the client goes away, and a body cut short is a 4
   await sleep(50)
   socket.destroy()
   for (let i = 0; i < 100 && !lines().some((l) => l['path'] === '/test/size' && l.event === 'request_completed'); i++) await sleep(10)
-  t.match(lines().find((l) => l['path'] === '/test/size' && l.event === 'request_completed'), { status: 400 })
+  t.match(
+    lines().find((l) => l['path'] === '/test/size' && l.event === 'request_completed'),
+    { status: 400 },
+  )
 })
 
 t.test('a stream may choose its own content type', async (t) => {
@@ -378,7 +426,13 @@ t.test('a stream may choose its own content type', async (t) => {
     {
       method: 'GET',
       path: '/test/ndjson',
-      handler: () => ({ status: 200, headers: { 'content-type': 'application/x-ndjson' }, stream: (async function* () { yield '{}\n' })() }),
+      handler: () => ({
+        status: 200,
+        headers: { 'content-type': 'application/x-ndjson' },
+        stream: (async function* () {
+          yield '{}\n'
+        })(),
+      }),
     },
   ])
   const res = await fetch(`${base}/test/ndjson`)

@@ -19,7 +19,9 @@ t.test('SIGTERM under keep-alive load: no request fails, the drain closes connec
     shutdownDelayMs: SHUTDOWN_DELAY_MS,
   })
   const { responses, refused, unread, drained } = result
-  t.comment(`${responses} answers (${result.rps.toFixed(0)}/s, p99 ${result.p99Ms.toFixed(1)} ms), ${drained} of them during the drain; ${refused} connections refused, ${unread} reset unread as the listener closed`)
+  t.comment(
+    `${responses} answers (${result.rps.toFixed(0)}/s, p99 ${result.p99Ms.toFixed(1)} ms), ${drained} of them during the drain; ${refused} connections refused, ${unread} reset unread as the listener closed`,
+  )
 
   t.same(result.exit, { code: 0, signal: null }, 'the process exits 0')
   t.same(describe(result.failed), [], 'no request failed: every one sent before the listener closed was answered')
@@ -31,12 +33,23 @@ t.test('SIGTERM under keep-alive load: no request fails, the drain closes connec
   // The delay is a timer, and Node counts timers from the clock it read when the event-loop turn
   // began, so it may end a few ms short of SVC_SHUTDOWN_DELAY_MS after the signal was handled.
   const notReadyForMs = result.firstRefusedAt - result.lastReadySentAt
-  t.ok(notReadyForMs >= SHUTDOWN_DELAY_MS - TIMER_SLACK_MS, `the first refusal (or unread reset) came ${notReadyForMs.toFixed(0)} ms after the last /ready 200 was asked: the shutdown delay`)
+  t.ok(
+    notReadyForMs >= SHUTDOWN_DELAY_MS - TIMER_SLACK_MS,
+    `the first refusal (or unread reset) came ${notReadyForMs.toFixed(0)} ms after the last /ready 200 was asked: the shutdown delay`,
+  )
 
   t.ok(drained > 0, `${drained} requests sent after /ready turned 503 were answered`)
   t.same(describe(result.drainedKeptAlive), [], 'every answer during the drain carries Connection: close')
   t.ok(result.acceptedWhileDraining > 0, `new connections were still accepted during the delay (${result.acceptedWhileDraining})`)
 
-  t.same(result.lines, { missing: [], extra: [], duplicated: [], wrongTrace: [] }, 'one request_completed line per answer, with its trace id, and none for anything else')
-  t.same({ ...result.spans, received: result.spans.received === responses }, { received: true, missing: [], extra: [], duplicated: [] }, `one span per answer (${result.spans.received} spans)`)
+  t.same(
+    result.lines,
+    { missing: [], extra: [], duplicated: [], wrongTrace: [] },
+    'one request_completed line per answer, with its trace id, and none for anything else',
+  )
+  t.same(
+    { ...result.spans, received: result.spans.received === responses },
+    { received: true, missing: [], extra: [], duplicated: [] },
+    `one span per answer (${result.spans.received} spans)`,
+  )
 })

@@ -30,7 +30,15 @@ const trickle = async (conn: RawConnection, bytes: string, gapMs: number): Promi
 }
 
 t.test('the production limits: 10 s for headers, checked every second, 30 s per request, 65 s idle keep-alive', async (t) => {
-  t.match(LIMITS, { headersTimeoutMs: 10_000, checkIntervalMs: 1_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000, maxHeaderBytes: 16_384, maxUrlBytes: 8_192, streamStallMs: 30_000 })
+  t.match(LIMITS, {
+    headersTimeoutMs: 10_000,
+    checkIntervalMs: 1_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 65_000,
+    maxHeaderBytes: 16_384,
+    maxUrlBytes: 8_192,
+    streamStallMs: 30_000,
+  })
   const { base } = await startApp(t, { SVC_DRAIN_TIMEOUT_MS: '200' })
   const { responses } = await exchange(Number(new URL(base).port), `GET / HTTP/1.1\r\n${H}\r\n`, { closeWithinMs: 0 })
   t.equal(responses[0]?.headers['keep-alive'], 'timeout=65', 'clients are told how long an idle connection is kept')
@@ -48,7 +56,10 @@ t.test('slowloris: headers trickled a byte at a time are cut at headersTimeout w
   t.ok(elapsed >= 290 && elapsed < 1500, `cut after ${Math.round(elapsed)} ms`)
   t.equal(response?.status, 408)
   if (response !== undefined) t.match(checkResponse(t, response, 'slowloris'), { type: 'urn:svc:problem:request-timeout' })
-  t.match(lines().filter((l) => l.event === 'request_rejected'), [{ status: 408, code: 'REQUEST_TIMEOUT', reason: 'ERR_HTTP_REQUEST_TIMEOUT' }])
+  t.match(
+    lines().filter((l) => l.event === 'request_rejected'),
+    [{ status: 408, code: 'REQUEST_TIMEOUT', reason: 'ERR_HTTP_REQUEST_TIMEOUT' }],
+  )
   const text = (await registry.render(undefined)).text
   t.equal(sample(text, 'http_requests_total', { method: 'OTHER', endpoint: '<unmatched>', status: '408', environment: 'dev' }), 1)
 })
@@ -64,7 +75,10 @@ t.test('a body trickled past requestTimeout is cut, and its request completes as
   const elapsed = performance.now() - started
   t.ok(elapsed >= 390 && elapsed < 1500, `cut after ${Math.round(elapsed)} ms`)
   t.ok(await until(() => lines().some((l) => l.event === 'request_completed')))
-  t.match(lines().find((l) => l.event === 'request_completed'), { path: '/test/size', status: 400 })
+  t.match(
+    lines().find((l) => l.event === 'request_completed'),
+    { path: '/test/size', status: 400 },
+  )
 })
 
 t.test('an idle keep-alive connection is closed after keepAliveTimeout', async (t) => {
@@ -88,7 +102,10 @@ t.test('a socket that never sends a byte is closed at headersTimeout, without an
   t.teardown(() => conn.destroy())
   t.ok(await conn.closed(2000), 'closed')
   t.equal(conn.received.length, 0, 'no answer')
-  t.same(lines().filter((l) => l.event === 'request_rejected'), [])
+  t.same(
+    lines().filter((l) => l.event === 'request_rejected'),
+    [],
+  )
 })
 
 /** A stream of 64 KiB chunks for as long as the client takes them; counts what it produced. */
@@ -136,7 +153,10 @@ t.test('a stream reader that reads nothing is buffered a bounded amount, then dr
   t.ok(state.produced < 400, `the producer waited, after ${state.produced} chunks (the rest sits in kernel buffers)`)
   t.ok(await until(() => sockets[0]?.destroyed === true), 'the stalled response is dropped')
   t.ok(await until(() => state.isStopped), 'and its stream stopped')
-  t.match(lines().find((l) => l.event === 'stream_stalled'), { level: 'warning', path: '/test/firehose', stalled_ms: 300 })
+  t.match(
+    lines().find((l) => l.event === 'stream_stalled'),
+    { level: 'warning', path: '/test/firehose', stalled_ms: 300 },
+  )
   t.ok(await until(() => lines().some((l) => l.event === 'request_completed')), 'the request completes')
 })
 

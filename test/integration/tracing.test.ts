@@ -62,7 +62,6 @@ const byName = (spans: readonly ReceivedSpan[], name: string): ReceivedSpan => {
   return span
 }
 
-
 t.test('a SERVER span per request reaches the collector with its attributes, types and resource', async (t) => {
   const r = await receiver(t)
   const { base } = await startApp(t, { OTLP_ENDPOINT: r.hostPort, APP_NAME: 'pricing', SVC_ENVIRONMENT: 'stage', ...FAST }, testRoutes(10))
@@ -301,7 +300,10 @@ t.test('a collector refusing the data reports StatusCode.INVALID_ARGUMENT', asyn
   await fetch(`${base}/`)
   const deadline = Date.now() + 5000
   while (!lines().some((l) => l.event === 'trace_export_failed') && Date.now() < deadline) await sleep(10)
-  t.match(lines().find((l) => l.event === 'trace_export_failed'), { code: 'StatusCode.INVALID_ARGUMENT', message: 'refused by the test receiver' })
+  t.match(
+    lines().find((l) => l.event === 'trace_export_failed'),
+    { code: 'StatusCode.INVALID_ARGUMENT', message: 'refused by the test receiver' },
+  )
 })
 
 t.test('with neither exporter set, there is no tracing layer and no span metrics', async (t) => {
@@ -324,7 +326,13 @@ t.test('on SIGTERM queued spans are flushed, those of requests finished during t
   child.proc.kill('SIGTERM')
   t.equal((await slow).status, 200)
   t.same(await child.exited, { code: 0, signal: null })
-  t.same(r.spans().map((s) => s.name).sort(), ['GET /', 'GET /test/slow'])
+  t.same(
+    r
+      .spans()
+      .map((s) => s.name)
+      .sort(),
+    ['GET /', 'GET /test/slow'],
+  )
 })
 
 t.test('on SIGTERM a collector that never answers delays exit by the flush bound only', async (t) => {
@@ -346,7 +354,13 @@ t.test('empty replies, HEAD on a stream and a failing outer layer all end their 
   const r = await receiver(t)
   const config = readConfig({ PORT: '0', OTLP_ENDPOINT: r.hostPort, ...FAST })
   const { logger } = captureLogger(config)
-  const tracing = createTracing({ config: config.tracing, service: { name: 'svc', version: '0.1.0', environment: 'dev' }, logger, registry: new Registry(), writeConsole: () => {} })
+  const tracing = createTracing({
+    config: config.tracing,
+    service: { name: 'svc', version: '0.1.0', environment: 'dev' },
+    logger,
+    registry: new Registry(),
+    writeConsole: () => {},
+  })
   t.teardown(() => tracing.shutdown(1000))
   const failsLater: Layer = (next, route) => (ctx) => {
     const reply = next(ctx)
@@ -364,5 +378,8 @@ t.test('empty replies, HEAD on a stream and a failing outer layer all end their 
   t.same(spans.map((s) => s.name).sort(), ['GET /test/empty', 'GET /test/throw', 'HEAD /test/stream'])
   const failed = byName(spans, 'GET /test/throw')
   t.same(failed.status.code, 'STATUS_CODE_ERROR')
-  t.same(failed.events.map((e) => e.attributes['exception.message']?.value), ['secret internal detail /etc/passwd', 'layer broke later'])
+  t.same(
+    failed.events.map((e) => e.attributes['exception.message']?.value),
+    ['secret internal detail /etc/passwd', 'layer broke later'],
+  )
 })

@@ -12,7 +12,8 @@ t.test('reads the token of a Bearer authorization, scheme in any case', async (t
   t.equal(bearerToken('Bearer abc'), 'abc')
   t.equal(bearerToken('bearer   abc  '), 'abc')
   t.equal(bearerToken('BEARER abc'), 'abc')
-  for (const none of [undefined, '', 'Bearer', 'Bearer ', 'Bearer    ', 'Basic dXNlcjpwYXNz', 'Bearerabc']) t.equal(bearerToken(none), undefined, JSON.stringify(none))
+  for (const none of [undefined, '', 'Bearer', 'Bearer ', 'Bearer    ', 'Basic dXNlcjpwYXNz', 'Bearerabc'])
+    t.equal(bearerToken(none), undefined, JSON.stringify(none))
 })
 
 t.test('which paths the API tokens guard', async (t) => {

@@ -73,7 +73,17 @@ t.test('with request lines below the level, only the request store is entered', 
 
 t.test('durations are written in milliseconds with three decimals', async (t) => {
   const { milliseconds } = await import('../../lib/layers/logging.js')
-  t.same([0, 0.0004, 0.0005, 0.001, 0.012, 0.1234, 1, 12.3456, 1500.5].map(milliseconds), ['0.000', '0.000', '0.001', '0.001', '0.012', '0.123', '1.000', '12.346', '1500.500'])
+  t.same([0, 0.0004, 0.0005, 0.001, 0.012, 0.1234, 1, 12.3456, 1500.5].map(milliseconds), [
+    '0.000',
+    '0.000',
+    '0.001',
+    '0.001',
+    '0.012',
+    '0.123',
+    '1.000',
+    '12.346',
+    '1500.500',
+  ])
   t.equal(JSON.parse(`{"d":${milliseconds(2.5)}}`).d, 2.5, 'still a JSON number')
 })
 
@@ -86,6 +96,9 @@ t.test("a probe's 503 stays at the probe's level; an exception in a probe is sti
   verbose.layer(() => ({ status: 503 }), probe)(makeCtx('GET', '/ready'))
   t.match(verbose.lines[1], { event: 'request_completed', level: 'debug', status: 503 })
   const broken = setup('info')
-  broken.layer(() => ({ status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: new Error('probe broke') }), probe)(makeCtx('GET', '/ready'))
+  broken.layer(
+    () => ({ status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: new Error('probe broke') }),
+    probe,
+  )(makeCtx('GET', '/ready'))
   t.match(broken.lines, [{ event: 'request_completed', level: 'error', status: 500, error: { message: 'probe broke' } }])
 })

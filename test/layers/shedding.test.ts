@@ -7,7 +7,8 @@ import { makeCtx } from '../fixtures/ctx.js'
 import { sample } from '../fixtures/metrics-text.js'
 
 const ROUTE: RouteInfo = { method: 'POST', template: '/api/v1/predict', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
-const shedCount = async (registry: Registry, reason: string): Promise<number | undefined> => sample(await registry.metrics(), 'svc_requests_shed_total', { reason })
+const shedCount = async (registry: Registry, reason: string): Promise<number | undefined> =>
+  sample(await registry.metrics(), 'svc_requests_shed_total', { reason })
 
 t.test('no limit, no layer, no series', async (t) => {
   const registry = new Registry()

@@ -10,7 +10,12 @@ const wrap = (stream: AsyncIterable<string>) => {
 }
 
 t.test('the reply keeps its status and headers; the end is reported once, after the last item', async (t) => {
-  const { wrapped, ends, iterator } = wrap((async function* () { yield 'a'; yield 'b' })())
+  const { wrapped, ends, iterator } = wrap(
+    (async function* () {
+      yield 'a'
+      yield 'b'
+    })(),
+  )
   t.same([wrapped.status, wrapped.headers], [200, { 'x-a': '1' }])
   t.same(await iterator.next(), { done: false, value: 'a' })
   t.same(await iterator.next(), { done: false, value: 'b' })
@@ -22,7 +27,15 @@ t.test('the reply keeps its status and headers; the end is reported once, after 
 
 t.test('return() before the first item ends a stream that was never started', async (t) => {
   let isStopped = false
-  const { ends, iterator } = wrap((async function* () { try { yield 'never' } finally { isStopped = true } })())
+  const { ends, iterator } = wrap(
+    (async function* () {
+      try {
+        yield 'never'
+      } finally {
+        isStopped = true
+      }
+    })(),
+  )
   t.same(await iterator.return?.(), { done: true, value: undefined })
   t.same(ends, [undefined])
   t.notOk(isStopped, 'a generator not started has nothing to clean up')
@@ -30,7 +43,15 @@ t.test('return() before the first item ends a stream that was never started', as
 
 t.test('return() mid-stream stops the inner generator and reports the end', async (t) => {
   let isStopped = false
-  const { ends, iterator } = wrap((async function* () { try { for (;;) yield 'x' } finally { isStopped = true } })())
+  const { ends, iterator } = wrap(
+    (async function* () {
+      try {
+        for (;;) yield 'x'
+      } finally {
+        isStopped = true
+      }
+    })(),
+  )
   await iterator.next()
   await iterator.return?.()
   t.ok(isStopped)
@@ -39,7 +60,12 @@ t.test('return() mid-stream stops the inner generator and reports the end', asyn
 
 t.test('an error is reported with the end and rethrown', async (t) => {
   const boom = new Error('broke')
-  const { ends, iterator } = wrap((async function* () { yield 'a'; throw boom })())
+  const { ends, iterator } = wrap(
+    (async function* () {
+      yield 'a'
+      throw boom
+    })(),
+  )
   await iterator.next()
   await t.rejects(iterator.next(), boom)
   t.same(ends, [boom])

@@ -6,11 +6,46 @@ t.test('defaults, and every option read', async (t) => {
   t.match(defaults, { model: 'iris', shift: 0, features: [], rate: 50, durationMs: 60_000, batch: 1, concurrency: 32, timeoutMs: 10_000 })
   t.equal(defaults.url.href, 'http://127.0.0.1:8000/')
   t.ok(Number.isSafeInteger(defaults.seed) && defaults.seed >= 0, 'a random seed when none is given')
-  const all = parseLoadgenArgs(['--model', 'cars', '--url', 'https://svc.internal/base/', '--shift=-0.5', '--features', 'year, weight_in_lbs,', '--rate', '2.5',
-    '--duration', '2m', '--batch', '10', '--concurrency', '4', '--seed', '0', '--timeout', '250ms'])
-  t.match(all, { model: 'cars', shift: -0.5, features: ['year', 'weight_in_lbs'], rate: 2.5, durationMs: 120_000, batch: 10, concurrency: 4, seed: 0, timeoutMs: 250 })
+  const all = parseLoadgenArgs([
+    '--model',
+    'cars',
+    '--url',
+    'https://svc.internal/base/',
+    '--shift=-0.5',
+    '--features',
+    'year, weight_in_lbs,',
+    '--rate',
+    '2.5',
+    '--duration',
+    '2m',
+    '--batch',
+    '10',
+    '--concurrency',
+    '4',
+    '--seed',
+    '0',
+    '--timeout',
+    '250ms',
+  ])
+  t.match(all, {
+    model: 'cars',
+    shift: -0.5,
+    features: ['year', 'weight_in_lbs'],
+    rate: 2.5,
+    durationMs: 120_000,
+    batch: 10,
+    concurrency: 4,
+    seed: 0,
+    timeoutMs: 250,
+  })
   t.equal(all.url.href, 'https://svc.internal/base/')
-  for (const [text, ms] of [['90', 90_000], ['1.5s', 1500], ['500ms', 500], ['1h', 3_600_000]] as const) t.equal(parseLoadgenArgs(['--model', 'm', '--duration', text]).durationMs, ms, text)
+  for (const [text, ms] of [
+    ['90', 90_000],
+    ['1.5s', 1500],
+    ['500ms', 500],
+    ['1h', 3_600_000],
+  ] as const)
+    t.equal(parseLoadgenArgs(['--model', 'm', '--duration', text]).durationMs, ms, text)
 })
 
 t.test('mistakes are usage errors that say what was expected', async (t) => {

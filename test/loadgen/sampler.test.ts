@@ -21,14 +21,21 @@ t.test('unshifted draws fill the reference bins in the reference shares', async 
   t.ok(Math.abs(share(width, (v) => v < 1) - 0.2) < 0.01)
   t.ok(Math.abs(share(width, (v) => v >= 1 && v < 2) - 0.5) < 0.01)
   t.ok(Math.abs(share(width, (v) => v >= 2) - 0.3) < 0.01)
-  t.ok(width.every((v) => v >= 0.5 && v < 2.5), 'the open bins reach one standard deviation past the edges')
+  t.ok(
+    width.every((v) => v >= 0.5 && v < 2.5),
+    'the open bins reach one standard deviation past the edges',
+  )
   const flat = rows.map((row) => row['flat'] as number)
   const mean = flat.reduce((a, b) => a + b, 0) / N
   const sd = Math.sqrt(flat.reduce((a, b) => a + (b - mean) ** 2, 0) / N)
   t.ok(Math.abs(mean - 10) < 0.05 && Math.abs(sd - 2) < 0.05, `a single bin: mean ${mean.toFixed(3)}, sd ${sd.toFixed(3)}`)
   const colours = rows.map((row) => row['colour'])
   t.ok(Math.abs(share(colours, (v) => v === 'red') - 0.6) < 0.01)
-  t.equal(share(colours, (v) => v === 'blue'), 0, 'a level with share 0 is never drawn')
+  t.equal(
+    share(colours, (v) => v === 'blue'),
+    0,
+    'a level with share 0 is never drawn',
+  )
 })
 
 t.test('a shift moves only the chosen numerical inputs, by standard deviations', async (t) => {

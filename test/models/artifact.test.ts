@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { ArtifactError, artifactSha256, canonicalJson, parseArtifact, referenceBin, serialiseArtifact, signArtifact, type ArtifactErrorCode } from '../../lib/models/artifact.js'
+import {
+  ArtifactError,
+  artifactSha256,
+  canonicalJson,
+  parseArtifact,
+  referenceBin,
+  serialiseArtifact,
+  signArtifact,
+  type ArtifactErrorCode,
+} from '../../lib/models/artifact.js'
 import { artifactBytes, rawArtifact, sign } from '../fixtures/models.js'
 
 const rejects = (t: Test, text: string | Buffer, code: ArtifactErrorCode, field: string) => {
@@ -90,7 +99,13 @@ const CASES: readonly Case[] = [
   ['a repeated class', 'iris', (a) => (a.classes[2] = 'setosa'), 'INVALID_SCHEMA', 'classes[2]'],
   ['classes that are not strings', 'iris', (a) => (a.classes[0] = 0), 'INVALID_SCHEMA', 'classes[0]'],
   ['preprocessing with an extra step', 'iris', (a) => (a.preprocessing.log = true), 'INVALID_SCHEMA', 'preprocessing.log'],
-  ['a mean per encoded column instead of per numerical input', 'cars', (a) => a.preprocessing.standardisation.mean.push(0, 0, 0), 'DIMENSION_MISMATCH', 'preprocessing.standardisation.mean'],
+  [
+    'a mean per encoded column instead of per numerical input',
+    'cars',
+    (a) => a.preprocessing.standardisation.mean.push(0, 0, 0),
+    'DIMENSION_MISMATCH',
+    'preprocessing.standardisation.mean',
+  ],
   ['a mean that is not a number', 'iris', (a) => (a.preprocessing.standardisation.mean[2] = '5'), 'INVALID_SCHEMA', 'preprocessing.standardisation.mean[2]'],
   ['a scale of zero', 'iris', (a) => (a.preprocessing.standardisation.scale[1] = 0), 'INVALID_SCHEMA', 'preprocessing.standardisation.scale[1]'],
   ['a scale that is not an array', 'iris', (a) => (a.preprocessing.standardisation.scale = 1), 'INVALID_SCHEMA', 'preprocessing.standardisation.scale'],
@@ -111,14 +126,32 @@ const CASES: readonly Case[] = [
   ['edges that are not an array', 'iris', (a) => (a.reference.features[0].edges = 5), 'INVALID_SCHEMA', 'reference.features[0].edges'],
   ['an edge that is not a number', 'iris', (a) => (a.reference.features[0].edges[1] = null), 'INVALID_SCHEMA', 'reference.features[0].edges[1]'],
   ['edges out of order', 'iris', (a) => a.reference.features[2].edges.reverse(), 'INVALID_REFERENCE', 'reference.features[2].edges[1]'],
-  ['a repeated edge', 'iris', (a) => (a.reference.features[2].edges[1] = a.reference.features[2].edges[0]), 'INVALID_REFERENCE', 'reference.features[2].edges[1]'],
-  ['a proportion per edge instead of per bin', 'iris', (a) => a.reference.features[0].proportions.pop(), 'DIMENSION_MISMATCH', 'reference.features[0].proportions'],
+  [
+    'a repeated edge',
+    'iris',
+    (a) => (a.reference.features[2].edges[1] = a.reference.features[2].edges[0]),
+    'INVALID_REFERENCE',
+    'reference.features[2].edges[1]',
+  ],
+  [
+    'a proportion per edge instead of per bin',
+    'iris',
+    (a) => a.reference.features[0].proportions.pop(),
+    'DIMENSION_MISMATCH',
+    'reference.features[0].proportions',
+  ],
   ['a negative proportion', 'iris', (a) => (a.reference.features[3].proportions[0] = -0.5), 'INVALID_REFERENCE', 'reference.features[3].proportions[0]'],
   ['a proportion above one', 'iris', (a) => (a.reference.features[3].proportions[0] = 1.5), 'INVALID_REFERENCE', 'reference.features[3].proportions[0]'],
   ['proportions not summing to one', 'iris', (a) => (a.reference.features[3].proportions[2] += 1e-6), 'INVALID_REFERENCE', 'reference.features[3].proportions'],
   ['reference levels in another order', 'cars', (a) => a.reference.features[6].levels.reverse(), 'INVALID_REFERENCE', 'reference.features[6].levels'],
   ['a reference missing a level', 'cars', (a) => a.reference.features[6].levels.pop(), 'INVALID_REFERENCE', 'reference.features[6].levels'],
-  ['categorical proportions that do not sum to one', 'cars', (a) => (a.reference.features[6].proportions[0] = 0.5), 'INVALID_REFERENCE', 'reference.features[6].proportions'],
+  [
+    'categorical proportions that do not sum to one',
+    'cars',
+    (a) => (a.reference.features[6].proportions[0] = 0.5),
+    'INVALID_REFERENCE',
+    'reference.features[6].proportions',
+  ],
   ['provenance without a dataset source', 'iris', (a) => (a.provenance.dataset.source = ''), 'INVALID_SCHEMA', 'provenance.dataset.source'],
   ['provenance with an unnamed dataset', 'iris', (a) => (a.provenance.dataset.name = 7), 'INVALID_SCHEMA', 'provenance.dataset.name'],
   ['provenance with negative rows', 'iris', (a) => (a.provenance.dataset.rows = -1), 'INVALID_SCHEMA', 'provenance.dataset.rows'],
@@ -162,7 +195,15 @@ t.test('a two-class logistic regression has one weight row: the logit of the sec
 
 t.test('referenceBin counts the edges at or below a value: closed below, outer bins open', async (t) => {
   const edges = [1, 2, 3]
-  const cases: readonly (readonly [number, number])[] = [[-1e300, 0], [0.999, 0], [1, 1], [1.5, 1], [2, 2], [3, 3], [1e300, 3]]
+  const cases: readonly (readonly [number, number])[] = [
+    [-1e300, 0],
+    [0.999, 0],
+    [1, 1],
+    [1.5, 1],
+    [2, 2],
+    [3, 3],
+    [1e300, 3],
+  ]
   for (const [value, bin] of cases) t.equal(referenceBin(edges, value), bin, `value ${value}`)
   t.equal(referenceBin([], 5), 0)
   t.equal(referenceBin(Float64Array.of(0.5), 0.5), 1)

@@ -22,15 +22,16 @@ const named = (rows: readonly number[][]) => rows.map((row) => Object.fromEntrie
 
 const CHEVELLE = { cylinders: 8, displacement: 307, horsepower: 130, weight_in_lbs: 3504, acceleration: 12, year: 1970, origin: 'USA' }
 const COROLLA = { cylinders: 4, displacement: 97, horsepower: 88, weight_in_lbs: 2130, acceleration: 14.5, year: 1970, origin: 'Japan' }
-const carTensors = (overrides: Record<string, unknown> = {}) => [
-  { name: 'cylinders', datatype: 'INT64', shape: [2], data: [8, 4] },
-  { name: 'displacement', datatype: 'FP64', shape: [2, 1], data: [[307], [97]] },
-  { name: 'horsepower', datatype: 'UINT16', shape: [2], data: [130, 88] },
-  { name: 'weight_in_lbs', datatype: 'INT32', shape: [2], data: [3504, 2130] },
-  { name: 'acceleration', datatype: 'FP32', shape: [2], data: [12, 14.5] },
-  { name: 'year', datatype: 'INT16', shape: [2], data: [1970, 1970] },
-  { name: 'origin', datatype: 'BYTES', shape: [2], data: ['USA', 'Japan'] },
-].map((tensor) => ({ ...tensor, ...(overrides[tensor.name] as object | undefined) }))
+const carTensors = (overrides: Record<string, unknown> = {}) =>
+  [
+    { name: 'cylinders', datatype: 'INT64', shape: [2], data: [8, 4] },
+    { name: 'displacement', datatype: 'FP64', shape: [2, 1], data: [[307], [97]] },
+    { name: 'horsepower', datatype: 'UINT16', shape: [2], data: [130, 88] },
+    { name: 'weight_in_lbs', datatype: 'INT32', shape: [2], data: [3504, 2130] },
+    { name: 'acceleration', datatype: 'FP32', shape: [2], data: [12, 14.5] },
+    { name: 'year', datatype: 'INT16', shape: [2], data: [1970, 1970] },
+    { name: 'origin', datatype: 'BYTES', shape: [2], data: ['USA', 'Japan'] },
+  ].map((tensor) => ({ ...tensor, ...(overrides[tensor.name] as object | undefined) }))
 
 const caught = (fn: () => unknown): HttpError => {
   try {
@@ -51,7 +52,8 @@ const checkError = (t: Test, error: HttpError, expected: Expected): void => {
   t.same(error.extra, expected.input === undefined ? { error: error.message } : { error: error.message, input: expected.input })
 }
 
-const same = (a: Float64Array, b: Float64Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
+const same = (a: Float64Array, b: Float64Array): boolean =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
 t.test('per-feature inputs, nested [N, 1] inputs, a 2-D tensor, nested rows and instances give the same features', async (t) => {
   const expected = Float64Array.from(IRIS_ROWS.flat())
@@ -78,10 +80,16 @@ t.test('cars takes integer datatypes for numerical inputs and BYTES levels for i
 
 t.test('readPredictRequest returns the model, version and id; readInferRequest takes no model', async (t) => {
   const id = 'x'.repeat(MAX_ID_LENGTH)
-  const request = readPredictRequest({ model: 'iris', version: '1', id, parameters: {}, outputs: [{ name: 'species' }], inputs: perFeature(IRIS_ROWS) }, OPTIONS)
+  const request = readPredictRequest(
+    { model: 'iris', version: '1', id, parameters: {}, outputs: [{ name: 'species' }], inputs: perFeature(IRIS_ROWS) },
+    OPTIONS,
+  )
   t.match(request, { model: 'iris', version: '1', id, kind: 'tensors', rows: 3 })
   t.match(readPredictRequest({ model: 'iris', instances: named(IRIS_ROWS) }, OPTIONS), { model: 'iris', version: undefined, id: undefined, kind: 'instances' })
-  const infer = readInferRequest({ id: 'a', inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 4], data: [1, 2, 3, 4], parameters: { binary_data: false } }] }, OPTIONS)
+  const infer = readInferRequest(
+    { id: 'a', inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 4], data: [1, 2, 3, 4], parameters: { binary_data: false } }] },
+    OPTIONS,
+  )
   t.match(infer, { id: 'a', rows: 1, kind: 'tensors' })
   t.notOk('model' in infer)
 })
@@ -104,88 +112,479 @@ const READ_ERRORS: readonly (Expected & { name: string; body: unknown; form?: 'v
   { name: 'a missing model', body: { inputs: [] }, code: 'INVALID_REQUEST', detail: /model must be a non-empty string/ },
   { name: 'a model that is a number', body: { model: 1, inputs: [] }, code: 'INVALID_REQUEST', detail: /model must be a non-empty string/ },
   { name: 'an empty model', body: { model: '', inputs: [] }, code: 'INVALID_REQUEST', detail: /model must be a non-empty string/ },
-  { name: 'a version that is a number', body: { model: 'iris', version: 1, inputs: [] }, code: 'INVALID_REQUEST', detail: /version must be a non-empty string/ },
+  {
+    name: 'a version that is a number',
+    body: { model: 'iris', version: 1, inputs: [] },
+    code: 'INVALID_REQUEST',
+    detail: /version must be a non-empty string/,
+  },
   { name: 'an empty version', body: { model: 'iris', version: '', inputs: [] }, code: 'INVALID_REQUEST', detail: /version must be a non-empty string/ },
-  { name: 'an unknown member', body: { model: 'iris', input: [] }, code: 'INVALID_REQUEST', detail: /^input is not a member of a prediction request; its members are model, version, id, inputs, instances, parameters, outputs$/ },
-  { name: 'a model member on the OIP route', body: { model: 'iris', inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /^model is not a member .* are id, inputs, parameters, outputs$/ },
+  {
+    name: 'an unknown member',
+    body: { model: 'iris', input: [] },
+    code: 'INVALID_REQUEST',
+    detail: /^input is not a member of a prediction request; its members are model, version, id, inputs, instances, parameters, outputs$/,
+  },
+  {
+    name: 'a model member on the OIP route',
+    body: { model: 'iris', inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /^model is not a member .* are id, inputs, parameters, outputs$/,
+  },
   { name: 'instances on the OIP route', body: { instances: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /^instances is not a member/ },
   { name: 'an id that is a number', body: { model: 'iris', id: 7, inputs: [] }, code: 'INVALID_REQUEST', detail: /id must be a string of 1 to 256 characters/ },
   { name: 'an empty id', body: { id: '', inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /id must be a string of 1 to 256 characters/ },
-  { name: 'an id over 256 characters', body: { id: 'x'.repeat(257), inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /id must be a string of 1 to 256/ },
-  { name: 'parameters that are not an object', body: { parameters: [], inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /parameters must be an object/ },
+  {
+    name: 'an id over 256 characters',
+    body: { id: 'x'.repeat(257), inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /id must be a string of 1 to 256/,
+  },
+  {
+    name: 'parameters that are not an object',
+    body: { parameters: [], inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /parameters must be an object/,
+  },
   { name: 'outputs that are not an array', body: { outputs: {}, inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /outputs must be an array/ },
-  { name: 'both inputs and instances', body: { model: 'iris', inputs: perFeature(IRIS_ROWS), instances: [] }, code: 'INVALID_REQUEST', detail: /give inputs or instances, not both/ },
+  {
+    name: 'both inputs and instances',
+    body: { model: 'iris', inputs: perFeature(IRIS_ROWS), instances: [] },
+    code: 'INVALID_REQUEST',
+    detail: /give inputs or instances, not both/,
+  },
   { name: 'neither inputs nor instances', body: { model: 'iris' }, code: 'INVALID_REQUEST', detail: /inputs must be a non-empty array/ },
   { name: 'no inputs', body: { inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /inputs must be a non-empty array/ },
   { name: 'instances that are not an array', body: { model: 'iris', instances: {} }, code: 'INVALID_REQUEST', detail: /instances must be a non-empty array/ },
   { name: 'no instances', body: { model: 'iris', instances: [] }, code: 'INVALID_REQUEST', detail: /instances must be a non-empty array/ },
-  { name: 'more instances than maxBatch', body: { model: 'iris', instances: named(IRIS_ROWS) }, maxBatch: 2, code: 'BATCH_TOO_LARGE', detail: /^the batch has 3 rows; at most 2 are allowed per request$/ },
-  { name: 'more rows than maxBatch', body: { inputs: perFeature([[1, 2, 3, 4]]).map((input) => ({ ...input, shape: [1001], data: Array(1001).fill(1) })) }, form: 'v2', code: 'BATCH_TOO_LARGE', detail: /the batch has 1001 rows; at most 1000/, input: 'sepal_length' },
-  { name: 'an input that is not an object', body: { inputs: [[1, 2]] }, form: 'v2', code: 'INVALID_INPUT', detail: /^inputs\[0\] must be an object with name, datatype, shape and data$/ },
-  { name: 'an input with an unknown member', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1], data: [1], contents: {} }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^inputs\[0\]\.contents is not a member of an input tensor/ },
-  { name: 'an input without a name', body: { inputs: [{ datatype: 'FP64', shape: [1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /inputs\[0\]\.name must be a non-empty string/ },
-  { name: 'an input with an empty name', body: { inputs: [{ name: '', datatype: 'FP64', shape: [1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /inputs\[0\]\.name must be a non-empty string/ },
-  { name: 'a missing datatype', body: { inputs: [{ name: 'a', shape: [1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: datatype must be one of FP64, FP32, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BYTES$/, input: 'a' },
-  { name: 'an unsupported datatype', body: { inputs: [{ name: 'a', datatype: 'FP16', shape: [1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: datatype must be one of/, input: 'a' },
-  { name: 'a lower-case datatype', body: { inputs: [{ name: 'a', datatype: 'fp64', shape: [1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: datatype must be one of/, input: 'a' },
-  { name: 'a missing shape', body: { inputs: [{ name: 'a', datatype: 'FP64', data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: shape must be \[N\] or \[N, F\], of non-negative integers/, input: 'a' },
-  { name: 'an empty shape', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: shape must be/, input: 'a' },
-  { name: 'a 3-D shape', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1, 1, 1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: shape must be/, input: 'a' },
-  { name: 'a negative dimension', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [-1], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: shape must be/, input: 'a' },
-  { name: 'a fractional dimension', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1.5], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: shape must be/, input: 'a' },
-  { name: 'a dimension that is a string', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: ['1'], data: [1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: shape must be/, input: 'a' },
-  { name: 'no rows', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [0], data: [] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: shape \[0\] has no rows; a batch has at least one$/, input: 'a' },
-  { name: 'data that is not an array', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1], data: 1 }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: data must be an array/, input: 'a' },
-  { name: 'a shape product below the data length', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2], data: [1, 2, 3] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: shape \[2\] holds 2 values, data has 3$/, input: 'a' },
-  { name: 'a shape product above the data length', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2, 4], data: [1, 2, 3, 4] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: shape \[2, 4\] holds 8 values, data has 4$/, input: 'a' },
-  { name: 'nested rows more than the shape has', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1, 2], data: [[1, 2], [3, 4]] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: shape \[1, 2\] holds 2 values, data has 4$/, input: 'a' },
-  { name: 'nested rows of unequal length', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2, 2], data: [[1, 2], [3]] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: data\[1\] must be a row of 2 values, as shape \[2, 2\] says; nested rows must all have the same length$/, input: 'a' },
-  { name: 'a nested row that is not an array', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2, 2], data: [[1, 2], 3, 4] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: data\[1\] must be a row of 2 values/, input: 'a' },
-  { name: 'nested data for a 1-D shape', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1], data: [[1]] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: data\[0\] must be a number \(datatype FP64\)/, input: 'a' },
-  { name: 'a string for a number', body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2], data: [1, '2'] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: data\[1\] must be a number \(datatype FP64\)$/, input: 'a' },
-  { name: 'null for a number', body: { inputs: [{ name: 'a', datatype: 'INT32', shape: [1], data: [null] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /input a: data\[0\] must be a number \(datatype INT32\)/, input: 'a' },
-  { name: 'a number too large for a double', body: JSON.parse('{"inputs":[{"name":"a","datatype":"FP64","shape":[1],"data":[1e400]}]}'), form: 'v2', code: 'INVALID_INPUT', detail: /^input a: data\[0\] must be a finite number$/, input: 'a' },
-  { name: 'a fraction for an integer type', body: { inputs: [{ name: 'a', datatype: 'INT32', shape: [2], data: [1, 1.5] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: data\[1\] is 1.5, not a value of datatype INT32$/, input: 'a' },
-  { name: 'a negative unsigned value', body: { inputs: [{ name: 'a', datatype: 'UINT8', shape: [1], data: [-1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /data\[0\] is -1, not a value of datatype UINT8/, input: 'a' },
-  { name: 'an INT8 above 127', body: { inputs: [{ name: 'a', datatype: 'INT8', shape: [1], data: [128] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /data\[0\] is 128, not a value of datatype INT8/, input: 'a' },
-  { name: 'an INT64 of 2^63', body: { inputs: [{ name: 'a', datatype: 'INT64', shape: [1], data: [2 ** 63] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /not a value of datatype INT64/, input: 'a' },
-  { name: 'an FP32 beyond its range', body: { inputs: [{ name: 'a', datatype: 'FP32', shape: [1], data: [1e39] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /data\[0\] is 1e\+39, not a value of datatype FP32/, input: 'a' },
-  { name: 'a number for BYTES', body: { inputs: [{ name: 'a', datatype: 'BYTES', shape: [2], data: ['x', 1] }] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input a: data\[1\] must be a string \(datatype BYTES\)$/, input: 'a' },
-  { name: 'a duplicate input', body: { inputs: [...perFeature(IRIS_ROWS), perFeature(IRIS_ROWS)[2]] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input petal_length is given more than once$/, input: 'petal_length' },
-  { name: 'inputs with different row counts', body: { inputs: [perFeature(IRIS_ROWS)[0], perFeature(IRIS_ROWS.slice(1))[1]] }, form: 'v2', code: 'INVALID_INPUT', detail: /^input sepal_width has 2 rows, input sepal_length has 3; every input needs one value per row$/, input: 'sepal_width' },
+  {
+    name: 'more instances than maxBatch',
+    body: { model: 'iris', instances: named(IRIS_ROWS) },
+    maxBatch: 2,
+    code: 'BATCH_TOO_LARGE',
+    detail: /^the batch has 3 rows; at most 2 are allowed per request$/,
+  },
+  {
+    name: 'more rows than maxBatch',
+    body: { inputs: perFeature([[1, 2, 3, 4]]).map((input) => ({ ...input, shape: [1001], data: Array(1001).fill(1) })) },
+    form: 'v2',
+    code: 'BATCH_TOO_LARGE',
+    detail: /the batch has 1001 rows; at most 1000/,
+    input: 'sepal_length',
+  },
+  {
+    name: 'an input that is not an object',
+    body: { inputs: [[1, 2]] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^inputs\[0\] must be an object with name, datatype, shape and data$/,
+  },
+  {
+    name: 'an input with an unknown member',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1], data: [1], contents: {} }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^inputs\[0\]\.contents is not a member of an input tensor/,
+  },
+  {
+    name: 'an input without a name',
+    body: { inputs: [{ datatype: 'FP64', shape: [1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /inputs\[0\]\.name must be a non-empty string/,
+  },
+  {
+    name: 'an input with an empty name',
+    body: { inputs: [{ name: '', datatype: 'FP64', shape: [1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /inputs\[0\]\.name must be a non-empty string/,
+  },
+  {
+    name: 'a missing datatype',
+    body: { inputs: [{ name: 'a', shape: [1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: datatype must be one of FP64, FP32, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BYTES$/,
+    input: 'a',
+  },
+  {
+    name: 'an unsupported datatype',
+    body: { inputs: [{ name: 'a', datatype: 'FP16', shape: [1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: datatype must be one of/,
+    input: 'a',
+  },
+  {
+    name: 'a lower-case datatype',
+    body: { inputs: [{ name: 'a', datatype: 'fp64', shape: [1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: datatype must be one of/,
+    input: 'a',
+  },
+  {
+    name: 'a missing shape',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: shape must be \[N\] or \[N, F\], of non-negative integers/,
+    input: 'a',
+  },
+  {
+    name: 'an empty shape',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: shape must be/,
+    input: 'a',
+  },
+  {
+    name: 'a 3-D shape',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1, 1, 1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: shape must be/,
+    input: 'a',
+  },
+  {
+    name: 'a negative dimension',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [-1], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: shape must be/,
+    input: 'a',
+  },
+  {
+    name: 'a fractional dimension',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1.5], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: shape must be/,
+    input: 'a',
+  },
+  {
+    name: 'a dimension that is a string',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: ['1'], data: [1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: shape must be/,
+    input: 'a',
+  },
+  {
+    name: 'no rows',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [0], data: [] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: shape \[0\] has no rows; a batch has at least one$/,
+    input: 'a',
+  },
+  {
+    name: 'data that is not an array',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1], data: 1 }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: data must be an array/,
+    input: 'a',
+  },
+  {
+    name: 'a shape product below the data length',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2], data: [1, 2, 3] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: shape \[2\] holds 2 values, data has 3$/,
+    input: 'a',
+  },
+  {
+    name: 'a shape product above the data length',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2, 4], data: [1, 2, 3, 4] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: shape \[2, 4\] holds 8 values, data has 4$/,
+    input: 'a',
+  },
+  {
+    name: 'nested rows more than the shape has',
+    body: {
+      inputs: [
+        {
+          name: 'a',
+          datatype: 'FP64',
+          shape: [1, 2],
+          data: [
+            [1, 2],
+            [3, 4],
+          ],
+        },
+      ],
+    },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: shape \[1, 2\] holds 2 values, data has 4$/,
+    input: 'a',
+  },
+  {
+    name: 'nested rows of unequal length',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2, 2], data: [[1, 2], [3]] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: data\[1\] must be a row of 2 values, as shape \[2, 2\] says; nested rows must all have the same length$/,
+    input: 'a',
+  },
+  {
+    name: 'a nested row that is not an array',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2, 2], data: [[1, 2], 3, 4] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: data\[1\] must be a row of 2 values/,
+    input: 'a',
+  },
+  {
+    name: 'nested data for a 1-D shape',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [1], data: [[1]] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: data\[0\] must be a number \(datatype FP64\)/,
+    input: 'a',
+  },
+  {
+    name: 'a string for a number',
+    body: { inputs: [{ name: 'a', datatype: 'FP64', shape: [2], data: [1, '2'] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: data\[1\] must be a number \(datatype FP64\)$/,
+    input: 'a',
+  },
+  {
+    name: 'null for a number',
+    body: { inputs: [{ name: 'a', datatype: 'INT32', shape: [1], data: [null] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /input a: data\[0\] must be a number \(datatype INT32\)/,
+    input: 'a',
+  },
+  {
+    name: 'a number too large for a double',
+    body: JSON.parse('{"inputs":[{"name":"a","datatype":"FP64","shape":[1],"data":[1e400]}]}'),
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: data\[0\] must be a finite number$/,
+    input: 'a',
+  },
+  {
+    name: 'a fraction for an integer type',
+    body: { inputs: [{ name: 'a', datatype: 'INT32', shape: [2], data: [1, 1.5] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: data\[1\] is 1.5, not a value of datatype INT32$/,
+    input: 'a',
+  },
+  {
+    name: 'a negative unsigned value',
+    body: { inputs: [{ name: 'a', datatype: 'UINT8', shape: [1], data: [-1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /data\[0\] is -1, not a value of datatype UINT8/,
+    input: 'a',
+  },
+  {
+    name: 'an INT8 above 127',
+    body: { inputs: [{ name: 'a', datatype: 'INT8', shape: [1], data: [128] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /data\[0\] is 128, not a value of datatype INT8/,
+    input: 'a',
+  },
+  {
+    name: 'an INT64 of 2^63',
+    body: { inputs: [{ name: 'a', datatype: 'INT64', shape: [1], data: [2 ** 63] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /not a value of datatype INT64/,
+    input: 'a',
+  },
+  {
+    name: 'an FP32 beyond its range',
+    body: { inputs: [{ name: 'a', datatype: 'FP32', shape: [1], data: [1e39] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /data\[0\] is 1e\+39, not a value of datatype FP32/,
+    input: 'a',
+  },
+  {
+    name: 'a number for BYTES',
+    body: { inputs: [{ name: 'a', datatype: 'BYTES', shape: [2], data: ['x', 1] }] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input a: data\[1\] must be a string \(datatype BYTES\)$/,
+    input: 'a',
+  },
+  {
+    name: 'a duplicate input',
+    body: { inputs: [...perFeature(IRIS_ROWS), perFeature(IRIS_ROWS)[2]] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input petal_length is given more than once$/,
+    input: 'petal_length',
+  },
+  {
+    name: 'inputs with different row counts',
+    body: { inputs: [perFeature(IRIS_ROWS)[0], perFeature(IRIS_ROWS.slice(1))[1]] },
+    form: 'v2',
+    code: 'INVALID_INPUT',
+    detail: /^input sepal_width has 2 rows, input sepal_length has 3; every input needs one value per row$/,
+    input: 'sepal_width',
+  },
 ]
 
 for (const { name, body, form = 'v1', maxBatch = 1000, ...expected } of READ_ERRORS) {
   t.test(`a request with ${name} is refused`, async (t) => {
     const read = form === 'v1' ? readPredictRequest : readInferRequest
-    checkError(t, caught(() => read(body, { maxBatch })), expected)
+    checkError(
+      t,
+      caught(() => read(body, { maxBatch })),
+      expected,
+    )
   })
 }
 
 const irisTensors = (change: (inputs: ReturnType<typeof perFeature>) => unknown[]) => ({ inputs: change(perFeature(IRIS_ROWS)) })
 
 const ENCODE_ERRORS: readonly (Expected & { name: string; body: unknown; model: CompiledModel })[] = [
-  { name: 'an unknown input', model: iris, body: irisTensors((inputs) => [...inputs, { name: 'petal_colour', datatype: 'FP64', shape: [3], data: [1, 2, 3] }]), code: 'INVALID_INPUT', detail: /^input petal_colour is not an input of model iris; its inputs are sepal_length, sepal_width, petal_length, petal_width$/, input: 'petal_colour' },
-  { name: 'a missing input', model: iris, body: irisTensors((inputs) => inputs.filter((input) => input.name !== 'petal_length')), code: 'INVALID_INPUT', detail: /^input petal_length is missing; model iris takes sepal_length, sepal_width, petal_length, petal_width$/, input: 'petal_length' },
-  { name: 'a named input of two columns', model: iris, body: irisTensors((inputs) => inputs.map((input) => ({ ...input, shape: [3, 2], data: [...input.data, ...input.data] }))), code: 'INVALID_INPUT', detail: /^input sepal_length: shape \[3, 2\] must be \[N\] or \[N, 1\], one value per row$/, input: 'sepal_length' },
-  { name: 'BYTES for a numerical input', model: iris, body: irisTensors((inputs) => inputs.map((input) => ({ ...input, datatype: 'BYTES', data: input.data.map(String) }))), code: 'INVALID_INPUT', detail: /^input sepal_length: datatype BYTES does not fit a numerical input; use FP64/, input: 'sepal_length' },
-  { name: 'a number for a categorical input', model: cars, body: { inputs: carTensors({ origin: { datatype: 'INT32', data: [0, 2] } }) }, code: 'INVALID_INPUT', detail: /^input origin: datatype INT32 does not fit a categorical input; use BYTES with one of USA, Europe, Japan$/, input: 'origin' },
-  { name: 'an unknown category', model: cars, body: { inputs: carTensors({ origin: { data: ['USA', 'Mars'] } }) }, code: 'INVALID_INPUT', detail: /^input origin: data\[1\] is "Mars", not one of USA, Europe, Japan$/, input: 'origin' },
-  { name: 'a 2-D tensor for a model with a categorical input', model: cars, body: { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 7], data: [8, 307, 130, 3504, 12, 1970, 0] }] }, code: 'INVALID_INPUT', detail: /^input input-0: model cars has categorical inputs, so it takes one input per feature \(cylinders, .*, origin\), not one \[N, F\] tensor$/, input: 'input-0' },
-  { name: 'a 2-D tensor of the wrong width', model: iris, body: { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 3], data: [1, 2, 3] }] }, code: 'INVALID_INPUT', detail: /^input input-0 is not an input of model iris; as one tensor its shape \[1, 3\] must be \[N, 4\], columns sepal_length, sepal_width, petal_length, petal_width$/, input: 'input-0' },
-  { name: 'a 2-D BYTES tensor', model: iris, body: { inputs: [{ name: 'input-0', datatype: 'BYTES', shape: [1, 4], data: ['1', '2', '3', '4'] }] }, code: 'INVALID_INPUT', detail: /^input input-0: datatype BYTES does not fit numerical inputs/, input: 'input-0' },
-  { name: 'a 1-D tensor of unknown name', model: iris, body: { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [4], data: [1, 2, 3, 4] }] }, code: 'INVALID_INPUT', detail: /^input input-0 is not an input of model iris/, input: 'input-0' },
-  { name: 'an instance missing a feature', model: iris, body: { instances: [named(IRIS_ROWS)[0], { sepal_length: 1, sepal_width: 2, petal_length: 3 }] }, code: 'INVALID_INPUT', detail: /^instances: row 1: petal_width is missing$/, input: 'petal_width' },
-  { name: 'an instance that is not an object', model: iris, body: { instances: [[5.1, 3.5, 1.4, 0.2]] }, code: 'INVALID_INPUT', detail: /^instances: row 0 must be an object of named features$/ },
-  { name: 'an instance with an unknown category', model: cars, body: { instances: [{ ...CHEVELLE, origin: 'Mars' }] }, code: 'INVALID_INPUT', detail: /^instances: row 0: origin must be one of USA, Europe, Japan$/, input: 'origin' },
-  { name: 'an instance with a non-finite number', model: iris, body: { instances: [{ ...named(IRIS_ROWS)[0], sepal_width: Infinity }] }, code: 'INVALID_INPUT', detail: /^instances: row 0: sepal_width must be a finite number$/, input: 'sepal_width' },
-  { name: 'an instance with an extra feature', model: iris, body: { instances: [{ ...named(IRIS_ROWS)[0], colour: 'blue' }] }, code: 'INVALID_INPUT', detail: /^instances: row 0: colour is not an input of this model$/, input: 'colour' },
+  {
+    name: 'an unknown input',
+    model: iris,
+    body: irisTensors((inputs) => [...inputs, { name: 'petal_colour', datatype: 'FP64', shape: [3], data: [1, 2, 3] }]),
+    code: 'INVALID_INPUT',
+    detail: /^input petal_colour is not an input of model iris; its inputs are sepal_length, sepal_width, petal_length, petal_width$/,
+    input: 'petal_colour',
+  },
+  {
+    name: 'a missing input',
+    model: iris,
+    body: irisTensors((inputs) => inputs.filter((input) => input.name !== 'petal_length')),
+    code: 'INVALID_INPUT',
+    detail: /^input petal_length is missing; model iris takes sepal_length, sepal_width, petal_length, petal_width$/,
+    input: 'petal_length',
+  },
+  {
+    name: 'a named input of two columns',
+    model: iris,
+    body: irisTensors((inputs) => inputs.map((input) => ({ ...input, shape: [3, 2], data: [...input.data, ...input.data] }))),
+    code: 'INVALID_INPUT',
+    detail: /^input sepal_length: shape \[3, 2\] must be \[N\] or \[N, 1\], one value per row$/,
+    input: 'sepal_length',
+  },
+  {
+    name: 'BYTES for a numerical input',
+    model: iris,
+    body: irisTensors((inputs) => inputs.map((input) => ({ ...input, datatype: 'BYTES', data: input.data.map(String) }))),
+    code: 'INVALID_INPUT',
+    detail: /^input sepal_length: datatype BYTES does not fit a numerical input; use FP64/,
+    input: 'sepal_length',
+  },
+  {
+    name: 'a number for a categorical input',
+    model: cars,
+    body: { inputs: carTensors({ origin: { datatype: 'INT32', data: [0, 2] } }) },
+    code: 'INVALID_INPUT',
+    detail: /^input origin: datatype INT32 does not fit a categorical input; use BYTES with one of USA, Europe, Japan$/,
+    input: 'origin',
+  },
+  {
+    name: 'an unknown category',
+    model: cars,
+    body: { inputs: carTensors({ origin: { data: ['USA', 'Mars'] } }) },
+    code: 'INVALID_INPUT',
+    detail: /^input origin: data\[1\] is "Mars", not one of USA, Europe, Japan$/,
+    input: 'origin',
+  },
+  {
+    name: 'a 2-D tensor for a model with a categorical input',
+    model: cars,
+    body: { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 7], data: [8, 307, 130, 3504, 12, 1970, 0] }] },
+    code: 'INVALID_INPUT',
+    detail: /^input input-0: model cars has categorical inputs, so it takes one input per feature \(cylinders, .*, origin\), not one \[N, F\] tensor$/,
+    input: 'input-0',
+  },
+  {
+    name: 'a 2-D tensor of the wrong width',
+    model: iris,
+    body: { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 3], data: [1, 2, 3] }] },
+    code: 'INVALID_INPUT',
+    detail:
+      /^input input-0 is not an input of model iris; as one tensor its shape \[1, 3\] must be \[N, 4\], columns sepal_length, sepal_width, petal_length, petal_width$/,
+    input: 'input-0',
+  },
+  {
+    name: 'a 2-D BYTES tensor',
+    model: iris,
+    body: { inputs: [{ name: 'input-0', datatype: 'BYTES', shape: [1, 4], data: ['1', '2', '3', '4'] }] },
+    code: 'INVALID_INPUT',
+    detail: /^input input-0: datatype BYTES does not fit numerical inputs/,
+    input: 'input-0',
+  },
+  {
+    name: 'a 1-D tensor of unknown name',
+    model: iris,
+    body: { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [4], data: [1, 2, 3, 4] }] },
+    code: 'INVALID_INPUT',
+    detail: /^input input-0 is not an input of model iris/,
+    input: 'input-0',
+  },
+  {
+    name: 'an instance missing a feature',
+    model: iris,
+    body: { instances: [named(IRIS_ROWS)[0], { sepal_length: 1, sepal_width: 2, petal_length: 3 }] },
+    code: 'INVALID_INPUT',
+    detail: /^instances: row 1: petal_width is missing$/,
+    input: 'petal_width',
+  },
+  {
+    name: 'an instance that is not an object',
+    model: iris,
+    body: { instances: [[5.1, 3.5, 1.4, 0.2]] },
+    code: 'INVALID_INPUT',
+    detail: /^instances: row 0 must be an object of named features$/,
+  },
+  {
+    name: 'an instance with an unknown category',
+    model: cars,
+    body: { instances: [{ ...CHEVELLE, origin: 'Mars' }] },
+    code: 'INVALID_INPUT',
+    detail: /^instances: row 0: origin must be one of USA, Europe, Japan$/,
+    input: 'origin',
+  },
+  {
+    name: 'an instance with a non-finite number',
+    model: iris,
+    body: { instances: [{ ...named(IRIS_ROWS)[0], sepal_width: Infinity }] },
+    code: 'INVALID_INPUT',
+    detail: /^instances: row 0: sepal_width must be a finite number$/,
+    input: 'sepal_width',
+  },
+  {
+    name: 'an instance with an extra feature',
+    model: iris,
+    body: { instances: [{ ...named(IRIS_ROWS)[0], colour: 'blue' }] },
+    code: 'INVALID_INPUT',
+    detail: /^instances: row 0: colour is not an input of this model$/,
+    input: 'colour',
+  },
 ]
 
 for (const { name, body, model, ...expected } of ENCODE_ERRORS) {
   t.test(`a request with ${name} is refused once the model is known`, async (t) => {
     const request = readPredictRequest({ model: model.name, ...(body as object) }, OPTIONS)
-    checkError(t, caught(() => encodeInputs(request, model)), expected)
+    checkError(
+      t,
+      caught(() => encodeInputs(request, model)),
+      expected,
+    )
   })
 }
 
@@ -198,7 +597,12 @@ t.test('an instance error lists every problem, naming the first one as the input
 
 t.test('a failure of encode other than InputError propagates unchanged', async (t) => {
   const failure = new TypeError('broken')
-  const model = { ...iris, encode: () => { throw failure } } as CompiledModel
+  const model = {
+    ...iris,
+    encode: () => {
+      throw failure
+    },
+  } as CompiledModel
   const request: InferRequest = readPredictRequest({ model: 'iris', instances: [{}] }, OPTIONS)
   t.throws(() => encodeInputs(request, model), failure)
   t.notOk(failure instanceof InputError)

@@ -69,7 +69,12 @@ t.test('a regression answers with one FP64 output named as in the artifact', asy
   const response = answer({ model: 'cars', id: 'c', instances: [chevelle, { ...chevelle, origin: 'Japan' }] })
   const values = new Float64Array(2)
   cars.predict(cars.encode([chevelle, { ...chevelle, origin: 'Japan' }]), 2, values)
-  t.same(response, { model_name: 'cars', model_version: '1', id: 'c', outputs: [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [2], data: [...values] }] })
+  t.same(response, {
+    model_name: 'cars',
+    model_version: '1',
+    id: 'c',
+    outputs: [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [2], data: [...values] }],
+  })
 })
 
 t.test('a request without an id gets a fresh UUID', async (t) => {

@@ -48,7 +48,10 @@ t.test('a linear prediction is intercept + weights · (standardised numerical, o
   t.ok(Math.abs((value as number) - expected) < 1e-9, `${value} = ${expected}`)
   t.ok((value as number) > 10 && (value as number) < 25, 'a 1970 V8 does 10 to 25 mpg')
   const [japanese] = regress([{ ...CHEVELLE, origin: 'Japan' }])
-  t.ok(Math.abs((japanese as number) - (value as number) - ((w[8] as number) - (w[6] as number))) < 1e-9, 'origin moves the value by the difference of its weights')
+  t.ok(
+    Math.abs((japanese as number) - (value as number) - ((w[8] as number) - (w[6] as number))) < 1e-9,
+    'origin moves the value by the difference of its weights',
+  )
 })
 
 t.test('extreme finite inputs never give NaN or Infinity', async (t) => {
@@ -95,7 +98,11 @@ t.test('predict refuses values encode would have refused, naming row and feature
   for (const level of [-1, 3, 0.5, Number.NaN]) {
     const features = good.slice()
     features[6] = level
-    t.throws(() => cars.predict(features, 1, new Float64Array(1)), { name: 'InputError', code: 'INVALID_INPUT', problems: [{ row: 0, feature: 'origin', code: 'UNKNOWN_LEVEL' }] })
+    t.throws(() => cars.predict(features, 1, new Float64Array(1)), {
+      name: 'InputError',
+      code: 'INVALID_INPUT',
+      problems: [{ row: 0, feature: 'origin', code: 'UNKNOWN_LEVEL' }],
+    })
   }
 })
 
@@ -146,7 +153,10 @@ t.test('encode reports every bad value by row and feature name', async (t) => {
       [5, 'origin', 'WRONG_TYPE'],
     ],
   )
-  t.match(error.message, /^row 1 must be an object of named features; row 2 .*; row 3: cylinders must be a number; .*row 4: origin must be one of USA, Europe, Japan; row 5: origin must be a string$/)
+  t.match(
+    error.message,
+    /^row 1 must be an object of named features; row 2 .*; row 3: cylinders must be a number; .*row 4: origin must be one of USA, Europe, Japan; row 5: origin must be a string$/,
+  )
 })
 
 t.test('encode stops at MAX_PROBLEMS problems', async (t) => {

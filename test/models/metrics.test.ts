@@ -20,11 +20,12 @@ t.test('cellsFor returns one cached object per served version, and a reload reus
   t.equal(v2.batchSize, cells.batchSize, 'batch size is per model')
 })
 
-t.test('a version\'s series start at 0 on its first request', async (t) => {
+t.test("a version's series start at 0 on its first request", async (t) => {
   const registry = new Registry()
   createModelMetrics(registry).cellsFor(served('iris', '1')).outcomes.success.inc()
   const text = await registry.metrics()
-  for (const outcome of ['client_error', 'server_error']) t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome }), 0)
+  for (const outcome of ['client_error', 'server_error'])
+    t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome }), 0)
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), 1)
   t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '1' }), 0)
   t.equal(sample(text, 'svc_model_prediction_duration_seconds_bucket', { model: 'iris', version: '1', le: '0.0001' }), 0)

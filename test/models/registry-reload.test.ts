@@ -45,7 +45,14 @@ t.test('a broken new artifact leaves the old one serving, READY, and is logged o
   t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] })
   t.same(
     events('model_reload_failed').map(({ level, model, version, reason }) => ({ level, model, version, reason })),
-    [{ level: 'warning', model: 'iris', version: '1', reason: 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training' }],
+    [
+      {
+        level: 'warning',
+        model: 'iris',
+        version: '1',
+        reason: 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training',
+      },
+    ],
   )
   await registry.reload()
   t.equal(events('model_reload_failed').length, 1, 'the same failure is not logged on every pass')
@@ -86,13 +93,19 @@ t.test('a manifest that turns invalid, or goes missing, keeps the model serving'
   files.put('iris/manifest.json', '{"default_version":1}')
   await registry.reload()
   t.equal(registry.resolve('iris'), old)
-  t.match(events('model_reload_failed'), [{ model: 'iris', reason: 'iris/manifest.json: default_version: must be a version string matching /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/' }])
+  t.match(events('model_reload_failed'), [
+    { model: 'iris', reason: 'iris/manifest.json: default_version: must be a version string matching /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/' },
+  ])
   t.notOk('version' in events('model_reload_failed')[0]!)
 
   files.remove('iris/manifest.json') // the store no longer lists iris
   await registry.reload()
   t.equal(registry.resolve('iris'), old, 'a model once loaded is not dropped by a reload')
-  t.match(events('model_reload_failed').at(-1), { model: 'iris', reason: 'iris/manifest.json: not found in the model store', detail: 'iris/manifest.json not found in memory' })
+  t.match(events('model_reload_failed').at(-1), {
+    model: 'iris',
+    reason: 'iris/manifest.json: not found in the model store',
+    detail: 'iris/manifest.json not found in memory',
+  })
   await registry.reload()
   t.equal(events('model_reload_failed').length, 2)
 
@@ -143,7 +156,10 @@ t.test('a model added to the store is loaded by the next pass', async (t) => {
   files.put('cars/1/model.json', artifactFile('cars', '1'))
   files.put('cars/manifest.json', manifest('1'))
   await registry.reload()
-  t.same(registry.entries().map((entry) => entry.name), ['cars', 'iris'])
+  t.same(
+    registry.entries().map((entry) => entry.name),
+    ['cars', 'iris'],
+  )
   t.equal(registry.entry('cars')?.state, 'READY')
   t.same(events('model_reloaded'), [], 'new, not reloaded')
 })

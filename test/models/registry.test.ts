@@ -174,7 +174,9 @@ t.test('a store that cannot list its models leaves the registry empty and says s
   await registry.load()
   t.equal(registry.isReady(), false)
   t.same(registry.entries(), [])
-  t.match(events('model_store_failed'), [{ level: 'error', store: 'memory', code: 'UPSTREAM_ERROR', detail: 'GET http://models.example/index.json timed out after 5000 ms' }])
+  t.match(events('model_store_failed'), [
+    { level: 'error', store: 'memory', code: 'UPSTREAM_ERROR', detail: 'GET http://models.example/index.json timed out after 5000 ms' },
+  ])
 })
 
 t.test('svc_model_ready: 1 for the version served by default, 0 for the others, none for UNAVAILABLE models', async (t) => {

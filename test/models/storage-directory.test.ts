@@ -14,7 +14,10 @@ t.test('a link to a file outside the root is refused, for read and stat', async 
   await mkdir(join(root, 'iris', '1'))
   await symlink(join(outside, 'secret.txt'), join(root, 'iris', '1', 'model.json'))
   const store = createDirectoryStore(root, { maxBytes: MAX_BYTES })
-  await t.rejects(store.read('iris/1/model.json'), { code: 'INVALID_PATH', message: `${join(root, 'iris/1/model.json')} links to outside the store at ${root}` })
+  await t.rejects(store.read('iris/1/model.json'), {
+    code: 'INVALID_PATH',
+    message: `${join(root, 'iris/1/model.json')} links to outside the store at ${root}`,
+  })
   await t.rejects(store.stat('iris/1/model.json'), { code: 'INVALID_PATH' })
 })
 

@@ -23,7 +23,11 @@ t.test('a second read sends If-None-Match, gets 304 and serves the bytes it kept
   t.not(second, first, 'a fresh Buffer each time')
   const etag = contentEtag(Buffer.from('{"v":1}'))
   t.match(server.received, [
-    { method: 'GET', url: '/models/iris/1/model.json', headers: { 'if-none-match': undefined, accept: 'application/json', 'accept-encoding': 'identity', authorization: undefined } },
+    {
+      method: 'GET',
+      url: '/models/iris/1/model.json',
+      headers: { 'if-none-match': undefined, accept: 'application/json', 'accept-encoding': 'identity', authorization: undefined },
+    },
     { method: 'GET', url: '/models/iris/1/model.json', headers: { 'if-none-match': etag } },
   ])
 
@@ -65,7 +69,10 @@ t.test('without ETag, read is a plain GET and stat derives an etag from Last-Mod
 t.test('with neither ETag nor Last-Modified, stat fails and read still works', async (t) => {
   const server = await artifactServer(t, await tempTree(t, FILES), { hasEtag: false, hasLastModified: false })
   const store = createHttpStore(new URL(server.url), OPTIONS)
-  await t.rejects(store.stat('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: `HEAD ${server.url}/iris/manifest.json answered with neither ETag nor Last-Modified, so a change cannot be seen` })
+  await t.rejects(store.stat('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: `HEAD ${server.url}/iris/manifest.json answered with neither ETag nor Last-Modified, so a change cannot be seen`,
+  })
   t.same(await store.read('iris/manifest.json'), Buffer.from(FILES['iris/manifest.json']))
 })
 
@@ -77,7 +84,10 @@ t.test('with an ETag but no Last-Modified, mtimeMs is 0', async (t) => {
 t.test('a HEAD answered without Content-Length is an upstream error', async (t) => {
   const server = await answeringServer(t, ['HTTP/1.1 200 OK\r\nETag: "a"\r\nConnection: close\r\n\r\n'])
   const url = `http://127.0.0.1:${server.port}/`
-  await t.rejects(createHttpStore(new URL(url), OPTIONS).stat('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: `HEAD ${url}iris/manifest.json answered without a Content-Length` })
+  await t.rejects(createHttpStore(new URL(url), OPTIONS).stat('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: `HEAD ${url}iris/manifest.json answered without a Content-Length`,
+  })
 })
 
 t.test('an ETag dropped by the server is forgotten', async (t) => {
@@ -98,7 +108,10 @@ t.test('an ETag dropped by the server is forgotten', async (t) => {
 t.test('a 304 to a request without If-None-Match is an upstream error', async (t) => {
   const server = await httpServer(t, (_, res) => void res.writeHead(304).end())
   const url = `http://127.0.0.1:${server.port}/`
-  await t.rejects(createHttpStore(new URL(url), OPTIONS).read('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: `GET ${url}iris/manifest.json answered HTTP 304` })
+  await t.rejects(createHttpStore(new URL(url), OPTIONS).read('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: `GET ${url}iris/manifest.json answered HTTP 304`,
+  })
 })
 
 const STATUSES: ReadonlyArray<readonly [number, StoreErrorCode, string]> = [
@@ -120,7 +133,9 @@ t.test('a status other than 200 maps to a code, for read and stat', async (t) =>
       const server = await httpServer(t, (req, res) => {
         paths.push(req.url as string)
         const body = '<html><body>error page</body></html>'
-        res.writeHead(status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(body), location: `http://127.0.0.1:${server.port}/elsewhere` }).end(body)
+        res
+          .writeHead(status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(body), location: `http://127.0.0.1:${server.port}/elsewhere` })
+          .end(body)
       })
       const url = `http://127.0.0.1:${server.port}/`
       const store = createHttpStore(new URL(url), OPTIONS)
@@ -145,18 +160,27 @@ t.test('a silent server times out, for read, stat and list', async (t) => {
 t.test('a body that stalls times out too', async (t) => {
   const server = await answeringServer(t, ['HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{"default_'], { isClosing: false })
   const url = `http://127.0.0.1:${server.port}/`
-  await t.rejects(createHttpStore(new URL(url), { timeoutMs: 150, maxBytes: 1024 }).read('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: /timed out after 150 ms$/ })
+  await t.rejects(createHttpStore(new URL(url), { timeoutMs: 150, maxBytes: 1024 }).read('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: /timed out after 150 ms$/,
+  })
 })
 
 t.test('a server closing in the middle of the body is an upstream error in words', async (t) => {
   const server = await answeringServer(t, ['HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{"default_'])
   const url = `http://127.0.0.1:${server.port}/`
-  await t.rejects(createHttpStore(new URL(url), OPTIONS).read('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: `GET ${url}iris/manifest.json failed: connection closed` })
+  await t.rejects(createHttpStore(new URL(url), OPTIONS).read('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: `GET ${url}iris/manifest.json failed: connection closed`,
+  })
 })
 
 t.test('a refused connection is an upstream error in words', async (t) => {
   const url = `http://127.0.0.1:${await closedPort()}/`
-  await t.rejects(createHttpStore(new URL(url), OPTIONS).read('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: `GET ${url}iris/manifest.json failed: connection refused` })
+  await t.rejects(createHttpStore(new URL(url), OPTIONS).read('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: `GET ${url}iris/manifest.json failed: connection refused`,
+  })
 })
 
 t.test('a body over maxBytes is TOO_LARGE, by Content-Length or while streaming', async (t) => {
@@ -207,7 +231,11 @@ t.test('list reads index.json: {"models":[names]}, sorted and without duplicates
       const server = await artifactServer(t, await tempTree(t, { 'index.json': index }))
       const store = createHttpStore(new URL(server.url), OPTIONS)
       if (expected !== undefined) t.same(await store.list(), expected)
-      else await t.rejects(store.list(), { code: 'INVALID_INDEX', message: `${server.url}/index.json is not {"models":["<model>", …]} (names of directories under ${server.url}/)` })
+      else
+        await t.rejects(store.list(), {
+          code: 'INVALID_INDEX',
+          message: `${server.url}/index.json is not {"models":["<model>", …]} (names of directories under ${server.url}/)`,
+        })
     })
   }
 })
@@ -240,7 +268,10 @@ t.test('credentials in the URL are sent as Basic authentication and never shown'
     () => createHttpStore(withCredentials(wrongPassword.port), OPTIONS).read('iris/manifest.json'),
   ]
   for (const failure of failures) {
-    const error = await failure().then(() => undefined, (e: unknown) => e)
+    const error = await failure().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     t.type(error, Error)
     const shown = `${String(error)}\n${inspect(error, { depth: 10 })}`
     t.notMatch(shown, /s3|cr@t|cr%40t|reader/, String(error))

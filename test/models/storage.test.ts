@@ -49,7 +49,10 @@ const VARIANTS: readonly Variant[] = [
     name: 'directory',
     make: async (t, files) => {
       const root = await tempTree(t, files)
-      return { store: createDirectoryStore(root, { maxBytes: MAX_BYTES }), write: async (path, content) => writeFile(await ensureDir(join(root, path)), content) }
+      return {
+        store: createDirectoryStore(root, { maxBytes: MAX_BYTES }),
+        write: async (path, content) => writeFile(await ensureDir(join(root, path)), content),
+      }
     },
   },
   {
@@ -241,6 +244,9 @@ t.test('createStore builds the store a spec names', async (t) => {
   )
   t.equal((await stores[2]?.stat('iris/1/model.json'))?.mtimeMs, 1234, 'options reach the store')
   for (const store of stores) t.equal((await store.read('iris/1/model.json')).length, 10, store.description)
-  const small = [createStore({ kind: 'directory', root }, { maxBytes: 5 }), createStore({ kind: 'http', url: new URL(server.url) }, { maxBytes: 5, timeoutMs: 1000 })]
+  const small = [
+    createStore({ kind: 'directory', root }, { maxBytes: 5 }),
+    createStore({ kind: 'http', url: new URL(server.url) }, { maxBytes: 5, timeoutMs: 1000 }),
+  ]
   for (const store of small) await t.rejects(store.read('iris/1/model.json'), { code: 'TOO_LARGE' }, store.description)
 })

@@ -33,12 +33,23 @@ t.test('a route table becomes an OpenAPI 3.1 document with what every operation 
         schemas: { Thing: { type: 'object' } },
       }),
     },
-    { method: 'POST', path: '/things/{id}', doc: doc('replaceThing', { parameters: [{ name: 'id', in: 'path', description: 'Which', required: true, schema: { type: 'string' } }], responses: { '400': json('Bad', { type: 'object' }) } }) },
+    {
+      method: 'POST',
+      path: '/things/{id}',
+      doc: doc('replaceThing', {
+        parameters: [{ name: 'id', in: 'path', description: 'Which', required: true, schema: { type: 'string' } }],
+        responses: { '400': json('Bad', { type: 'object' }) },
+      }),
+    },
   ])
   t.equal(document.openapi, OPENAPI_VERSION)
   t.same(document.info, { title: 'svc', version: '1.2.3', license: { name: 'MIT', identifier: 'MIT' } })
   t.notOk('servers' in document, 'no servers: clients resolve paths against where they fetched the document')
-  t.same(document.tags.map((tag: any) => tag.name), ['service', 'models'], 'tags in their fixed order, only those used')
+  t.same(
+    document.tags.map((tag: any) => tag.name),
+    ['service', 'models'],
+    'tags in their fixed order, only those used',
+  )
   t.same(Object.keys(document.paths), ['/things', '/things/{id}'])
   t.same(Object.keys(document.paths['/things/{id}']), ['get', 'post'])
 
@@ -77,8 +88,13 @@ t.test('the info description is kept when given', async (t) => {
 })
 
 t.test('tokens: api guards /api/v1/* and /v2/*, metrics guards /metrics, each with a 401', async (t) => {
-  const routes = ['/api/v1/models', '/v2', '/v2/health/live', '/metrics', '/health', '/api/insights', '/v2x'].map((path, i) => ({ method: 'GET' as const, path, doc: doc(`op${i}`) }))
-  const guarded = (document: any) => Object.entries(document.paths).map(([path, ops]: [string, any]) => [path, ops.get.security ?? null, '401' in ops.get.responses])
+  const routes = ['/api/v1/models', '/v2', '/v2/health/live', '/metrics', '/health', '/api/insights', '/v2x'].map((path, i) => ({
+    method: 'GET' as const,
+    path,
+    doc: doc(`op${i}`),
+  }))
+  const guarded = (document: any) =>
+    Object.entries(document.paths).map(([path, ops]: [string, any]) => [path, ops.get.security ?? null, '401' in ops.get.responses])
 
   const both = build(routes, { api: true, metrics: true })
   t.same(guarded(both), [
@@ -96,7 +112,12 @@ t.test('tokens: api guards /api/v1/* and /v2/*, metrics guards /metrics, each wi
 
   const metricsOnly = build(routes, { metrics: true })
   t.same(Object.keys(metricsOnly.components.securitySchemes), ['metricsToken'])
-  t.same(guarded(metricsOnly).filter(([, security]) => security !== null).map(([path]) => path), ['/metrics'])
+  t.same(
+    guarded(metricsOnly)
+      .filter(([, security]) => security !== null)
+      .map(([path]) => path),
+    ['/metrics'],
+  )
   t.notOk('securitySchemes' in build(routes, {}).components, 'no tokens configured, no scheme')
 })
 
@@ -136,7 +157,11 @@ t.test('a route without a description fails the build, named with every other pr
 t.test('a reference into a path with an escaped slash resolves', async (t) => {
   const routes: DocumentOptions['routes'] = [
     { method: 'GET', path: '/a/b', doc: doc('ab') },
-    { method: 'GET', path: '/c', doc: doc('c', { responses: { '200': json('It', { $ref: '#/paths/~1a~1b/get/responses/200/content/application~1json/schema' }) } }) },
+    {
+      method: 'GET',
+      path: '/c',
+      doc: doc('c', { responses: { '200': json('It', { $ref: '#/paths/~1a~1b/get/responses/200/content/application~1json/schema' }) } }),
+    },
   ]
   t.ok(build(routes).paths['/c'])
 })

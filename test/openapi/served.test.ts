@@ -38,9 +38,24 @@ const CALLS: ReadonlyArray<readonly [string, string, string, RequestInit?]> = [
   ['GET', '/api/v1/models/{name}', '/api/v1/models/nope'],
   ['GET', '/api/v1/models/{name}', '/api/v1/models/%E0%A4%A'],
   ['POST', '/v2/models/{name}/infer', '/v2/models/iris/infer', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX }) }],
-  ['POST', '/v2/models/{name}/infer', '/v2/models/iris/infer', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: [{ ...MATRIX[0], shape: [1, 3] }] }) }],
-  ['POST', '/v2/models/{name}/versions/{version}/infer', '/v2/models/iris/versions/1/infer', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ id: 'a', inputs: MATRIX }) }],
-  ['POST', '/v2/models/{name}/versions/{version}/infer', '/v2/models/iris/versions/3/infer', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX }) }],
+  [
+    'POST',
+    '/v2/models/{name}/infer',
+    '/v2/models/iris/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: [{ ...MATRIX[0], shape: [1, 3] }] }) },
+  ],
+  [
+    'POST',
+    '/v2/models/{name}/versions/{version}/infer',
+    '/v2/models/iris/versions/1/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ id: 'a', inputs: MATRIX }) },
+  ],
+  [
+    'POST',
+    '/v2/models/{name}/versions/{version}/infer',
+    '/v2/models/iris/versions/3/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX }) },
+  ],
   ['GET', '/v2/models/{name}', '/v2/models/cars'],
   ['GET', '/v2/models/{name}/versions/{version}', '/v2/models/iris/versions/1'],
   ['GET', '/v2/models/{name}/ready', '/v2/models/iris/ready'],
@@ -138,7 +153,8 @@ t.test('every example of the document fits its schema', async (t) => {
     for (const [method, operation] of Object.entries(operations as Json)) {
       const tokens = ['paths', path, method]
       ;(operation.parameters ?? []).forEach((parameter: Json, i: number) => {
-        if ('example' in parameter) fit(pointer(...tokens, 'parameters', String(i), 'schema'), parameter['example'], `${method} ${path} parameter ${parameter['name']}`)
+        if ('example' in parameter)
+          fit(pointer(...tokens, 'parameters', String(i), 'schema'), parameter['example'], `${method} ${path} parameter ${parameter['name']}`)
       })
       media([...tokens, 'requestBody'], operation.requestBody?.content)
       for (const [status, response] of Object.entries(operation.responses as Json)) media([...tokens, 'responses', status], response.content)
@@ -158,7 +174,10 @@ t.test('every example of the document fits its schema', async (t) => {
   t.match(check(pointer('components', 'schemas', 'Rate'), { symbol: 'ETH' }), /must/)
   const detail = { name: 'iris', versions: ['1'], default_version: '1', platform: 'svc', state: 'READY', reason: null }
   t.equal(check(pointer('components', 'schemas', 'ModelDetail'), { ...detail, drift: { status: 'disabled' } }), undefined)
-  t.match(check(pointer('components', 'schemas', 'ModelDetail'), { ...detail, drift: { status: 'bogus' } }), /drift\/status must be equal to one of the allowed values/)
+  t.match(
+    check(pointer('components', 'schemas', 'ModelDetail'), { ...detail, drift: { status: 'bogus' } }),
+    /drift\/status must be equal to one of the allowed values/,
+  )
   t.match(check(pointer('components', 'schemas', 'ModelDetail'), { ...detail, state: 'MAYBE' }), /state must be equal to one of the allowed values/)
 })
 
@@ -185,7 +204,10 @@ t.test("the service's real answers fit the document: status, headers, media type
     }
     const at = pointer(...tokens, 'content', type, 'schema')
     if (type.startsWith('text/event-stream')) {
-      const events = text.split('\n\n').filter(Boolean).map((event) => JSON.parse(event.replace(/^data: /, '')) as unknown)
+      const events = text
+        .split('\n\n')
+        .filter(Boolean)
+        .map((event) => JSON.parse(event.replace(/^data: /, '')) as unknown)
       t.equal(events.length, 2, `${what}: two events`)
       for (const event of events) t.equal(check(pointer('components', 'schemas', 'InsightEvent'), event), undefined, `${what}: an InsightEvent`)
     } else {
@@ -194,7 +216,11 @@ t.test("the service's real answers fit the document: status, headers, media type
     }
   }
   const operations = Object.entries(document['paths'] as Json).flatMap(([path, ops]) => Object.keys(ops as Json).map((m) => `${m.toUpperCase()} ${path}`))
-  t.same(operations.filter((op) => !exercised.has(op)), [], 'every operation answered for real at least once')
+  t.same(
+    operations.filter((op) => !exercised.has(op)),
+    [],
+    'every operation answered for real at least once',
+  )
 })
 
 t.test('GET /openapi.json is one pre-serialised body with a validator: 304 while unchanged', async (t) => {

@@ -41,7 +41,12 @@ t.test('each label set reaches its receiver (amtool config routes test --verify.
   const fromRules = (await alertRules()).map((r): [string, string] => {
     const labels: Record<string, string> = { alertname: r.alert, ...r.labels }
     const receiver = r.alert === 'Watchdog' ? 'deadmans-switch' : (RECEIVER_BY_SEVERITY[labels['severity'] ?? ''] ?? 'default')
-    return [Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(' '), receiver]
+    return [
+      Object.entries(labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' '),
+      receiver,
+    ]
   })
   await Promise.all(
     [...ROUTES, ...fromRules].map(async ([labels, receiver]) => {
@@ -67,7 +72,19 @@ t.test('grouped by alertname and environment; a page inhibits the warning of the
 
 t.test('no secret in the file: every credential is read from a file', async (t) => {
   const text = await readFile(CONFIG, 'utf8')
-  for (const key of ['api_url', 'auth_password', 'auth_secret', 'password', 'credentials', 'bearer_token', 'smtp_auth_password', 'service_key', 'routing_key', 'api_key', 'bot_token']) {
+  for (const key of [
+    'api_url',
+    'auth_password',
+    'auth_secret',
+    'password',
+    'credentials',
+    'bearer_token',
+    'smtp_auth_password',
+    'service_key',
+    'routing_key',
+    'api_key',
+    'bot_token',
+  ]) {
     t.notMatch(text, new RegExp(`^\\s*-?\\s*${key}:`, 'm'), `no ${key}: (only ${key}_file)`)
   }
 })

@@ -61,7 +61,7 @@ t.test('each variable has a one-line explanation above it', async (t) => {
   for (const [name, { explanation }] of await documented()) t.ok(explanation, name)
 })
 
-t.test('the documented defaults are the configuration\'s defaults', async (t) => {
+t.test("the documented defaults are the configuration's defaults", async (t) => {
   const docs = await documented()
   const defaults = readConfig({})
   const shown = (name: string) => docs.get(name)?.value

@@ -45,7 +45,11 @@ t.test('the dashboard: stable uid, datasource and environment variables, no __in
 
 t.test('the dashboard shows what the issue lists', async (t) => {
   const exprs = allPanels(await loadDashboard()).flatMap((p) => (p.targets ?? []).map((x) => x.expr))
-  for (const [what, pattern] of Object.entries(REQUIRED)) t.ok(exprs.some((e) => pattern.test(e)), what)
+  for (const [what, pattern] of Object.entries(REQUIRED))
+    t.ok(
+      exprs.some((e) => pattern.test(e)),
+      what,
+    )
 })
 
 t.test('promtool check rules accepts every panel query', async (t) => {

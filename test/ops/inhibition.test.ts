@@ -9,14 +9,16 @@ import { OPS, run, said } from './fixtures/ops.js'
 
 type ApiAlert = { labels: Record<string, string>; status: { state: string; inhibitedBy: string[] } }
 
-t.test('a page inhibits the same alert\'s warning in its environment, not in another', async (t) => {
+t.test("a page inhibits the same alert's warning in its environment, not in another", async (t) => {
   const binary = await findTool(t, 'prometheus-alertmanager', 'prometheus-alertmanager')
   const amtool = await findTool(t, 'amtool', 'prometheus-alertmanager')
   if (binary === undefined || amtool === undefined) return
   const { url, log } = await startAlertmanager(t, binary, join(OPS, 'alertmanager', 'alertmanager.yml'))
 
   const add = async (labels: string) => {
-    const result = await run(amtool, ['alert', 'add', `--alertmanager.url=${url}`, ...labels.split(' '), 'summary=from the inhibition test'], { timeoutMs: 10_000 })
+    const result = await run(amtool, ['alert', 'add', `--alertmanager.url=${url}`, ...labels.split(' '), 'summary=from the inhibition test'], {
+      timeoutMs: 10_000,
+    })
     t.equal(result.code, 0, said(`amtool alert add ${labels}`, result))
   }
   await add('alertname=SvcLatencyHigh environment=prod severity=page')

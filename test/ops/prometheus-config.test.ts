@@ -35,8 +35,15 @@ t.test('every 15 s, /metrics, one file_sd job per environment, Alertmanager on 1
   const config = await readYaml<PrometheusConfig>('prometheus/prometheus.yml')
   t.equal(config.global.scrape_interval, '15s')
   t.same(config.rule_files, ['rules/*.yml'])
-  t.same(config.alerting.alertmanagers.flatMap((a) => a.static_configs.flatMap((s) => s.targets)), ['127.0.0.1:9093'])
-  t.same(config.scrape_configs.map((s) => s.job_name).sort(), ENVIRONMENTS.map((e) => `svc-${e}`).sort(), 'the job names the environment (SvcTargetDown relies on it)')
+  t.same(
+    config.alerting.alertmanagers.flatMap((a) => a.static_configs.flatMap((s) => s.targets)),
+    ['127.0.0.1:9093'],
+  )
+  t.same(
+    config.scrape_configs.map((s) => s.job_name).sort(),
+    ENVIRONMENTS.map((e) => `svc-${e}`).sort(),
+    'the job names the environment (SvcTargetDown relies on it)',
+  )
   for (const env of ENVIRONMENTS) {
     const job = config.scrape_configs.find((s) => s.job_name === `svc-${env}`)
     t.equal(job?.metrics_path, '/metrics', env)
@@ -48,13 +55,19 @@ t.test('every 15 s, /metrics, one file_sd job per environment, Alertmanager on 1
 t.test('no environment target label: the service sets it, a target label would become exported_environment', async (t) => {
   const config = await readYaml<PrometheusConfig>('prometheus/prometheus.yml')
   for (const job of config.scrape_configs) {
-    t.notOk((job.relabel_configs ?? []).some((r) => r.target_label === 'environment'), job.job_name)
+    t.notOk(
+      (job.relabel_configs ?? []).some((r) => r.target_label === 'environment'),
+      job.job_name,
+    )
   }
   const files = (await readdir(join(OPS, 'prometheus', 'targets'))).sort()
   t.same(files, ['dev.yml', 'prod.yml', 'stage.yml'])
   for (const file of files) {
     const groups = await readYaml<TargetGroup[]>(join('prometheus', 'targets', file))
     t.ok(groups.length > 0 && groups.every((g) => g.targets.length > 0), `${file} lists instances`)
-    t.notOk(groups.some((g) => g.labels !== undefined && 'environment' in g.labels), `${file} sets no environment label`)
+    t.notOk(
+      groups.some((g) => g.labels !== undefined && 'environment' in g.labels),
+      `${file} sets no environment label`,
+    )
   }
 })

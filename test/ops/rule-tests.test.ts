@@ -52,10 +52,13 @@ t.test('every alert and environment: fires with full labels and annotations, and
   const groups = (await loadAll()).flatMap(([, doc]) => doc.tests)
   // An environment's series carry environment="…" themselves, or the scrape job svc-… names it.
   const mentions = (group: TestGroup, environment: string | undefined) =>
-    environment === undefined || (group.input_series ?? []).some((s) => s.series.includes(`environment="${environment}"`) || s.series.includes(`job="svc-${environment}"`))
+    environment === undefined ||
+    (group.input_series ?? []).some((s) => s.series.includes(`environment="${environment}"`) || s.series.includes(`job="svc-${environment}"`))
   const firing = (test: AlertTest, rule: AlertRule, environment: string | undefined) =>
     test.alertname === rule.alert &&
-    (test.exp_alerts ?? []).some((a) => a.exp_labels?.['alertname'] === rule.alert && (environment === undefined || a.exp_labels?.['environment'] === environment))
+    (test.exp_alerts ?? []).some(
+      (a) => a.exp_labels?.['alertname'] === rule.alert && (environment === undefined || a.exp_labels?.['environment'] === environment),
+    )
   const silent = (test: AlertTest, rule: AlertRule) => test.alertname === rule.alert && (test.exp_alerts ?? []).length === 0
   const isIdle = (group: TestGroup) => (group.input_series ?? []).length > 0 && (group.input_series ?? []).every((s) => /^0x\d+$/.test(s.values))
 
@@ -72,7 +75,12 @@ t.test('every alert and environment: fires with full labels and annotations, and
     }
     if (rule.alert === 'Watchdog') continue // the one alert that is never silent
 
-    t.ok(mine.some((g) => !isIdle(g) && (g.alert_rule_test ?? []).some((a) => silent(a, rule)) && !(g.alert_rule_test ?? []).some((a) => firing(a, rule, environment))), `${name}: silent just under the threshold`)
+    t.ok(
+      mine.some(
+        (g) => !isIdle(g) && (g.alert_rule_test ?? []).some((a) => silent(a, rule)) && !(g.alert_rule_test ?? []).some((a) => firing(a, rule, environment)),
+      ),
+      `${name}: silent just under the threshold`,
+    )
     if (rule.for !== undefined) {
       const forSeconds = seconds(rule.for)
       const before = mine.some((g) => {
@@ -82,6 +90,10 @@ t.test('every alert and environment: fires with full labels and annotations, and
       })
       t.ok(before, `${name}: silent within a minute before for: ${rule.for} elapses, firing after`)
     }
-    if (rule.file === 'http.yml') t.ok(mine.some((g) => isIdle(g) && (g.alert_rule_test ?? []).some((a) => silent(a, rule))), `${name}: silent at zero traffic`)
+    if (rule.file === 'http.yml')
+      t.ok(
+        mine.some((g) => isIdle(g) && (g.alert_rule_test ?? []).some((a) => silent(a, rule))),
+        `${name}: silent at zero traffic`,
+      )
   }
 })

@@ -6,7 +6,17 @@ import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said } from './fixtures/ops.js'
 import { alertRules, recordingRules, ruleFiles } from './fixtures/rules.js'
 
-const ALERTS = ['SvcLatencyHigh', 'SvcErrorRateHigh', 'SvcSaturationHigh', 'SvcDriftModerate', 'SvcDriftSevere', 'SvcDriftSpike', 'SvcDriftStale', 'SvcTargetDown', 'Watchdog']
+const ALERTS = [
+  'SvcLatencyHigh',
+  'SvcErrorRateHigh',
+  'SvcSaturationHigh',
+  'SvcDriftModerate',
+  'SvcDriftSevere',
+  'SvcDriftSpike',
+  'SvcDriftStale',
+  'SvcTargetDown',
+  'Watchdog',
+]
 
 // The seed's table: threshold and severity per alert and environment.
 const TABLE: Readonly<Record<string, Readonly<Record<string, readonly [threshold: string, severity: string]>>>> = {
@@ -77,6 +87,9 @@ t.test('recording rules are named level:metric:operations and compute what the i
   for (const rule of rules) t.match(rule.record, /^environment:[a-z0-9_]+:[a-z0-9_]+$/)
   const expr = (name: string) => rules.find((r) => r.record === name)?.expr.trim()
   t.equal(expr('environment:http_requests:rate5m'), 'sum by (environment) (rate(http_requests_total[5m]))')
-  t.equal(expr('environment:http_request_duration_seconds:p95_rate5m'), 'histogram_quantile(0.95, sum by (le, environment) (rate(http_request_duration_seconds_bucket[5m])))')
+  t.equal(
+    expr('environment:http_request_duration_seconds:p95_rate5m'),
+    'histogram_quantile(0.95, sum by (le, environment) (rate(http_request_duration_seconds_bucket[5m])))',
+  )
   t.ok(expr('environment:http_requests_5xx:ratio_rate5m'))
 })

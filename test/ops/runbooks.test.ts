@@ -10,7 +10,7 @@ import { alertRules } from './fixtures/rules.js'
 const DIR = join(OPS, 'runbooks')
 const SECTIONS = ['Meaning', 'Impact', 'Dashboard', 'First checks', 'Mitigation', 'Escalation']
 
-t.test('every alert\'s runbook_url resolves to a runbook in ops/runbooks, and every runbook has an alert', async (t) => {
+t.test("every alert's runbook_url resolves to a runbook in ops/runbooks, and every runbook has an alert", async (t) => {
   const files = new Set((await readdir(DIR)).filter((f) => f.endsWith('.md')))
   const linked = new Set<string>()
   for (const rule of await alertRules()) {
@@ -26,7 +26,11 @@ t.test('each runbook has the sections, the first checks and a panel that exists'
   for (const file of (await readdir(DIR)).filter((f) => f.endsWith('.md'))) {
     const text = await readFile(join(DIR, file), 'utf8')
     t.match(text, new RegExp(`^# ${file.replace(/\.md$/, '')}\\n`), `${file}: titled by its alert`)
-    t.same([...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]), SECTIONS, `${file}: sections`)
+    t.same(
+      [...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]),
+      SECTIONS,
+      `${file}: sections`,
+    )
     for (const check of ['journalctl -u', '/ready', '/metrics', 'deploy']) t.match(text, check, `${file}: first checks include ${check}`)
     const dashboardSection = /^## Dashboard\n([\s\S]*?)^## /m.exec(text)?.[1] ?? ''
     const named = [...dashboardSection.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string)

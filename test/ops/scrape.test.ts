@@ -57,9 +57,25 @@ t.test('Prometheus scrapes the service, ingests its series with their labels, an
     const r = await prometheus.query('http_requests_total{status="500"}')
     return r.length > 0 ? r : undefined
   })
-  t.same(errors[0]?.metric, { __name__: 'http_requests_total', method: 'GET', endpoint: '/test/throw', status: '500', environment: 'dev', instance: target, job: 'svc-dev' })
+  t.same(errors[0]?.metric, {
+    __name__: 'http_requests_total',
+    method: 'GET',
+    endpoint: '/test/throw',
+    status: '500',
+    environment: 'dev',
+    instance: target,
+    job: 'svc-dev',
+  })
   const buckets = await prometheus.query('http_request_duration_seconds_bucket{endpoint="/",le="0.75"}')
-  t.same(buckets[0]?.metric, { __name__: 'http_request_duration_seconds_bucket', method: 'GET', endpoint: '/', environment: 'dev', le: '0.75', instance: target, job: 'svc-dev' })
+  t.same(buckets[0]?.metric, {
+    __name__: 'http_request_duration_seconds_bucket',
+    method: 'GET',
+    endpoint: '/',
+    environment: 'dev',
+    le: '0.75',
+    instance: target,
+    job: 'svc-dev',
+  })
   t.same(await prometheus.query('{exported_environment!=""}'), [], 'no series has exported_environment')
   // Prometheus's own per-target series (up, scrape_*) are the only ones without it.
   t.same(await prometheus.query('count({job="svc-dev",environment!="dev",__name__!~"up|scrape_.+"})'), [], 'every service series carries environment="dev"')

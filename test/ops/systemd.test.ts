@@ -35,7 +35,12 @@ const directives = (text: string, key: string): string[] =>
  */
 const unitRoot = async (t: Test): Promise<string> => {
   const root = await tempDir(t, 'systemd-root')
-  const stock = (await access('/usr/lib/systemd/system').then(() => true, () => false)) ? '/usr/lib/systemd/system' : '/lib/systemd/system'
+  const stock = (await access('/usr/lib/systemd/system').then(
+    () => true,
+    () => false,
+  ))
+    ? '/usr/lib/systemd/system'
+    : '/lib/systemd/system'
   await cp(stock, join(root, 'usr/lib/systemd/system'), { recursive: true, verbatimSymlinks: true })
   await mkdir(join(root, 'etc/systemd/system'), { recursive: true })
   for (const unit of UNITS) {
@@ -72,7 +77,7 @@ t.test(`systemd-analyze security --offline: exposure at most ${EXPOSURE_THRESHOL
   }
 })
 
-t.test('the issue\'s settings: Type=exec, the installed CLI, env files, restarts, drain time, hardening, credentials', async (t) => {
+t.test("the issue's settings: Type=exec, the installed CLI, env files, restarts, drain time, hardening, credentials", async (t) => {
   for (const unit of UNITS) {
     const text = await unitText(unit)
     const one = (key: string) => directives(text, key).at(-1)
@@ -82,11 +87,22 @@ t.test('the issue\'s settings: Type=exec, the installed CLI, env files, restarts
     t.equal(one('Restart'), 'on-failure', unit)
     t.equal(one('KillSignal'), 'SIGTERM', unit)
     t.match(one('LoadCredential'), /\S/, unit)
-    t.ok(directives(text, 'EnvironmentFile').every((f) => f.startsWith('-/etc/svc/')), `${unit}: optional env files under /etc/svc`)
+    t.ok(
+      directives(text, 'EnvironmentFile').every((f) => f.startsWith('-/etc/svc/')),
+      `${unit}: optional env files under /etc/svc`,
+    )
     for (const [key, value] of Object.entries({
-      DynamicUser: 'yes', ProtectSystem: 'strict', ProtectHome: 'yes', PrivateTmp: 'yes', PrivateDevices: 'yes', NoNewPrivileges: 'yes',
-      CapabilityBoundingSet: '', SystemCallArchitectures: 'native', RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX',
-    })) t.equal(one(key), value, `${unit}: ${key}=${value}`)
+      DynamicUser: 'yes',
+      ProtectSystem: 'strict',
+      ProtectHome: 'yes',
+      PrivateTmp: 'yes',
+      PrivateDevices: 'yes',
+      NoNewPrivileges: 'yes',
+      CapabilityBoundingSet: '',
+      SystemCallArchitectures: 'native',
+      RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX',
+    }))
+      t.equal(one(key), value, `${unit}: ${key}=${value}`)
     t.same(directives(text, 'MemoryDenyWriteExecute'), [], `${unit}: not MemoryDenyWriteExecute (V8's JIT needs W+X pages)`)
   }
   t.match(directives(await unitText('svc@.service'), 'EnvironmentFile'), ['-/etc/svc/svc.env', '-/etc/svc/%i.env'])

@@ -11,7 +11,10 @@ import { labelValues, sample } from '../fixtures/metrics-text.js'
 
 t.test('the pages are HTML under a strict Content-Security-Policy with no inline script', async (t) => {
   const { base } = await startApp(t)
-  for (const [path, csp] of [['/docs', DOCS_CSP], ['/demo', DEMO_CSP]] as const) {
+  for (const [path, csp] of [
+    ['/docs', DOCS_CSP],
+    ['/demo', DEMO_CSP],
+  ] as const) {
     const res = await fetch(base + path)
     const html = await res.text()
     t.equal(res.status, 200, path)
@@ -76,7 +79,15 @@ t.test('each file has its type and validator; 304 while unchanged; HEAD sends no
 
 t.test('any other name under /docs or /demo is a 404 problem, the package files left out included', async (t) => {
   const { base } = await startApp(t)
-  for (const path of ['/docs/index.html', '/docs/swagger-ui-bundle.js.map', '/docs/favicon-32x32.png', '/docs/..%2Fpackage.json', '/demo/docs.js', '/demo/demo.html', '/docs/']) {
+  for (const path of [
+    '/docs/index.html',
+    '/docs/swagger-ui-bundle.js.map',
+    '/docs/favicon-32x32.png',
+    '/docs/..%2Fpackage.json',
+    '/demo/docs.js',
+    '/demo/demo.html',
+    '/docs/',
+  ]) {
     const res = await fetch(base + path)
     t.equal(res.status, 404, path)
     t.equal(res.headers.get('content-type'), 'application/problem+json')
@@ -87,7 +98,8 @@ t.test('any other name under /docs or /demo is a 404 problem, the package files 
 
 t.test('the pages count in the HTTP metrics with one endpoint label per folder', async (t) => {
   const { base } = await startApp(t, { SVC_ENVIRONMENT: 'stage' })
-  for (const path of ['/docs', '/docs/docs.js', '/docs/docs.css', '/docs/a', '/docs/b', '/docs/c', '/demo', '/demo/demo.js', '/demo/x']) await (await fetch(base + path)).arrayBuffer()
+  for (const path of ['/docs', '/docs/docs.js', '/docs/docs.css', '/docs/a', '/docs/b', '/docs/c', '/demo', '/demo/demo.js', '/demo/x'])
+    await (await fetch(base + path)).arrayBuffer()
   const text = await (await fetch(`${base}/metrics`)).text()
   const endpoints = [...labelValues(text, 'http_requests_total', 'endpoint')].sort()
   t.same(endpoints, ['/demo', '/demo/{asset}', '/docs', '/docs/{asset}'])

@@ -5,10 +5,13 @@ import { contentType, etagOf, isFresh, serveFolder, serveText } from '../../lib/
 import { makeCtx } from '../fixtures/ctx.js'
 
 t.test('a file is typed by its extension, and start-up refuses an extension it cannot type', async (t) => {
-  t.same(
-    ['a.html', 'a.js', 'a.css', 'a.svg', 'a.json'].map(contentType),
-    ['text/html; charset=utf-8', 'text/javascript; charset=utf-8', 'text/css; charset=utf-8', 'image/svg+xml; charset=utf-8', 'application/json'],
-  )
+  t.same(['a.html', 'a.js', 'a.css', 'a.svg', 'a.json'].map(contentType), [
+    'text/html; charset=utf-8',
+    'text/javascript; charset=utf-8',
+    'text/css; charset=utf-8',
+    'image/svg+xml; charset=utf-8',
+    'application/json',
+  ])
   t.throws(() => contentType('favicon.png'), new TypeError('favicon.png: no content type is known for its extension'))
   t.throws(() => contentType('.html'), /no content type/, 'a name that is all extension has none')
 })
@@ -48,7 +51,13 @@ t.test('a file is one reply built once, and 304 without a body to a client holdi
 })
 
 t.test('a folder serves its listed files by name, and 404 for any other name', async (t) => {
-  const handler = serveFolder(new Map([['app.js', 'run()'], ['app.css', 'p { }']]), '/things')
+  const handler = serveFolder(
+    new Map([
+      ['app.js', 'run()'],
+      ['app.css', 'p { }'],
+    ]),
+    '/things',
+  )
   const at = (asset: string) => {
     const ctx = makeCtx('GET', `/things/${asset}`)
     ctx.params = { asset }

@@ -29,7 +29,10 @@ t.test('a miss loads and stores; within the TTL the value answers synchronously 
   const s = setup()
   const pending = s.cache.lookup('USD', 'ctx-1')
   t.ok(pending instanceof Promise)
-  t.same(s.loads.calls.map((c) => [c.key, c.arg]), [['USD', 'ctx-1']])
+  t.same(
+    s.loads.calls.map((c) => [c.key, c.arg]),
+    [['USD', 'ctx-1']],
+  )
   s.loads.calls[0]?.resolve('64000')
   t.same(await pending, { value: '64000', cacheStatus: 'svc; fwd=miss; stored' })
   s.tick(999)
@@ -63,7 +66,7 @@ t.test('concurrent lookups of one key share one load; the others say they were c
   const s = setup()
   const lookups = Array.from({ length: 10 }, (_, i) => s.cache.lookup('USD', `ctx-${i}`))
   t.equal(s.loads.calls.length, 1, 'one load for ten lookups')
-  t.equal(s.loads.calls[0]?.arg, 'ctx-0', 'with the first lookup\'s argument')
+  t.equal(s.loads.calls[0]?.arg, 'ctx-0', "with the first lookup's argument")
   s.loads.calls[0]?.resolve('64000')
   const results = await Promise.all(lookups)
   t.same(results[0], { value: '64000', cacheStatus: 'svc; fwd=miss; stored' })
@@ -71,7 +74,10 @@ t.test('concurrent lookups of one key share one load; the others say they were c
   s.tick(2000)
   const refreshes = [s.cache.lookup('USD', 'a'), s.cache.lookup('USD', 'b')]
   s.loads.calls[1]?.resolve('65000')
-  t.same((await Promise.all(refreshes)).map((r) => r.cacheStatus), ['svc; fwd=stale; stored', 'svc; fwd=stale; stored; collapsed'])
+  t.same(
+    (await Promise.all(refreshes)).map((r) => r.cacheStatus),
+    ['svc; fwd=stale; stored', 'svc; fwd=stale; stored; collapsed'],
+  )
 })
 
 t.test('a failed load with nothing stored fails every lookup that shared it, and the next lookup loads again', async (t) => {
@@ -116,7 +122,10 @@ t.test('with a TTL of 0 every lookup loads, still one load at a time', async (t)
   const both = [s.cache.lookup('USD', 'x'), s.cache.lookup('USD', 'y')]
   t.equal(s.loads.calls.length, 2)
   s.loads.calls[1]?.resolve('b')
-  t.same((await Promise.all(both)).map((r) => r.value), ['b', 'b'])
+  t.same(
+    (await Promise.all(both)).map((r) => r.value),
+    ['b', 'b'],
+  )
 })
 
 t.test('the default clock is monotonic milliseconds', async (t) => {

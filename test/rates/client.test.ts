@@ -19,14 +19,27 @@ const setup = (t: Test, url: string, { timeoutMs = 500, isCoinbase = false } = {
   const raw: string[] = []
   const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
   const upstream = isCoinbase ? coinbase(new URL(url)) : coingecko(new URL(url))
-  const client = createUpstreamClient({ upstream, timeoutMs, cells: metrics.get(upstream.name) as never, logger, now: () => Date.parse('2026-11-22T07:00:00Z') })
+  const client = createUpstreamClient({
+    upstream,
+    timeoutMs,
+    cells: metrics.get(upstream.name) as never,
+    logger,
+    now: () => Date.parse('2026-11-22T07:00:00Z'),
+  })
   t.equal(client.name, upstream.name)
   const counts = async () => {
     const text = await registry.metrics()
-    return Object.fromEntries(['success', 'error', 'timeout'].map((outcome) => [outcome, sample(text, 'svc_upstream_requests_total', { upstream: upstream.name, outcome })]))
+    return Object.fromEntries(
+      ['success', 'error', 'timeout'].map((outcome) => [outcome, sample(text, 'svc_upstream_requests_total', { upstream: upstream.name, outcome })]),
+    )
   }
   const durations = async () => sample(await registry.metrics(), 'svc_upstream_request_duration_seconds_count', { upstream: upstream.name })
-  const logs = () => raw.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+  const logs = () =>
+    raw
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
   return { client, counts, durations, logs }
 }
 
@@ -61,7 +74,12 @@ const failures: ReadonlyArray<readonly [string, (u: FakeUpstream) => void, Attem
   ['a 503 HTML page', (u) => u.set('down'), { outcome: 'failed', isTimeout: false, reason: 'answered HTTP 503' }, 'HTTP 503'],
   ['an HTML page served with 200', (u) => u.set('html'), { outcome: 'failed', isTimeout: false, reason: 'sent an invalid reply' }, 'not JSON'],
   ['JSON of another shape', (u) => u.set('malformed'), { outcome: 'failed', isTimeout: false, reason: 'sent an invalid reply' }, 'not the expected JSON'],
-  ['a body over the cap', (u) => u.set('huge'), { outcome: 'failed', isTimeout: false, reason: 'sent an invalid reply' }, `no body, or one over ${MAX_REPLY_BYTES} bytes`],
+  [
+    'a body over the cap',
+    (u) => u.set('huge'),
+    { outcome: 'failed', isTimeout: false, reason: 'sent an invalid reply' },
+    `no body, or one over ${MAX_REPLY_BYTES} bytes`,
+  ],
 ]
 for (const [name, arrange, expected, detail] of failures) {
   t.test(`${name} fails the attempt, counted as an error and logged`, async (t) => {
@@ -70,7 +88,9 @@ for (const [name, arrange, expected, detail] of failures) {
     const s = setup(t, gecko.url)
     t.same(await s.client.fetch('USD', undefined), expected)
     t.same(await s.counts(), { success: 0, error: 1, timeout: 0 })
-    t.match(s.logs(), [{ level: 'warning', event: 'upstream_failed', upstream: 'coingecko', reason: expected.outcome === 'failed' ? expected.reason : '', detail }])
+    t.match(s.logs(), [
+      { level: 'warning', event: 'upstream_failed', upstream: 'coingecko', reason: expected.outcome === 'failed' ? expected.reason : '', detail },
+    ])
   })
 }
 
@@ -134,8 +154,12 @@ t.test('the CLIENT span names the host and its default port', async (t) => {
   })
   for (const url of ['http://127.0.0.1', 'https://127.0.0.1']) await setup(t, url, { timeoutMs: 200 }).client.fetch('USD', undefined)
   const spans = exporter.getFinishedSpans()
-  t.same(spans.map((s) => [s.name, s.kind, s.attributes['server.port'], s.parentSpanContext]), [
-    ['GET 127.0.0.1', SpanKind.CLIENT, 80, undefined],
-    ['GET 127.0.0.1', SpanKind.CLIENT, 443, undefined],
-  ], 'root spans when the request is not traced')
+  t.same(
+    spans.map((s) => [s.name, s.kind, s.attributes['server.port'], s.parentSpanContext]),
+    [
+      ['GET 127.0.0.1', SpanKind.CLIENT, 80, undefined],
+      ['GET 127.0.0.1', SpanKind.CLIENT, 443, undefined],
+    ],
+    'root spans when the request is not traced',
+  )
 })

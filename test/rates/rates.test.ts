@@ -47,7 +47,10 @@ t.test('unsupported only when every upstream says it does not quote the currency
 t.test('every upstream timed out: 504 naming each', async (t) => {
   const error = (await ask(TIMEOUT, TIMEOUT).answer.catch((e: unknown) => e)) as HttpError
   t.type(error, HttpError)
-  t.same([error.status, error.code, error.message], [504, 'UPSTREAM_TIMEOUT', 'No upstream answered with a rate: coingecko timed out after 2000 ms; coinbase timed out after 2000 ms'])
+  t.same(
+    [error.status, error.code, error.message],
+    [504, 'UPSTREAM_TIMEOUT', 'No upstream answered with a rate: coingecko timed out after 2000 ms; coinbase timed out after 2000 ms'],
+  )
 })
 
 t.test('any other failure: 502 naming each upstream and how it failed', async (t) => {
@@ -68,7 +71,12 @@ t.test('createRates asks the configured upstreams through the cache, on the cloc
   let clock = 0
   const registry = new Registry()
   const rates = createRates({
-    config: { ...readConfig({}).rates, providers: ['coinbase'], urls: { coingecko: new URL('http://127.0.0.1:1'), coinbase: new URL(coinbase.url) }, cacheTtlMs: 1000 },
+    config: {
+      ...readConfig({}).rates,
+      providers: ['coinbase'],
+      urls: { coingecko: new URL('http://127.0.0.1:1'), coinbase: new URL(coinbase.url) },
+      cacheTtlMs: 1000,
+    },
     metrics: createUpstreamMetrics(registry, ['coinbase']),
     logger: createLogger({ name: 'svc', level: 'error', format: 'json', write: () => {} }),
     now: () => clock,

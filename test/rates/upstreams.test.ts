@@ -4,8 +4,14 @@ import { coinbase, coingecko, INVALID, NOT_QUOTED } from '../../lib/rates/upstre
 const RECEIVED = Date.parse('2026-11-22T07:00:00.000Z')
 
 t.test('coingecko asks simple price for one lower-case currency under the base path', async (t) => {
-  t.equal(coingecko(new URL('https://api.coingecko.com/api/v3')).url('EUR').href, 'https://api.coingecko.com/api/v3/simple/price?ids=bitcoin&vs_currencies=eur&include_last_updated_at=true')
-  t.equal(coingecko(new URL('http://mirror:8080/cg/')).url('USD').href, 'http://mirror:8080/cg/simple/price?ids=bitcoin&vs_currencies=usd&include_last_updated_at=true')
+  t.equal(
+    coingecko(new URL('https://api.coingecko.com/api/v3')).url('EUR').href,
+    'https://api.coingecko.com/api/v3/simple/price?ids=bitcoin&vs_currencies=eur&include_last_updated_at=true',
+  )
+  t.equal(
+    coingecko(new URL('http://mirror:8080/cg/')).url('USD').href,
+    'http://mirror:8080/cg/simple/price?ids=bitcoin&vs_currencies=usd&include_last_updated_at=true',
+  )
 })
 
 t.test('coinbase asks for every BTC rate at once under the base path', async (t) => {

@@ -52,7 +52,12 @@ const events = (service: Service, event: string): number => logLines(service.chi
 const isAlive = (service: Service): boolean => service.child.proc.exitCode === null && service.child.proc.signalCode === null
 
 /** Runs a scenario with a CLI of its own; a scenario that throws is not survived. */
-const run = async (name: string, launch: Launch, env: Readonly<Record<string, string>>, body: (service: Service, problems: string[]) => Promise<{ requests: number; detail: string }>): Promise<FaultResult> => {
+const run = async (
+  name: string,
+  launch: Launch,
+  env: Readonly<Record<string, string>>,
+  body: (service: Service, problems: string[]) => Promise<{ requests: number; detail: string }>,
+): Promise<FaultResult> => {
   let service: Service | undefined
   const problems: string[] = []
   try {
@@ -94,17 +99,24 @@ export const collectorOutages = async (launch: Launch): Promise<FaultResult> => 
         receiver = await startReceiver(port)
         const current = receiver
         // gRPC reconnects after its backoff; requests keep coming meanwhile and never wait for it.
-        const isBack = await waitFor(async () => {
-          requests++
-          if ((await get(service.base, '/')).status !== 200) problems.push('a request failed while the collector returned')
-          return current.spans().length > 0
-        }, 20_000, 50)
+        const isBack = await waitFor(
+          async () => {
+            requests++
+            if ((await get(service.base, '/')).status !== 200) problems.push('a request failed while the collector returned')
+            return current.spans().length > 0
+          },
+          20_000,
+          50,
+        )
         if (!isBack) problems.push(`collector up (round ${round}): no span arrived within 20 s`)
         await receiver.close()
         receiver = undefined
       }
       const dropped = sumOf((await get(service.base, '/metrics')).text, 'svc_spans_dropped_total')
-      return { requests, detail: `every request answered 200; spans flowed again after each return; ${dropped} spans dropped while it was away, ${events(service, 'trace_export_failed')} outage reports` }
+      return {
+        requests,
+        detail: `every request answered 200; spans flowed again after each return; ${dropped} spans dropped while it was away, ${events(service, 'trace_export_failed')} outage reports`,
+      }
     } finally {
       await receiver?.close()
     }
@@ -116,9 +128,22 @@ export const upstreamFaults = async (launch: Launch, scope: Scope): Promise<Faul
   const gecko = await fakeCoingecko(scope.test)
   const coinbase = await fakeCoinbase(scope.test)
   const timeoutMs = 150
-  const env = { SVC_RATE_COINGECKO_URL: gecko.url, SVC_RATE_COINBASE_URL: coinbase.url, SVC_RATE_TIMEOUT_MS: String(timeoutMs), SVC_RATE_CACHE_TTL_MS: '0', SVC_RATE_STALE_MS: '0' }
+  const env = {
+    SVC_RATE_COINGECKO_URL: gecko.url,
+    SVC_RATE_COINBASE_URL: coinbase.url,
+    SVC_RATE_TIMEOUT_MS: String(timeoutMs),
+    SVC_RATE_CACHE_TTL_MS: '0',
+    SVC_RATE_STALE_MS: '0',
+  }
   return run('rate upstreams down, slow, garbage', launch, env, async (service, problems) => {
-    const faults: ReadonlyArray<readonly [Behaviour, number]> = [['down', 0], ['slow', 1000], ['slow-body', 1000], ['malformed', 0], ['html', 0], ['huge', 0]]
+    const faults: ReadonlyArray<readonly [Behaviour, number]> = [
+      ['down', 0],
+      ['slow', 1000],
+      ['slow-body', 1000],
+      ['malformed', 0],
+      ['html', 0],
+      ['huge', 0],
+    ]
     let requests = 0
     for (const [behaviour, delayMs] of faults) {
       gecko.set(behaviour, delayMs)
@@ -127,7 +152,8 @@ export const upstreamFaults = async (launch: Launch, scope: Scope): Promise<Faul
         const answer = await get(service.base, SHOTS.externalData.path)
         requests++
         // Two upstreams tried in turn, each bounded by the timeout: the answer is bounded by both.
-        if ((answer.status !== 502 && answer.status !== 504) || answer.ms > 2 * timeoutMs + 500) problems.push(`${behaviour}: ${answer.status} in ${answer.ms.toFixed(0)} ms`)
+        if ((answer.status !== 502 && answer.status !== 504) || answer.ms > 2 * timeoutMs + 500)
+          problems.push(`${behaviour}: ${answer.status} in ${answer.ms.toFixed(0)} ms`)
         if (answer.text.includes('<html') || answer.text.includes('rate limited')) problems.push(`${behaviour}: the upstream's body was echoed`)
       }
       gecko.set('ok')
@@ -149,37 +175,48 @@ export const modelCorruption = async (launch: Launch): Promise<FaultResult> => {
     const good = await readFile(file, 'utf8')
     const tampered = JSON.parse(good) as { provenance: { seed: number } }
     tampered.provenance.seed += 1
-    return await run('model artifact corrupted during hot reload', launch, { SVC_MODEL_STORE: store, SVC_MODEL_RELOAD_INTERVAL_S: '1' }, async (service, problems) => {
-      let requests = 0
-      let isPredicting = true
-      // Predictions keep coming throughout; every one must be served by the last good model.
-      const predicting = (async () => {
-        while (isPredicting) {
-          const answer = await predict(service.base)
-          requests++
-          if (answer.status !== 200) problems.push(`a prediction answered ${answer.status}`)
-          await sleep(20)
+    return await run(
+      'model artifact corrupted during hot reload',
+      launch,
+      { SVC_MODEL_STORE: store, SVC_MODEL_RELOAD_INTERVAL_S: '1' },
+      async (service, problems) => {
+        let requests = 0
+        let isPredicting = true
+        // Predictions keep coming throughout; every one must be served by the last good model.
+        const predicting = (async () => {
+          while (isPredicting) {
+            const answer = await predict(service.base)
+            requests++
+            if (answer.status !== 200) problems.push(`a prediction answered ${answer.status}`)
+            await sleep(20)
+          }
+        })()
+        try {
+          for (const [what, bytes] of [
+            ['half-written', good.slice(0, good.length / 2)],
+            ['wrong sha256', JSON.stringify(tampered)],
+          ] as const) {
+            const before = events(service, 'model_reload_failed')
+            // Written in place, not renamed: a reload can read it half-way, as with a copy in progress.
+            await writeFile(file, bytes)
+            if (!(await waitFor(() => events(service, 'model_reload_failed') > before, 10_000))) problems.push(`${what}: no model_reload_failed within 10 s`)
+            await writeFile(file, good)
+            await sleep(1500)
+          }
+          const ready = await get(service.base, '/ready')
+          if (ready.status !== 200) problems.push(`/ready ${ready.status} afterwards`)
+          const served = sumOf((await get(service.base, '/metrics')).text, 'svc_model_ready', { model: 'iris' })
+          if (served !== 1) problems.push(`svc_model_ready{model="iris"} is ${served}`)
+        } finally {
+          isPredicting = false
+          await predicting
         }
-      })()
-      try {
-        for (const [what, bytes] of [['half-written', good.slice(0, good.length / 2)], ['wrong sha256', JSON.stringify(tampered)]] as const) {
-          const before = events(service, 'model_reload_failed')
-          // Written in place, not renamed: a reload can read it half-way, as with a copy in progress.
-          await writeFile(file, bytes)
-          if (!(await waitFor(() => events(service, 'model_reload_failed') > before, 10_000))) problems.push(`${what}: no model_reload_failed within 10 s`)
-          await writeFile(file, good)
-          await sleep(1500)
+        return {
+          requests,
+          detail: `half-written and wrong-sha256 artifacts refused (model_reload_failed), the last good model kept serving; ${requests} predictions all 200`,
         }
-        const ready = await get(service.base, '/ready')
-        if (ready.status !== 200) problems.push(`/ready ${ready.status} afterwards`)
-        const served = sumOf((await get(service.base, '/metrics')).text, 'svc_model_ready', { model: 'iris' })
-        if (served !== 1) problems.push(`svc_model_ready{model="iris"} is ${served}`)
-      } finally {
-        isPredicting = false
-        await predicting
-      }
-      return { requests, detail: `half-written and wrong-sha256 artifacts refused (model_reload_failed), the last good model kept serving; ${requests} predictions all 200` }
-    })
+      },
+    )
   } finally {
     await rm(store, { recursive: true, force: true })
   }
@@ -193,7 +230,9 @@ export const stdoutClosed = (launch: Launch): Promise<FaultResult> =>
     const { bad } = await burst(service.base, 50)
     if (bad > 0) problems.push(`${bad} of 50 requests not 200 after stdout closed`)
     const text = (await get(service.base, '/metrics')).text
-    const lost = text.includes('svc_log_lines_dropped_total') ? `${sumOf(text, 'svc_log_lines_dropped_total')} lost log lines counted` : 'svc_log_lines_dropped_total not exposed'
+    const lost = text.includes('svc_log_lines_dropped_total')
+      ? `${sumOf(text, 'svc_log_lines_dropped_total')} lost log lines counted`
+      : 'svc_log_lines_dropped_total not exposed'
     return { requests: 51, detail: `50 requests answered 200 with nobody reading stdout; ${lost}` }
   })
 
@@ -242,7 +281,10 @@ export const dependencyOutages = async (launch: Launch, scope: Scope): Promise<F
       if ((await probe('/health')) !== 200) problems.push(`/health not 200 ${what}`)
     }
     await readyBecomes(200, 'at start')
-    for (const [dependency, label] of [[postgres, 'PostgreSQL'], [redis, 'Redis']] as const) {
+    for (const [dependency, label] of [
+      [postgres, 'PostgreSQL'],
+      [redis, 'Redis'],
+    ] as const) {
       await dependency.stop()
       await readyBecomes(503, `with ${label} down`)
       await dependency.start()

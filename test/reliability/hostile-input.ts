@@ -33,7 +33,12 @@ const violation = (shot: Shot, response: RawResponse | undefined): string | unde
   return undefined
 }
 
-export const hostileInput = async ({ launch, seed, requests, connections = 6 }: Readonly<{ launch: Launch; seed: number; requests: number; connections?: number }>): Promise<HostileInput> => {
+export const hostileInput = async ({
+  launch,
+  seed,
+  requests,
+  connections = 6,
+}: Readonly<{ launch: Launch; seed: number; requests: number; connections?: number }>): Promise<HostileInput> => {
   const closed = `http://127.0.0.1:${await closedPort()}`
   const service = await startService(launch, {
     SVC_MAX_BODY_BYTES: String(MAX_BODY),

@@ -64,7 +64,12 @@ export const createClient = ({ port, connections, isTraced = false, timeoutMs = 
       if (isProbe) headers['connection'] = 'close'
       const sentAt = performance.now()
       let isSettled = false
-      const settle = (kind: Outcome['kind'], status: number, responseHeaders: Readonly<Record<string, string | string[] | undefined>>, error: string | undefined): void => {
+      const settle = (
+        kind: Outcome['kind'],
+        status: number,
+        responseHeaders: Readonly<Record<string, string | string[] | undefined>>,
+        error: string | undefined,
+      ): void => {
         if (isSettled) return
         isSettled = true
         const requestId = responseHeaders['x-request-id']
@@ -154,7 +159,12 @@ export const summarise = (outcomes: readonly Outcome[]): { responses: number; rp
 }
 
 const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
-const IRIS_TENSORS = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'].map((name, i) => ({ name, datatype: 'FP64', shape: [1], data: [[6.3, 3.3, 6.0, 2.5][i]] }))
+const IRIS_TENSORS = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'].map((name, i) => ({
+  name,
+  datatype: 'FP64',
+  shape: [1],
+  data: [[6.3, 3.3, 6.0, 2.5][i]],
+}))
 
 /** The endpoints the load scenarios use, each with its route template. */
 export const SHOTS = {
@@ -171,4 +181,7 @@ export const SHOTS = {
 } as const satisfies Readonly<Record<string, Shot>>
 
 /** Round robin over `shots`: request i is shots[i mod n], so every mix is exact and repeatable. */
-export const roundRobin = (shots: readonly Shot[]): ((i: number) => Shot) => (i) => shots[i % shots.length] as Shot
+export const roundRobin =
+  (shots: readonly Shot[]): ((i: number) => Shot) =>
+  (i) =>
+    shots[i % shots.length] as Shot

@@ -50,7 +50,14 @@ say(`  ${load.loadgen}, ${load.path}: ${figure(load.rps)} req/s, p99 ${load.p99M
 say(`[${elapsed()}] nothing lost: ${RATE} req/s for ${STEADY_SECONDS} s (GET /, POST /api/v1/predict, GET /api/v1/models), traces sampled at 0.5`)
 const steady = await nothingLost({ launch, rate: RATE, durationMs: STEADY_SECONDS * 1000, connections: 16, ratio: 0.5 })
 const steadyLost =
-  steady.failed.length + steady.lines.missing.length + steady.lines.extra.length + steady.lines.duplicated.length + steady.spans.missing.length + steady.spans.extra.length + steady.spans.duplicated.length + Math.abs(steady.countedTotal - steady.sentTotal)
+  steady.failed.length +
+  steady.lines.missing.length +
+  steady.lines.extra.length +
+  steady.lines.duplicated.length +
+  steady.spans.missing.length +
+  steady.spans.extra.length +
+  steady.spans.duplicated.length +
+  Math.abs(steady.countedTotal - steady.sentTotal)
 say(
   `  ${figure(steady.responses)} answers (${figure(steady.rps)}/s, p99 ${steady.p99Ms.toFixed(2)} ms), ${steady.notOk.length} not 200; ` +
     `${figure(steady.lines.completed)} request_completed lines (${steady.lines.missing.length} missing, ${steady.lines.extra.length} extra); ` +
@@ -61,7 +68,14 @@ say(
 say(`[${elapsed()}] graceful shutdown: SIGTERM after 1 s of closed-loop load on 16 connections, SVC_SHUTDOWN_DELAY_MS=${SHUTDOWN_DELAY_MS}`)
 const shutdown = await shutdownUnderLoad({ launch, connections: 16, loadBeforeMs: 1000, shutdownDelayMs: SHUTDOWN_DELAY_MS })
 const shutdownLost =
-  shutdown.failed.length + shutdown.lines.missing.length + shutdown.lines.extra.length + shutdown.lines.duplicated.length + shutdown.lines.wrongTrace.length + shutdown.spans.missing.length + shutdown.spans.extra.length + shutdown.spans.duplicated.length
+  shutdown.failed.length +
+  shutdown.lines.missing.length +
+  shutdown.lines.extra.length +
+  shutdown.lines.duplicated.length +
+  shutdown.lines.wrongTrace.length +
+  shutdown.spans.missing.length +
+  shutdown.spans.extra.length +
+  shutdown.spans.duplicated.length
 const refusedAfterMs = shutdown.firstRefusedAt - shutdown.lastReadySentAt
 const shutdownProblems = [
   shutdown.exit.code === 0 ? '' : `exit ${shutdown.exit.code ?? shutdown.exit.signal}`,
@@ -99,18 +113,41 @@ const survived = ran.filter((f) => f.isSurvived === true)
 
 say(`[${elapsed()}] hostile input: ${FUZZ_REQUESTS} seeded requests`)
 const hostile = await hostileInput({ launch, seed: SEED, requests: FUZZ_REQUESTS })
-say(`  ${hostile.sent} sent (${hostile.hostile} hostile), ${hostile.violations.length} violations, http_* samples ${hostile.seriesBefore} before and ${hostile.series} after, still serving: ${hostile.isServing}`)
+say(
+  `  ${hostile.sent} sent (${hostile.hostile} hostile), ${hostile.violations.length} violations, http_* samples ${hostile.seriesBefore} before and ${hostile.series} after, still serving: ${hostile.isServing}`,
+)
 for (const v of hostile.violations) say(`    ${v}`)
 
 say(`\nFaults (${elapsed()} in all):\n`)
-say(table(['Fault', 'Survived', 'Requests', 'What happened'], faults.map((f) => [f.name, f.isSurvived === undefined ? 'not run' : f.isSurvived ? 'yes' : 'NO', figure(f.requests), f.detail])))
+say(
+  table(
+    ['Fault', 'Survived', 'Requests', 'What happened'],
+    faults.map((f) => [f.name, f.isSurvived === undefined ? 'not run' : f.isSurvived ? 'yes' : 'NO', figure(f.requests), f.detail]),
+  ),
+)
 
 const lost = steadyLost + shutdownLost
 const rows: Array<readonly string[]> = [
-  [`Load held (${load.loadgen}, ${load.connections} keep-alive connections, ${load.seconds} s, ${load.path})`, `${figure(load.rps)} req/s, p99 ${load.p99Ms.toFixed(2)} ms`, `${load.errors} errors in ${figure(load.requests)} requests; ${load.isPinned ? 'server on CPU 0, load on CPU 1' : 'no CPU pinning'}`],
-  [`Load held (steady mix, in-process client, ${STEADY_SECONDS} s)`, `${figure(steady.rps)} req/s, p99 ${steady.p99Ms.toFixed(2)} ms`, `${RATE} req/s asked; ${steady.notOk.length} answers not 200`],
-  ['Faults survived', `${survived.length} of ${ran.length}`, faults.map((f) => `${f.name}${f.isSurvived === true ? '' : f.isSurvived === undefined ? ' (not run)' : ' (NOT SURVIVED)'}`).join('; ')],
-  ['Bad inputs tried', `${figure(hostile.sent)} (${figure(hostile.hostile)} hostile)`, `seed ${SEED}; ${hostile.violations.length} violations (wrong status, 5xx, leak); http_* samples ${hostile.seriesBefore} before, ${hostile.series} after (bounded by the label sets); still serving: ${hostile.isServing ? 'yes' : 'NO'}`],
+  [
+    `Load held (${load.loadgen}, ${load.connections} keep-alive connections, ${load.seconds} s, ${load.path})`,
+    `${figure(load.rps)} req/s, p99 ${load.p99Ms.toFixed(2)} ms`,
+    `${load.errors} errors in ${figure(load.requests)} requests; ${load.isPinned ? 'server on CPU 0, load on CPU 1' : 'no CPU pinning'}`,
+  ],
+  [
+    `Load held (steady mix, in-process client, ${STEADY_SECONDS} s)`,
+    `${figure(steady.rps)} req/s, p99 ${steady.p99Ms.toFixed(2)} ms`,
+    `${RATE} req/s asked; ${steady.notOk.length} answers not 200`,
+  ],
+  [
+    'Faults survived',
+    `${survived.length} of ${ran.length}`,
+    faults.map((f) => `${f.name}${f.isSurvived === true ? '' : f.isSurvived === undefined ? ' (not run)' : ' (NOT SURVIVED)'}`).join('; '),
+  ],
+  [
+    'Bad inputs tried',
+    `${figure(hostile.sent)} (${figure(hostile.hostile)} hostile)`,
+    `seed ${SEED}; ${hostile.violations.length} violations (wrong status, 5xx, leak); http_* samples ${hostile.seriesBefore} before, ${hostile.series} after (bounded by the label sets); still serving: ${hostile.isServing ? 'yes' : 'NO'}`,
+  ],
   [
     'Requests lost',
     `${lost} of ${figure(steady.responses + shutdown.responses)}`,
@@ -122,5 +159,13 @@ const rows: Array<readonly string[]> = [
 say(`Summary:\n`)
 say(table(['Measure', 'Result', 'Detail'], rows))
 
-const isClean = lost === 0 && load.errors === 0 && steady.notOk.length === 0 && shutdownProblems.length === 0 && survived.length === ran.length && hostile.violations.length === 0 && hostile.isServing && steady.dropped === 0
+const isClean =
+  lost === 0 &&
+  load.errors === 0 &&
+  steady.notOk.length === 0 &&
+  shutdownProblems.length === 0 &&
+  survived.length === ran.length &&
+  hostile.violations.length === 0 &&
+  hostile.isServing &&
+  steady.dropped === 0
 process.exitCode = isClean ? 0 : 1

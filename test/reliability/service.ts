@@ -33,7 +33,14 @@ export const stopService = async ({ child }: Service, withinMs = 30_000): Promis
 }
 
 /** Every JSON line the service wrote to stdout (other lines, if any, skipped). */
-export const logLines = (child: Child): Array<Record<string, unknown>> => jsonLines(child.stdout().split('\n').filter((line) => line.startsWith('{')).join('\n'))
+export const logLines = (child: Child): Array<Record<string, unknown>> =>
+  jsonLines(
+    child
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .join('\n'),
+  )
 
 /** request_completed lines by request id: how many times each id was logged, and its trace id. */
 export const completedById = (lines: ReadonlyArray<Record<string, unknown>>): Map<string, { count: number; traceId: string | undefined }> => {

@@ -61,7 +61,13 @@ export type ShutdownUnderLoad = Readonly<{
 const STREAM: Shot = { method: 'GET', path: '/api/insights?count=3&interval=0.1', route: '/api/insights' }
 const MIX: readonly Shot[] = [...Array.from({ length: 5 }, () => [SHOTS.root, SHOTS.predict, SHOTS.models]).flat(), SHOTS.model, STREAM]
 
-export const shutdownUnderLoad = async ({ launch, connections, loadBeforeMs, shutdownDelayMs, probeEveryMs = 20 }: ShutdownOptions): Promise<ShutdownUnderLoad> => {
+export const shutdownUnderLoad = async ({
+  launch,
+  connections,
+  loadBeforeMs,
+  shutdownDelayMs,
+  probeEveryMs = 20,
+}: ShutdownOptions): Promise<ShutdownUnderLoad> => {
   const receiver = await startReceiver()
   try {
     const service = await startService(launch, {

@@ -49,7 +49,13 @@ const series = (text: string): { own: number; all: number } => {
 
 const waitForPort = async (port: number): Promise<void> => {
   for (let i = 0; i < 300; i++) {
-    if ((await fetch(`http://127.0.0.1:${port}/startup`).then((r) => r.status, () => 0)) === 200) return
+    if (
+      (await fetch(`http://127.0.0.1:${port}/startup`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      return
     await sleep(50)
   }
   throw new Error(`svc did not start on ${port}`)
@@ -122,7 +128,9 @@ try {
   scope.test.teardown(() => void server.kill('SIGKILL'))
   await waitForPort(port)
   const base = `http://127.0.0.1:${port}`
-  say(`svc soak: node ${process.version}, ${RATE} req/s for ${SECONDS} s on ${CONNECTIONS} keep-alive connections (warm-up ${WARMUP_SECONDS} s), then ${figure(RANDOM_PATHS)} random paths`)
+  say(
+    `svc soak: node ${process.version}, ${RATE} req/s for ${SECONDS} s on ${CONNECTIONS} keep-alive connections (warm-up ${WARMUP_SECONDS} s), then ${figure(RANDOM_PATHS)} random paths`,
+  )
 
   const scrape = async (): Promise<string> => (await fetch(`${base}/metrics`)).text()
   const sampleNow = async (since: number): Promise<Sample> => {
@@ -153,7 +161,9 @@ try {
         samples.push(sample)
         if (isReporting && sample.atS - lastReport >= 30) {
           lastReport = sample.atS
-          say(`  ${sample.atS.toFixed(0)} s: ${figure(client.outcomes().length)} requests, RSS ${(sample.rss / 2 ** 20).toFixed(1)} MiB, heap ${(sample.heap / 2 ** 20).toFixed(1)} MiB, ${sample.handles} handles`)
+          say(
+            `  ${sample.atS.toFixed(0)} s: ${figure(client.outcomes().length)} requests, RSS ${(sample.rss / 2 ** 20).toFixed(1)} MiB, heap ${(sample.heap / 2 ** 20).toFixed(1)} MiB, ${sample.handles} handles`,
+          )
         }
       }
     })()
@@ -167,7 +177,14 @@ try {
   const lowest = (samples: readonly Sample[], from: number, to: number): Sample => {
     const inWindow = samples.filter((s) => s.atS >= from && s.atS <= to)
     const min = (pick: (s: Sample) => number): number => Math.min(...inWindow.map(pick))
-    return { atS: from, rss: min((s) => s.rss), heap: min((s) => s.heap), handles: min((s) => s.handles), series: min((s) => s.series), allSeries: min((s) => s.allSeries) }
+    return {
+      atS: from,
+      rss: min((s) => s.rss),
+      heap: min((s) => s.heap),
+      handles: min((s) => s.handles),
+      series: min((s) => s.series),
+      allSeries: min((s) => s.allSeries),
+    }
   }
 
   const samples = await steady(SECONDS, true)
@@ -189,19 +206,29 @@ try {
 
   const failedOf = (list: readonly Outcome[]): Outcome[] => list.filter((o) => o.kind !== 'response')
   const notOkOf = (list: readonly Outcome[]): Outcome[] => list.filter((o) => o.kind === 'response' && o.status !== 200)
-  say(`\nSteady load: ${figure(responses)} answers in ${SECONDS} s (${figure(rps)}/s, p99 ${p99Ms.toFixed(2)} ms), ${failedOf(outcomes).length} failed, ${notOkOf(outcomes).length} not 200\n`)
+  say(
+    `\nSteady load: ${figure(responses)} answers in ${SECONDS} s (${figure(rps)}/s, p99 ${p99Ms.toFixed(2)} ms), ${failedOf(outcomes).length} failed, ${notOkOf(outcomes).length} not 200\n`,
+  )
   say(
     table(
       ['Phase', 'RSS MiB', 'Heap used MiB', 'Active handles', 'Series'],
       [
         ['start (before warm-up)', mib(first.rss), mib(first.heap), String(first.handles), String(first.series)],
-        [`after warm-up (lowest in ${WARMUP_SECONDS.toFixed(0)}–${(WARMUP_SECONDS + WINDOW_SECONDS).toFixed(0)} s)`, mib(warm.rss), mib(warm.heap), String(warm.handles), String(warm.series)],
+        [
+          `after warm-up (lowest in ${WARMUP_SECONDS.toFixed(0)}–${(WARMUP_SECONDS + WINDOW_SECONDS).toFixed(0)} s)`,
+          mib(warm.rss),
+          mib(warm.heap),
+          String(warm.handles),
+          String(warm.series),
+        ],
         [`end (lowest in ${(SECONDS - WINDOW_SECONDS).toFixed(0)}–${SECONDS} s)`, mib(last.rss), mib(last.heap), String(last.handles), String(last.series)],
         ['growth after warm-up (limit +10 %)', percent(growth((s) => s.rss)), percent(growth((s) => s.heap)), percent(growth((s) => s.handles)), ''],
       ],
     ),
   )
-  say('Series: the service\'s own samples (runtime-labelled nodejs_* families aside). They grow as each label set is first used and when the first drift check (each minute) writes its gauges; the random paths below must add none.\n')
+  say(
+    "Series: the service's own samples (runtime-labelled nodejs_* families aside). They grow as each label set is first used and when the first drift check (each minute) writes its gauges; the random paths below must add none.\n",
+  )
 
   // Phase 2: a million paths never seen before. The first few create the <unmatched> series; after
   // that, whatever the paths, no series may appear.
@@ -216,7 +243,9 @@ try {
   const seriesAfter = series(after)
   const counted = sumOf(after, 'http_requests_total', { endpoint: '<unmatched>' }) - unmatchedBefore
   const answered = [...statuses.values()].reduce((sum, n) => sum + n, 0)
-  say(`Random paths: ${figure(RANDOM_PATHS)} sent in ${pathsSeconds.toFixed(1)} s (${figure(RANDOM_PATHS / pathsSeconds)}/s), statuses ${JSON.stringify(Object.fromEntries(statuses))}\n`)
+  say(
+    `Random paths: ${figure(RANDOM_PATHS)} sent in ${pathsSeconds.toFixed(1)} s (${figure(RANDOM_PATHS / pathsSeconds)}/s), statuses ${JSON.stringify(Object.fromEntries(statuses))}\n`,
+  )
   say(
     table(
       ['', 'Series (service)', 'Series (all)', 'http_requests_total{endpoint="<unmatched>"}'],
@@ -238,7 +267,12 @@ try {
       ['After the random paths', 'RSS MiB', 'Heap used MiB', 'Active handles'],
       [
         [`steady mix again (lowest in ${SETTLE_SECONDS} s)`, mib(settled.rss), mib(settled.heap), String(settled.handles)],
-        ['against the end of the steady load (heap limit +10 %)', percent(growth((s) => s.rss, last, settled)), percent(heapAfterPaths), percent(growth((s) => s.handles, last, settled))],
+        [
+          'against the end of the steady load (heap limit +10 %)',
+          percent(growth((s) => s.rss, last, settled)),
+          percent(heapAfterPaths),
+          percent(growth((s) => s.handles, last, settled)),
+        ],
       ],
     ),
   )
@@ -255,10 +289,16 @@ try {
       ]
     }),
     seriesAfter.own !== seriesBefore.own ? `the random paths changed the series count from ${seriesBefore.own} to ${seriesAfter.own}` : '',
-    answered !== RANDOM_PATHS || statuses.get(404) !== RANDOM_PATHS ? `${figure(RANDOM_PATHS)} random paths got ${JSON.stringify(Object.fromEntries(statuses))}` : '',
+    answered !== RANDOM_PATHS || statuses.get(404) !== RANDOM_PATHS
+      ? `${figure(RANDOM_PATHS)} random paths got ${JSON.stringify(Object.fromEntries(statuses))}`
+      : '',
     counted !== RANDOM_PATHS ? `${figure(counted)} counted under endpoint="<unmatched>" for ${figure(RANDOM_PATHS)} sent` : '',
   ].filter(Boolean)
-  say(problems.length === 0 ? 'Soak passed: no growth past 10 % after warm-up, no failed request, series unchanged by the random paths and the heap back after them.' : `Soak FAILED:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  say(
+    problems.length === 0
+      ? 'Soak passed: no growth past 10 % after warm-up, no failed request, series unchanged by the random paths and the heap back after them.'
+      : `Soak FAILED:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+  )
   exitCode = problems.length === 0 ? 0 : 1
 } finally {
   await scope.close()

@@ -11,7 +11,6 @@ import { startCollector } from '../bench/collector.js'
 import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from '../bench/load-tools.js'
 import { closedPort } from '../fixtures/tcp.js'
 
-
 export type Throughput = Readonly<{
   loadgen: string
   path: string
@@ -38,7 +37,8 @@ export type ThroughputOptions = Readonly<{
 export const throughput = async ({ root, seconds, connections, warmupSeconds, post }: ThroughputOptions): Promise<Throughput> => {
   const loadgen = process.env['RELIABILITY_LOADGEN'] ?? ((await hasCommand('wrk')) ? 'wrk' : 'autocannon')
   const isPinned = availableParallelism() >= 2 && (await hasCommand('taskset'))
-  const pinned = (cpu: number, command: string, args: readonly string[]): [string, string[]] => (isPinned ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, [...args]])
+  const pinned = (cpu: number, command: string, args: readonly string[]): [string, string[]] =>
+    isPinned ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, [...args]]
   const collector = await startCollector()
   const port = await closedPort()
   const dir = await mkdtemp(join(tmpdir(), 'svc-reliability-load-'))
@@ -51,13 +51,23 @@ export const throughput = async ({ root, seconds, connections, warmupSeconds, po
   const load = async (duration: number): Promise<Omit<Throughput, 'loadgen' | 'path' | 'connections' | 'seconds' | 'isPinned'>> => {
     if (loadgen === 'wrk') {
       const script = join(dir, 'post.lua')
-      if (post !== undefined) await writeFile(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(post.body)}\n`)
+      if (post !== undefined)
+        await writeFile(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(post.body)}\n`)
       const [wrk, wrkArgs] = pinned(1, 'wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...(post === undefined ? [] : ['-s', script]), url])
       const { stdout } = await run(wrk, wrkArgs)
       return parseWrk(stdout)
     }
     const body = post === undefined ? [] : ['-m', 'POST', '-H', 'content-type=application/json', '-b', post.body]
-    const [node, nodeArgs] = pinned(1, process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration), ...body, url])
+    const [node, nodeArgs] = pinned(1, process.execPath, [
+      join(root, 'node_modules/autocannon/autocannon.js'),
+      '-j',
+      '-c',
+      String(connections),
+      '-d',
+      String(duration),
+      ...body,
+      url,
+    ])
     const { stdout } = await run(node, nodeArgs, { maxBuffer: 64 * 1024 * 1024 })
     return parseAutocannon(stdout)
   }

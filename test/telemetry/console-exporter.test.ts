@@ -40,7 +40,9 @@ t.test('a child span with a status message, an event and a link', async (t) => {
 })
 
 t.test('every kind and status has its printed name', async (t) => {
-  const kinds = [SpanKind.SERVER, SpanKind.CLIENT, SpanKind.PRODUCER, SpanKind.CONSUMER].map((kind) => consoleRecord({ ...child, kind, spanContext: child.spanContext } as ReadableSpan)['kind'])
+  const kinds = [SpanKind.SERVER, SpanKind.CLIENT, SpanKind.PRODUCER, SpanKind.CONSUMER].map(
+    (kind) => consoleRecord({ ...child, kind, spanContext: child.spanContext } as ReadableSpan)['kind'],
+  )
   t.same(kinds, ['SpanKind.SERVER', 'SpanKind.CLIENT', 'SpanKind.PRODUCER', 'SpanKind.CONSUMER'])
   const ok = consoleRecord({ ...child, spanContext: child.spanContext, status: { code: SpanStatusCode.OK } } as ReadableSpan)
   t.same(ok['status'], { status_code: 'OK' })
@@ -53,7 +55,13 @@ t.test('the exporter writes one line per span in one write and reports success',
   exporter.export([child, child], (r) => (result = r))
   t.same(result, { code: 0 })
   t.equal(chunks.length, 1)
-  t.same(chunks[0]?.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { name: string }).name), ['load-model', 'load-model'])
+  t.same(
+    chunks[0]
+      ?.split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { name: string }).name),
+    ['load-model', 'load-model'],
+  )
   await exporter.forceFlush?.()
   await exporter.shutdown()
 })

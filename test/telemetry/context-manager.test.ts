@@ -22,17 +22,27 @@ t.test('with() runs in copied bindings: the request id stays, the sampled span i
   const outer = { requestId: 'r1', traceId: 'outer', spanId: 'outer', traceContext: ROOT_CONTEXT }
   const sampled = withSpan(TraceFlags.SAMPLED)
   requestStore.run(outer, () => {
-    const result = contextManager.with(sampled, function (this: unknown, a: number, b: number) {
-      t.same(requestStore.getStore(), { requestId: 'r1', traceId: TRACE, spanId: SPAN, traceContext: sampled })
-      t.equal(contextManager.active(), sampled)
-      t.equal(this, 'self')
-      return a + b
-    }, 'self', 2, 3)
+    const result = contextManager.with(
+      sampled,
+      function (this: unknown, a: number, b: number) {
+        t.same(requestStore.getStore(), { requestId: 'r1', traceId: TRACE, spanId: SPAN, traceContext: sampled })
+        t.equal(contextManager.active(), sampled)
+        t.equal(this, 'self')
+        return a + b
+      },
+      'self',
+      2,
+      3,
+    )
     t.equal(result, 5)
     t.equal(requestStore.getStore(), outer, 'the request bindings are back afterwards')
   })
   contextManager.with(withSpan(TraceFlags.NONE), () => {
-    t.same(requestStore.getStore(), { requestId: undefined, traceId: undefined, spanId: undefined, traceContext: withSpan(TraceFlags.NONE) }, 'no ids for an unsampled span, no request outside one')
+    t.same(
+      requestStore.getStore(),
+      { requestId: undefined, traceId: undefined, spanId: undefined, traceContext: withSpan(TraceFlags.NONE) },
+      'no ids for an unsampled span, no request outside one',
+    )
   })
   contextManager.with(ROOT_CONTEXT, () => t.equal(requestStore.getStore()?.traceId, undefined))
 })

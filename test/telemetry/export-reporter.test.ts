@@ -45,9 +45,35 @@ t.test('one error line per failing period, a new one when the cause changes, one
   events.exported(3)
   const reported = lines().map(({ timestamp: _, ...rest }) => rest)
   t.same(reported, [
-    { level: 'error', event: 'trace_export_failed', 'service.name': 'svc', exporter: 'otlp', endpoint: 'http://c:4317', code: 'StatusCode.UNAVAILABLE', message: 'No connection established', spans_dropped: 5 },
-    { level: 'error', event: 'trace_export_failed', 'service.name': 'svc', exporter: 'otlp', endpoint: 'http://c:4317', code: 'StatusCode.INVALID_ARGUMENT', message: 'bad data', spans_dropped: 1 },
-    { level: 'info', event: 'trace_export_recovered', 'service.name': 'svc', exporter: 'otlp', endpoint: 'http://c:4317', failed_for_ms: 2000, spans_dropped: 13 },
+    {
+      level: 'error',
+      event: 'trace_export_failed',
+      'service.name': 'svc',
+      exporter: 'otlp',
+      endpoint: 'http://c:4317',
+      code: 'StatusCode.UNAVAILABLE',
+      message: 'No connection established',
+      spans_dropped: 5,
+    },
+    {
+      level: 'error',
+      event: 'trace_export_failed',
+      'service.name': 'svc',
+      exporter: 'otlp',
+      endpoint: 'http://c:4317',
+      code: 'StatusCode.INVALID_ARGUMENT',
+      message: 'bad data',
+      spans_dropped: 1,
+    },
+    {
+      level: 'info',
+      event: 'trace_export_recovered',
+      'service.name': 'svc',
+      exporter: 'otlp',
+      endpoint: 'http://c:4317',
+      failed_for_ms: 2000,
+      spans_dropped: 13,
+    },
   ])
   t.equal(await droppedBy('export_failed'), 11)
   t.equal(await droppedBy('queue_full'), 2)
@@ -58,10 +84,15 @@ t.test('a failure without gRPC details reports its message; a non-error its text
   events.failed(new TypeError('cannot serialise'), 1)
   events.exported(1)
   events.failed('plain text', 1)
-  t.same(lines().filter((l) => l.event === 'trace_export_failed').map((l) => [l['code'], l['message']]), [
-    ['StatusCode.UNKNOWN', 'cannot serialise'],
-    ['StatusCode.UNKNOWN', 'plain text'],
-  ])
+  t.same(
+    lines()
+      .filter((l) => l.event === 'trace_export_failed')
+      .map((l) => [l['code'], l['message']]),
+    [
+      ['StatusCode.UNKNOWN', 'cannot serialise'],
+      ['StatusCode.UNKNOWN', 'plain text'],
+    ],
+  )
 })
 
 t.test('drops while healthy are counted, not logged', async (t) => {

@@ -69,7 +69,11 @@ t.test('requestCell returns the same cell for the same labels', async (t) => {
   t.not(metrics.requestCell('GET', '/users/{id}', 404), cell)
   t.not(metrics.requestCell('POST', '/users/{id}', 200), cell)
   t.not(metrics.requestCell('GET', '/users', 200), cell)
-  t.same(cell, { labels: { method: 'GET', endpoint: '/users/{id}', status: '200', environment: 'prod' }, value: 0, exemplar: { traceId: undefined, value: 0, timestamp: 0 } })
+  t.same(cell, {
+    labels: { method: 'GET', endpoint: '/users/{id}', status: '200', environment: 'prod' },
+    value: 0,
+    exemplar: { traceId: undefined, value: 0, timestamp: 0 },
+  })
   t.ok(Object.isFrozen(cell.labels))
 })
 
@@ -239,8 +243,14 @@ t.test('resetMetrics zeroes counters and histograms', async (t) => {
   registry.resetMetrics()
   t.equal(requests.value, 0)
   t.equal(requests.exemplar.traceId, undefined, 'exemplars go with the values they point at')
-  t.same(durations.exemplars.map((e) => e.traceId), new Array(DURATION_BUCKETS.length + 1).fill(undefined))
-  t.same({ count: durations.count, sum: durations.sum, buckets: [...durations.buckets] }, { count: 0, sum: 0, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0) })
+  t.same(
+    durations.exemplars.map((e) => e.traceId),
+    new Array(DURATION_BUCKETS.length + 1).fill(undefined),
+  )
+  t.same(
+    { count: durations.count, sum: durations.sum, buckets: [...durations.buckets] },
+    { count: 0, sum: 0, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0) },
+  )
   const lines = (await registry.metrics()).split('\n')
   t.same(
     missing(lines, [
@@ -286,5 +296,9 @@ t.test('exemplars appear in OpenMetrics output only, after the value they belong
   t.equal(exemplar(find(open, 'http_request_duration_seconds_bucket{method="GET",endpoint="/",environment="dev",le="0.25"}')), undefined)
   t.equal(exemplar(find(open, 'http_request_duration_seconds_count{')), undefined)
   const text = await render(metrics)
-  t.same(text.filter((l) => l.includes('trace_id')), [], 'the Prometheus text format has no exemplars')
+  t.same(
+    text.filter((l) => l.includes('trace_id')),
+    [],
+    'the Prometheus text format has no exemplars',
+  )
 })

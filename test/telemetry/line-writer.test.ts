@@ -37,7 +37,11 @@ t.test('lines written in one tick go out in one write on the next turn', async (
   t.same(calls, [{ fd: 2, text: 'a\nb\nc\n', offset: 0 }])
   writer.write('d\n')
   await nextTurn()
-  t.same(calls.map((c) => c.text), ['a\nb\nc\n', 'd\n'], 'a later tick writes again')
+  t.same(
+    calls.map((c) => c.text),
+    ['a\nb\nc\n', 'd\n'],
+    'a later tick writes again',
+  )
 })
 
 t.test('reaching the high-water mark writes at once', async (t) => {
@@ -46,7 +50,10 @@ t.test('reaching the high-water mark writes at once', async (t) => {
   writer.write('1234\n')
   t.equal(calls.length, 0)
   writer.write('5678\n')
-  t.same(calls.map((c) => c.text), ['1234\n5678\n'])
+  t.same(
+    calls.map((c) => c.text),
+    ['1234\n5678\n'],
+  )
   await nextTurn()
   t.equal(calls.length, 1, 'the scheduled flush finds nothing left')
 })
@@ -58,7 +65,10 @@ t.test('flush writes everything pending synchronously; with nothing pending it d
   t.equal(calls.length, 0)
   writer.write('x\n')
   writer.flush()
-  t.same(calls.map((c) => c.text), ['x\n'])
+  t.same(
+    calls.map((c) => c.text),
+    ['x\n'],
+  )
 })
 
 t.test('a partial write continues from the byte where it stopped, multi-byte text included', async (t) => {
@@ -78,12 +88,15 @@ t.test('EAGAIN is retried and nothing is lost', async (t) => {
   const writer = createLineWriter(1, write)
   writer.write('abcd\n')
   writer.flush()
-  t.same(calls.map((c) => [c.text, c.offset]), [
-    ['abcd\n', 0],
-    ['abcd\n', 0],
-    ['cd\n', 2],
-    ['cd\n', 2],
-  ])
+  t.same(
+    calls.map((c) => [c.text, c.offset]),
+    [
+      ['abcd\n', 0],
+      ['abcd\n', 0],
+      ['cd\n', 2],
+      ['cd\n', 2],
+    ],
+  )
 })
 
 for (const code of ['EPIPE', 'EBADF']) {
@@ -110,7 +123,10 @@ t.test('EPIPE after a partial write drops the rest', async (t) => {
   writer.flush()
   writer.write('more')
   writer.flush()
-  t.same(calls.map((c) => c.offset), [0, 2])
+  t.same(
+    calls.map((c) => c.offset),
+    [0, 2],
+  )
   t.equal(writer.dropped(), 2, 'the line cut short and the later one')
 })
 

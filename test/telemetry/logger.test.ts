@@ -24,7 +24,12 @@ const capture = (options: Options = {}): { logger: Logger; lines: string[] } => 
 
 const parsed = (lines: readonly string[]): Record<string, unknown>[] => lines.map((l) => JSON.parse(l) as Record<string, unknown>)
 
-const bindings = (requestId: string | undefined, traceId?: string, spanId?: string): RequestBindings => ({ requestId, traceId, spanId, traceContext: undefined })
+const bindings = (requestId: string | undefined, traceId?: string, spanId?: string): RequestBindings => ({
+  requestId,
+  traceId,
+  spanId,
+  traceContext: undefined,
+})
 
 t.test('a JSON line holds timestamp, level, event, service name and the fields, in that order', async (t) => {
   const { logger, lines } = capture()
@@ -269,5 +274,8 @@ t.test('values JSON cannot hold are written as text instead of throwing', async 
 t.test('span_id is written only when the store holds one', async (t) => {
   const { logger, lines } = capture()
   logger.info('a', {}, bindings('r1', 'trace'))
-  t.same(Object.keys(parsed(lines)[0] ?? {}).filter((k) => k.endsWith('_id')), ['request_id', 'trace_id'])
+  t.same(
+    Object.keys(parsed(lines)[0] ?? {}).filter((k) => k.endsWith('_id')),
+    ['request_id', 'trace_id'],
+  )
 })

@@ -5,8 +5,7 @@ import { createLogger } from '../../lib/telemetry/logger.js'
 import { createMetricsRegistry, prefersOpenMetrics } from '../../lib/telemetry/registry.js'
 import { sample } from '../fixtures/metrics-text.js'
 
-const PROMETHEUS_2_42 =
-  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+const PROMETHEUS_2_42 = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 const ACCEPT_CASES: readonly Readonly<{ name: string; accept: string | undefined; isOpenMetrics: boolean }>[] = [
   { name: 'no Accept header', accept: undefined, isOpenMetrics: false },
@@ -79,8 +78,15 @@ t.test('the registry is exposed and holds the metrics render publishes', async (
 t.test('concurrent renders with different Accept headers each get their own format', async (t) => {
   const metrics = create()
   metrics.http.requestCell('GET', '/', 200).value = 1
-  const [open1, prom, open2] = await Promise.all([metrics.render('application/openmetrics-text'), metrics.render('text/plain'), metrics.render(PROMETHEUS_2_42)])
-  for (const [name, open] of [['first', open1], ['third', open2]] as const) {
+  const [open1, prom, open2] = await Promise.all([
+    metrics.render('application/openmetrics-text'),
+    metrics.render('text/plain'),
+    metrics.render(PROMETHEUS_2_42),
+  ])
+  for (const [name, open] of [
+    ['first', open1],
+    ['third', open2],
+  ] as const) {
     t.equal(open?.contentType, Registry.OPENMETRICS_CONTENT_TYPE, `${name} content type`)
     t.ok(open?.text.endsWith('\n# EOF\n'), `${name} ends with # EOF`)
     t.ok(open?.text.split('\n').includes('http_requests_total{method="GET",endpoint="/",status="200",environment="stage"} 1'), `${name} counter sample`)

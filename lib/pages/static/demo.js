@@ -58,7 +58,12 @@ const seriesFor = (metric) => {
   const line = svg('polyline', { class: 'line', points: '', 'vector-effect': 'non-scaling-stroke' })
   // The latest value, visible from the first event on (a line needs two).
   const dot = svg('circle', { class: 'dot', r: '2.5', cx: '-10', cy: '-10', 'vector-effect': 'non-scaling-stroke' })
-  const plot = svg('svg', { viewBox: `0 0 ${CHART.width} ${CHART.height}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': `${figure.label}, recent values` })
+  const plot = svg('svg', {
+    viewBox: `0 0 ${CHART.width} ${CHART.height}`,
+    preserveAspectRatio: 'none',
+    role: 'img',
+    'aria-label': `${figure.label}, recent values`,
+  })
   plot.append(area, line, dot)
   const card = el('figure', 'figure', el('h3', '', figure.label), value, plot)
   card.dataset.metric = metric
@@ -80,7 +85,10 @@ const draw = (entry) => {
   entry.line.setAttribute('points', points.join(' '))
   const first = points[0]
   const last = points[points.length - 1]
-  entry.area.setAttribute('points', first === undefined ? '' : `${first.split(',')[0]},${CHART.height} ${points.join(' ')} ${last.split(',')[0]},${CHART.height}`)
+  entry.area.setAttribute(
+    'points',
+    first === undefined ? '' : `${first.split(',')[0]},${CHART.height} ${points.join(' ')} ${last.split(',')[0]},${CHART.height}`,
+  )
   const [cx, cy] = last === undefined ? ['-10', '-10'] : last.split(',')
   entry.dot.setAttribute('cx', cx)
   entry.dot.setAttribute('cy', cy)
@@ -229,7 +237,15 @@ const loadModels = async () => {
       const state = el('td', '', el('span', `pill ${model.state === 'READY' ? 'ok' : 'bad'}`, model.state))
       if (model.reason) state.append(el('span', 'reason', model.reason))
       const kind = model.task ? `${model.task} (${model.type.replaceAll('_', ' ')})` : '—'
-      const row = el('tr', '', el('th', '', model.name), state, el('td', '', model.version ?? model.default_version ?? '—'), el('td', '', kind), driftCell(model.drift))
+      const row = el(
+        'tr',
+        '',
+        el('th', '', model.name),
+        state,
+        el('td', '', model.version ?? model.default_version ?? '—'),
+        el('td', '', kind),
+        driftCell(model.drift),
+      )
       row.children[0].scope = 'row'
       // Column names for the stacked layout of narrow screens (demo.css).
       ;['', 'State', 'Version', 'Task', 'Drift'].forEach((label, i) => {
@@ -241,7 +257,8 @@ const loadModels = async () => {
     modelsBody.replaceChildren(...rows)
     // The thresholds are the service's configuration; say the ones it reports.
     const thresholds = models.find((m) => m.drift?.thresholds)?.drift.thresholds
-    if (thresholds) psiHint.textContent = `PSI under ${thresholds.moderate} is no drift, ${thresholds.moderate} to ${thresholds.severe} moderate, ${thresholds.severe} and over severe.`
+    if (thresholds)
+      psiHint.textContent = `PSI under ${thresholds.moderate} is no drift, ${thresholds.moderate} to ${thresholds.severe} moderate, ${thresholds.severe} and over severe.`
     const ready = models.filter((m) => m.state === 'READY').length
     setPill(modelsStatus, `${ready} of ${models.length} ready`, ready === models.length ? 'ok' : 'warn')
   } catch {
