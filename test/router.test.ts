@@ -212,7 +212,19 @@ t.test('a wrong method answers a 405 problem naming the allowed methods', async 
 
 t.test('a malformed parameter answers a 400 problem before the endpoint runs', async (t) => {
   let calls = 0
-  const router = createRouter([{ method: 'GET', path: '/files/{name}', handler: () => (calls++, { status: 200 }) }], [])
+  const router = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/files/{name}',
+        handler: () => {
+          calls++
+          return { status: 200 }
+        },
+      },
+    ],
+    [],
+  )
   const reply = asProblem(await answer(router, ctxFor('GET', '/files/%E0%A4%A')))
   t.match(reply.problem, { type: 'urn:svc:problem:invalid-path-parameter', status: 400, detail: 'Path parameter name is not valid percent-encoding' })
   t.equal(calls, 0)
@@ -313,7 +325,19 @@ t.test('layers wrap the endpoint outermost first', async (t) => {
       order.push(`${name} out`)
       return reply
     }
-  const router = createRouter([{ method: 'GET', path: '/', handler: () => (order.push('endpoint'), { status: 200 }) }], [named('outer'), named('inner')])
+  const router = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/',
+        handler: () => {
+          order.push('endpoint')
+          return { status: 200 }
+        },
+      },
+    ],
+    [named('outer'), named('inner')],
+  )
   await answer(router, ctxFor('GET', '/'))
   t.same(order, ['outer in', 'inner in', 'endpoint', 'inner out', 'outer out'])
 })
@@ -417,7 +441,19 @@ t.test('a synchronous endpoint reply is returned without a promise', async (t) =
 
 t.test('a rejection set before the pipeline runs short-circuits the endpoint', async (t) => {
   let calls = 0
-  const router = createRouter([{ method: 'POST', path: '/upload', handler: () => (calls++, { status: 201 }) }], [])
+  const router = createRouter(
+    [
+      {
+        method: 'POST',
+        path: '/upload',
+        handler: () => {
+          calls++
+          return { status: 201 }
+        },
+      },
+    ],
+    [],
+  )
   const ctx = ctxFor('POST', '/upload')
   ctx.rejection = new HttpError(413, 'PAYLOAD_TOO_LARGE', 'Too big')
   const reply = asProblem(await answer(router, ctx))

@@ -51,7 +51,7 @@ export type FeatureBins = Readonly<{
 /** A feature's score over a window, and what it was computed from. */
 export type FeatureScore = Readonly<{ psi: number; samples: number; missing: number }>
 
-const floored = (share: number): number => (share > PROPORTION_FLOOR ? share : PROPORTION_FLOOR)
+const floored = (share: number): number => Math.max(share, PROPORTION_FLOOR)
 
 const featureBins = (input: Input, reference: FeatureReference): FeatureBins => {
   const shares = reference.type === 'numerical' ? reference.proportions : [...reference.proportions, 0]

@@ -189,7 +189,7 @@ const count = (value: unknown, field: string): number => {
 const numbers = (value: unknown, field: string, length: number): readonly number[] => {
   const list = array(value, field)
   if (list.length !== length) throw new ArtifactError('DIMENSION_MISMATCH', field, `must have ${length} entries, has ${list.length}`)
-  list.forEach((entry, i) => finite(entry, `${field}[${i}]`))
+  for (let i = 0; i < list.length; i++) finite(list[i], `${field}[${i}]`)
   return list as readonly number[]
 }
 
@@ -364,8 +364,14 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
       'parameters.weights',
       `must have ${rows} row(s) (${isLogistic ? `${classes.length} classes` : 'regression'}), has ${weights.length}`,
     )
-  weights.forEach((row, k) => numbers(row, `parameters.weights[${k}]`, width).forEach((w, d) => parameter(w, `parameters.weights[${k}][${d}]`)))
-  numbers(parameters['intercepts'], 'parameters.intercepts', rows).forEach((b, k) => parameter(b, `parameters.intercepts[${k}]`))
+  weights.forEach((row, k) => {
+    numbers(row, `parameters.weights[${k}]`, width).forEach((w, d) => {
+      parameter(w, `parameters.weights[${k}][${d}]`)
+    })
+  })
+  numbers(parameters['intercepts'], 'parameters.intercepts', rows).forEach((b, k) => {
+    parameter(b, `parameters.intercepts[${k}]`)
+  })
 
   checkReference(artifact['reference'], inputs)
   checkProvenance(artifact['provenance'])

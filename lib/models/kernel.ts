@@ -9,7 +9,7 @@
 // hot path: change with care. A prediction is never NaN or infinite: inputs are checked as they are
 // read, standardised values saturate at ±STANDARDISED_LIMIT, and softmax subtracts the row's
 // largest logit.
-import { MAX_PARAMETER, type Input, type UnsignedArtifact } from './artifact.js'
+import type { Input, UnsignedArtifact } from './artifact.js'
 
 /**
  * Standardised inputs are clamped to this many standard deviations. With parameters bounded by

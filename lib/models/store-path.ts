@@ -6,6 +6,7 @@ import { StoreError } from './store-error.js'
 // Backslashes are separators on Windows and in some servers' path handling; control characters
 // (NUL above all) truncate or confuse file system calls and logs; a lone surrogate is no file name
 // and makes encodeURIComponent throw.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
 const FORBIDDEN = /[/\\\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /** One path segment: a file or directory name (no `/`), never `.` or `..`. */

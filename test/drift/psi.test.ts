@@ -89,7 +89,9 @@ t.test('a mean shift of one standard deviation is severe on every iris feature',
   const random = mulberry32(7)
   const shift = iris.preprocessing.standardisation.scale
   const values = scores(irisBins, resample(IRIS_ROWS, MIN_SAMPLES, random, shift), MIN_SAMPLES)
-  values.forEach((value, j) => t.equal(severityOf(value, THRESHOLDS), 'severe', `${iris.inputs[j]!.name}: PSI ${value.toFixed(3)}`))
+  values.forEach((value, j) => {
+    t.equal(severityOf(value, THRESHOLDS), 'severe', `${iris.inputs[j]!.name}: PSI ${value.toFixed(3)}`)
+  })
 })
 
 t.test('empty bins stay finite; values outside the reference range are counted in the outer bins', async (t) => {

@@ -5,7 +5,7 @@ import { createLogger } from '../../lib/telemetry/logger.js'
 
 const EVERY_SECOND = '* * * * * *'
 
-const logged = (t: Test): { logger: ReturnType<typeof createLogger>; events: (event: string) => Array<Record<string, unknown>> } => {
+const logged = (_t: Test): { logger: ReturnType<typeof createLogger>; events: (event: string) => Array<Record<string, unknown>> } => {
   const raw: string[] = []
   const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
   const events = (event: string): Array<Record<string, unknown>> =>

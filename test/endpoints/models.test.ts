@@ -73,7 +73,9 @@ t.test('a classifier answers labels and probabilities that match the artifact an
   t.match(body.outputs[1], { name: 'probabilities', datatype: 'FP64', shape: [3, 3] })
   IRIS_ROWS.forEach((row, r) => {
     const got = body.outputs[1].data.slice(r * 3, r * 3 + 3) as number[]
-    expectedProbabilities(row).forEach((p, k) => t.ok(Math.abs((got[k] as number) - p) < 1e-12, `row ${r} class ${k}`))
+    expectedProbabilities(row).forEach((p, k) => {
+      t.ok(Math.abs((got[k] as number) - p) < 1e-12, `row ${r} class ${k}`)
+    })
     t.ok(Math.abs(got.reduce((a, b) => a + b, 0) - 1) < 1e-12, `row ${r} sums to 1`)
   })
 })

@@ -66,7 +66,7 @@ t.test('an HTTP server on the cache port is an unexpected reply', async (t) => {
 })
 
 t.test('a reply that never ends its line is an unexpected reply once past 4 KiB, not buffered forever', async (t) => {
-  const server = await answeringServer(t, ['+' + 'x'.repeat(5000)], { isClosing: false })
+  const server = await answeringServer(t, [`+${'x'.repeat(5000)}`], { isClosing: false })
   t.match(await redisCheck({ host: LOOPBACK, port: server.port }, 1000)(), { status: 'fail', error: 'unexpected reply' })
 })
 

@@ -82,7 +82,10 @@ t.test('failures do not disturb the requests and streams in flight beside them',
   const stream = fetch(`${running.base}/test/stream?count=5&interval=30`).then(readAll)
   const failures = await Promise.all(
     Array.from({ length: 40 }, (_, i) =>
-      fetch(`${running.base}${FAILING[i % FAILING.length]?.path}`).then(async (res) => (await res.arrayBuffer(), res.status)),
+      fetch(`${running.base}${FAILING[i % FAILING.length]?.path}`).then(async (res) => {
+        await res.arrayBuffer()
+        return res.status
+      }),
     ),
   )
   t.same(failures, Array(40).fill(500))

@@ -105,7 +105,9 @@ t.test('a dependency that accepts but never answers fails by timeout, within the
   const sockets: Socket[] = []
   const silent = createTcpServer((socket) => void sockets.push(socket))
   const port = await listen(t, silent)
-  t.teardown(() => sockets.forEach((s) => s.destroy()))
+  t.teardown(() => {
+    for (const s of sockets) s.destroy()
+  })
   const { base } = await startApp(t, { SVC_DB_HOST: '127.0.0.1', SVC_DB_PORT: String(port), SVC_HEALTH_TIMEOUT_MS: '200' })
   const started = performance.now()
   const ready = await probe(base, '/ready')

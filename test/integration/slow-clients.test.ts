@@ -204,10 +204,19 @@ t.test('a client that never reads /api/insights cannot make the process buffer: 
 
 t.test('SVC_MAX_CONNECTIONS: a connection over the cap gets a 503 with Retry-After, and none of its request runs', async (t) => {
   let hits = 0
-  const counted = { method: 'GET' as const, path: '/test/hit', handler: () => ((hits += 1), { status: 204 }) }
+  const counted = {
+    method: 'GET' as const,
+    path: '/test/hit',
+    handler: () => {
+      hits += 1
+      return { status: 204 }
+    },
+  }
   const { port, lines, registry } = await startServer(t, { routes: [counted], maxConnections: 2 })
   const held = [await RawConnection.open(port), await RawConnection.open(port)]
-  t.teardown(() => held.forEach((c) => c.destroy()))
+  t.teardown(() => {
+    for (const c of held) c.destroy()
+  })
   held[0]?.send(`GET /test/hit HTTP/1.1\r\n${H}\r\n`)
   t.equal((await held[0]?.next())?.status, 204, 'connections within the cap are served')
 

@@ -17,7 +17,7 @@ const setup = (level: 'debug' | 'info' | 'error' = 'info') => {
 t.test('a sync handler is wrapped in request_started and request_completed with the route template', async (t) => {
   const { lines, layer } = setup()
   let seen: unknown
-  const handler = layer((ctx: Ctx) => {
+  const handler = layer((_ctx: Ctx) => {
     seen = requestStore.getStore()
     return { status: 201, body: {} }
   }, route)
@@ -63,7 +63,7 @@ t.test('with request lines below the level, only the request store is entered', 
   const { lines, layer } = setup('error')
   let seen: unknown
   const ctx = makeCtx()
-  layer((c) => {
+  layer((_c) => {
     seen = requestStore.getStore()
     return { status: 200 }
   }, route)(ctx)

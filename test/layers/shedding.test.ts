@@ -43,7 +43,7 @@ t.test('past SVC_MAX_IN_FLIGHT requests are answered 503 with Retry-After before
   await first
   const third = handler(makeCtx())
   t.equal(ran, 3, 'a slot freed is taken again')
-  releases.forEach((release) => release())
+  for (const release of releases) release()
   t.equal(((await third) as Reply).status, 200)
   await second
 })

@@ -58,7 +58,7 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     [['--model', 'iris', '--url', 'not a url'], /^--url not a url: expected/],
     [['--model', 'iris', '--rate', '0'], /^--rate 0: expected a rate above 0 and at most 100000$/],
     [['--model', 'iris', '--rate', ''], /^--rate : expected a rate/],
-    [['--model', 'iris', '--shift', '-1'], /^Option '--shift' argument is ambiguous[^]*'--shift=-XYZ'/],
+    [['--model', 'iris', '--shift', '-1'], /^Option '--shift' argument is ambiguous[\s\S]*'--shift=-XYZ'/],
     [['--model', 'iris', '--shift', 'big'], /^--shift big: expected a number of standard deviations$/],
     [['--model', 'iris', '--batch', '1.5'], /^--batch 1.5: expected a positive integer$/],
     [['--model', 'iris', '--concurrency', '0'], /^--concurrency 0: expected a positive integer$/],

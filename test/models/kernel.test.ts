@@ -42,7 +42,9 @@ t.test('a linear prediction is intercept + weights · (standardised numerical, o
   const w = carsArtifact.parameters.weights[0] as readonly number[]
   const numerical = [8, 307, 130, 3504, 12, 1970]
   let expected = carsArtifact.parameters.intercepts[0] as number
-  numerical.forEach((x, j) => (expected += (w[j] as number) * ((x - (mean[j] as number)) / (scale[j] as number))))
+  numerical.forEach((x, j) => {
+    expected += (w[j] as number) * ((x - (mean[j] as number)) / (scale[j] as number))
+  })
   expected += (w[6] as number) * 1 // origin USA, the first level
   const [value] = regress([CHEVELLE])
   t.ok(Math.abs((value as number) - expected) < 1e-9, `${value} = ${expected}`)

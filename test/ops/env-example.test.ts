@@ -18,7 +18,7 @@ const documented = async (): Promise<Map<string, { value: string; explanation: s
     const m = /^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$/.exec(line)
     if (m === null) return
     const previous = lines[i - 1]
-    const explanation = previous !== undefined && previous.startsWith('# ') && !/^# [A-Z][A-Z0-9_]*=/.test(previous) ? previous : undefined
+    const explanation = previous?.startsWith('# ') && !/^# [A-Z][A-Z0-9_]*=/.test(previous) ? previous : undefined
     found.set(m[1] as string, { value: m[2] as string, explanation })
   })
   return found
@@ -31,9 +31,18 @@ const lookups = (env: Readonly<Record<string, string>>): Set<string> => {
     if (typeof key === 'string' && VARIABLE.test(key)) read.add(key)
   }
   const recording = new Proxy(env, {
-    get: (target, key) => (note(key), typeof key === 'string' ? target[key] : undefined),
-    has: (target, key) => (note(key), key in target),
-    getOwnPropertyDescriptor: (target, key) => (note(key), Reflect.getOwnPropertyDescriptor(target, key)),
+    get: (target, key) => {
+      note(key)
+      return typeof key === 'string' ? target[key] : undefined
+    },
+    has: (target, key) => {
+      note(key)
+      return key in target
+    },
+    getOwnPropertyDescriptor: (target, key) => {
+      note(key)
+      return Reflect.getOwnPropertyDescriptor(target, key)
+    },
   })
   try {
     readConfig(withCredentials(recording as Env, () => ''))

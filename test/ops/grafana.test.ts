@@ -8,6 +8,9 @@ import { findTool } from '../fixtures/tools.js'
 import { allPanels, concrete, loadDashboard } from './fixtures/dashboard.js'
 import { readYaml, run, said, tempDir } from './fixtures/ops.js'
 
+/** Grafana's own variable syntax, not a template literal. */
+const DATASOURCE = '$' + '{datasource}'
+
 // What the issue asks the dashboard to show, by the metric each panel must query.
 const REQUIRED: Readonly<Record<string, RegExp>> = {
   'request rate': /rate\(http_requests_total|environment:http_requests:rate5m/,
@@ -31,11 +34,11 @@ t.test('the dashboard: stable uid, datasource and environment variables, no __in
   t.equal(dashboard.__inputs, undefined, 'provisioned, not imported: no __inputs')
   const variable = (name: string) => dashboard.templating.list.find((v) => v.name === name)
   t.match(variable('datasource'), { type: 'datasource', query: 'prometheus' })
-  t.match(variable('environment'), { type: 'query', datasource: { uid: '${datasource}' } })
+  t.match(variable('environment'), { type: 'query', datasource: { uid: DATASOURCE } })
   const ids = allPanels(dashboard).map((p) => p.id)
   t.equal(new Set(ids).size, ids.length, 'panel ids are unique')
   for (const panel of allPanels(dashboard).filter((p) => p.type !== 'row')) {
-    t.same(panel.datasource, { type: 'prometheus', uid: '${datasource}' }, `${panel.title}: through the datasource variable`)
+    t.same(panel.datasource, { type: 'prometheus', uid: DATASOURCE }, `${panel.title}: through the datasource variable`)
     for (const target of panel.targets ?? []) {
       t.same(target.datasource, panel.datasource, `${panel.title} ${target.refId}`)
       if (!target.expr.startsWith('up{')) t.match(target.expr, /environment="\$environment"/, `${panel.title} ${target.refId}: filtered by environment`)

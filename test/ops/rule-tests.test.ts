@@ -42,7 +42,9 @@ t.test('every test group sets its interval, and every rule file is under test', 
   const tested = new Set<string>()
   for (const [file, doc] of await loadAll()) {
     t.ok(doc.tests.length > 0, `${file} has tests`)
-    doc.tests.forEach((group, i) => t.ok(group.interval, `${file} group ${i + 1} sets interval`))
+    doc.tests.forEach((group, i) => {
+      t.ok(group.interval, `${file} group ${i + 1} sets interval`)
+    })
     for (const rf of doc.rule_files) tested.add(rf.replace(/^\.\.\/rules\//, ''))
   }
   t.same([...tested].sort(), await ruleFiles())

@@ -2,7 +2,7 @@
 // Content-Security-Policy can refuse every inline script. URLs are relative to /docs, so the page
 // also works behind a proxy that serves the service under a path prefix.
 /* global SwaggerUIBundle */
-'use strict'
+
 window.ui = SwaggerUIBundle({
   url: 'openapi.json',
   dom_id: '#swagger-ui',
