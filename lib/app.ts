@@ -17,13 +17,16 @@ import { getRoot, ROOT_DOC } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
 import { bearerAuth } from './layers/auth.js'
 import { metrics } from './layers/metrics.js'
+import { tracing as tracingLayer } from './layers/tracing.js'
 import { createShedding, type Shedding } from './layers/shedding.js'
 import { OPENAPI_PATH, openApiRoute } from './openapi/endpoint.js'
 import { pageRoutes } from './pages/routes.js'
 import { createRates } from './rates/rates.js'
 import { createUpstreamMetrics } from './rates/upstream-metrics.js'
-import { createRouter, type RouteDef } from './router.js'
-import { createLifecycle, createServer, type Lifecycle, type SvcServer } from './server.js'
+import { createLifecycle, type Lifecycle } from './lifecycle.js'
+import type { RouteDef } from './pipeline.js'
+import { createRouter } from './router.js'
+import { createServer, type SvcServer } from './server.js'
 import type { Logger } from './telemetry/logger.js'
 import { createMetricsRegistry, type MetricsRegistry } from './telemetry/registry.js'
 import { createTracing, type Tracing } from './telemetry/tracer.js'
@@ -47,7 +50,7 @@ export type App = Readonly<{
   metrics: MetricsRegistry
   lifecycle: Lifecycle
   tracing: Tracing
-  /** Load before listening (DESIGN §8: models, then listen); `start` the hot reload after. */
+  /** Load before listening (lib/README.md §8: models, then listen); `start` the hot reload after. */
   models: ModelRegistry
   /** Drift monitoring, undefined when SVC_DRIFT_ENABLED=false; `start` its schedule after listening. */
   drift: Readonly<{ monitor: DriftMonitor; scheduler: DriftScheduler }> | undefined
@@ -56,30 +59,38 @@ export type App = Readonly<{
 }>
 
 export const createApp = ({ config, logger, routes = [], writeConsole, droppedLogLines }: AppOptions): App => {
-  const registry = createMetricsRegistry({ environment: config.environment, version: VERSION, droppedLogLines })
+  const metricsRegistry = createMetricsRegistry({ environment: config.environment, version: VERSION, droppedLogLines })
   const service = { name: config.name, version: VERSION, environment: config.environment }
-  const tracing = createTracing({ config: config.tracing, service, logger, registry: registry.registry, writeConsole })
+  const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const models = createModelRegistry({
     store: createStore(config.models.store),
     logger,
-    metrics: registry.registry,
+    metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,
   })
-  const drift = config.drift.isEnabled ? createDrift(config, models, registry, logger) : undefined
+  const drift = config.drift.isEnabled ? createDrift(config, models, metricsRegistry, logger) : undefined
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
-  const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, registry: registry.registry })
-  const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(registry.registry, config.rates.providers), logger })
-  const insights = getInsights({ figures: createFigures({ metrics: registry }), limit: createStreamLimit(config.maxStreams) })
+  const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
+  const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
+  const insights = getInsights({ figures: createFigures({ metrics: metricsRegistry }), limit: createStreamLimit(config.maxStreams) })
   const probe = { requestLogLevel: 'debug', isOperational: true } as const
   const table: RouteDef[] = [
-    { method: 'GET', path: '/metrics', handler: getMetrics(registry), isExcludedFromMetrics: true, isOperational: true, doc: METRICS_DOC },
+    {
+      method: 'GET',
+      path: '/metrics',
+      handler: getMetrics(metricsRegistry),
+      isExcludedFromMetrics: true,
+      isOperational: true,
+      auth: 'metrics',
+      doc: METRICS_DOC,
+    },
     { method: 'GET', path: '/health', handler: getHealth(monitor, lifecycle, VERSION), ...probe, doc: HEALTH_DOC },
     { method: 'GET', path: '/ready', handler: getReady(monitor, lifecycle, VERSION), ...probe, doc: READY_DOC },
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe, doc: STARTUP_DOC },
     { method: 'GET', path: '/api/external-data', handler: getExternalData(rates), doc: EXTERNAL_DATA_DOC },
     { method: 'GET', path: '/api/insights', handler: insights, doc: INSIGHTS_DOC },
-    ...modelRoutes({ registry: models, metrics: createModelMetrics(registry.registry), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
+    ...modelRoutes({ registry: models, metrics: createModelMetrics(metricsRegistry.prom), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
     ...pageRoutes(),
   ]
   // With an admin listener, the operational routes (probes, /metrics) live there and only there;
@@ -100,21 +111,22 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const security = { api: config.auth.apiTokens.length > 0, metrics: config.auth.metricsToken !== undefined }
   served.push(openApiRoute({ routes: served, info: { title: config.name, version: VERSION }, security }), ...routes)
 
-  // Outermost first, as DESIGN §1 orders them; tracing only when an exporter is configured. Refusals
+  // Outermost first, as lib/README.md §11 orders them (and says why); tracing only when an exporter is configured. Refusals
   // (a missing token, shed load) happen inside, so they are logged, counted and traced like any answer.
-  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: registry.registry })
-  const optional = [tracing.layer, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
-  const layers = [logging(logger), metrics(registry.http), ...optional]
-  const server = createServer({ config, router: createRouter(served, layers), logger, lifecycle, metrics: registry.http })
+  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
+  const traced = tracing.server === undefined ? undefined : tracingLayer(tracing.server.tracer, tracing.server.decideRoot)
+  const optional = [traced, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
+  const layers = [logging(logger), metrics(metricsRegistry.http), ...optional]
+  const server = createServer({ config, router: createRouter(served, layers), logger, lifecycle, metrics: metricsRegistry.http })
   const admin =
     config.admin === undefined
       ? undefined
-      : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: registry.http, address: config.admin })
-  return { server, admin, metrics: registry, lifecycle, tracing, models, drift, shedding }
+      : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: metricsRegistry.http, address: config.admin })
+  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding }
 }
 
-const createDrift = (config: Config, models: ModelRegistry, registry: MetricsRegistry, logger: Logger): App['drift'] => {
+const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger): App['drift'] => {
   const { window, minSamples, thresholds, schedule } = config.drift
-  const monitor = createDriftMonitor({ models, settings: { window, minSamples, thresholds }, metrics: registry.registry, logger })
+  const monitor = createDriftMonitor({ models, settings: { window, minSamples, thresholds }, metrics: metricsRegistry.prom, logger })
   return { monitor, scheduler: createDriftScheduler({ expression: schedule, run: monitor.check, logger }) }
 }

@@ -1,21 +1,33 @@
-// The types every endpoint and layer implements, and the fold that joins them. Nothing else.
+// The contract every other module builds on (lib/README.md §1): the replies an endpoint returns,
+// the handlers and layers that pass them along, the routes that declare them, and the fold that
+// joins them. Types and constants only, besides `compose`; it imports nothing that imports it.
 import type { Ctx } from './http/context.js'
+import type { Problem } from './http/problem-body.js'
+import type { RouteDoc } from './openapi/route-doc.js'
 
 export type Headers = Readonly<Record<string, string | number | string[]>>
 
-/** RFC 9457 members an endpoint chooses; `instance` and `request_id` are added when written. */
-export type Problem = Readonly<{ type: string; title: string; status: number; detail: string }> & Readonly<Record<string, unknown>>
-
-export type JsonReply = { readonly status: number; readonly headers?: Headers; readonly body?: unknown }
-export type TextReply = { readonly status: number; readonly headers?: Headers; readonly text: string }
+/** A JSON body, serialised by the server; without `body`, an empty answer (204, OPTIONS). */
+export type JsonReply = { readonly kind: 'json'; readonly status: number; readonly headers?: Headers; readonly body?: unknown }
+export type TextReply = { readonly kind: 'text'; readonly status: number; readonly headers?: Headers; readonly text: string }
 /** A stream is pulled as the client reads it and stopped (`return()`) when the client leaves. */
-export type StreamReply = { readonly status: number; readonly headers?: Headers; readonly stream: AsyncIterable<string> }
+export type StreamReply = { readonly kind: 'stream'; readonly status: number; readonly headers?: Headers; readonly stream: AsyncIterable<string> }
 /** An error answer. `error` holds what was thrown, so layers can count and record it. */
-export type ProblemReply = { readonly status: number; readonly headers?: Headers; readonly problem: Problem; readonly error?: unknown }
+export type ProblemReply = {
+  readonly kind: 'problem'
+  readonly status: number
+  readonly headers?: Headers
+  readonly problem: Problem
+  readonly error?: unknown
+}
+/** What an endpoint answers; `kind` says which, so the server and the layers switch on it. */
 export type Reply = JsonReply | TextReply | StreamReply | ProblemReply
 
 /** An endpoint: context in, reply out. No `res`, no globals; dependencies come through a factory. */
 export type Handler = (ctx: Ctx) => Reply | Promise<Reply>
+
+/** Which bearer token a route needs when tokens are configured (lib/layers/auth.ts). */
+export type RouteAuth = 'api' | 'metrics'
 
 /** What a layer may precompute from, once per route. `method` is `*` for the 404/405 pipelines. */
 export type RouteInfo = Readonly<{
@@ -30,6 +42,8 @@ export type RouteInfo = Readonly<{
    * served on the admin listener when there is one.
    */
   isOperational: boolean
+  /** The token the path needs when tokens are configured; `none` for open paths and the 404 pipeline. */
+  auth: RouteAuth | 'none'
 }>
 
 /** Called once per route at start-up: per-route work goes here, not in the returned Handler. */
@@ -38,3 +52,33 @@ export type Layer = (next: Handler, route: RouteInfo) => Handler
 /** Layers are listed outermost first: `[logging, metrics, tracing]` wraps `tracing(endpoint)`. */
 export const compose = (endpoint: Handler, layers: readonly Layer[], route: RouteInfo): Handler =>
   layers.reduceRight<Handler>((next, layer) => layer(next, route), endpoint)
+
+/** The methods a route may declare, in the order an `Allow` header lists them. */
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+export type Method = (typeof METHODS)[number]
+
+/** The template of the pipeline that answers paths no route matches (404): one label, one span name. */
+export const UNMATCHED = '<unmatched>'
+
+/** A route as endpoints declare it; lib/router.ts validates it and builds its pipelines. */
+export type RouteDef = Readonly<{
+  method: Method
+  /** `/api/v1/models/{name}`: literal segments and whole-segment parameters. */
+  path: string
+  handler: Handler
+  isExcludedFromMetrics?: boolean
+  requestLogLevel?: 'debug' | 'info'
+  /** A probe or /metrics: never shed, and moved to the admin listener when there is one. */
+  isOperational?: boolean
+  /**
+   * The bearer token this route needs when tokens are configured: `api` (SVC_API_TOKENS) or
+   * `metrics` (SVC_METRICS_TOKEN); open without. It holds for every method at the path.
+   */
+  auth?: RouteAuth
+  /**
+   * Its OpenAPI description, declared beside the endpoint. Optional here so test-only routes need
+   * none; the /openapi.json builder refuses any route it is given without one. A GET documents its
+   * HEAD too.
+   */
+  doc?: RouteDoc
+}>

@@ -1,30 +1,10 @@
-// The route table: method + path → a pipeline built once at start-up (DESIGN §1).
+// The route table: method + path → a pipeline built once at start-up (lib/README.md §1).
 // Static paths are one Map lookup; `{param}` templates are matched segment by segment.
 import type { Ctx, Params } from './http/context.js'
 import { HttpError } from './http/errors.js'
-import { guard, problem } from './http/problem.js'
-import type { RouteDoc } from './openapi/route-doc.js'
-import { compose, type Handler, type Layer, type ProblemReply, type Reply, type RouteInfo } from './pipeline.js'
-
-export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-export type Method = (typeof METHODS)[number]
-
-export type RouteDef = Readonly<{
-  method: Method
-  /** `/api/v1/models/{name}`: literal segments and whole-segment parameters. */
-  path: string
-  handler: Handler
-  isExcludedFromMetrics?: boolean
-  requestLogLevel?: 'debug' | 'info'
-  /** A probe or /metrics: never shed, and moved to the admin listener when there is one. */
-  isOperational?: boolean
-  /**
-   * Its OpenAPI description, declared beside the endpoint. Optional here so test-only routes need
-   * none; the /openapi.json builder refuses any route it is given without one. A GET documents its
-   * HEAD too.
-   */
-  doc?: RouteDoc
-}>
+import { problem } from './http/problem-body.js'
+import { guard } from './http/problem.js'
+import { compose, METHODS, UNMATCHED, type Handler, type Layer, type ProblemReply, type Reply, type RouteDef, type RouteInfo } from './pipeline.js'
 
 /** Everything answered at one path: a pipeline per method, and the 405 pipeline for the rest. */
 export type PathEntry = Readonly<{
@@ -35,13 +15,15 @@ export type PathEntry = Readonly<{
 }>
 
 export type Router = Readonly<{
-  /** Finds the entry for `ctx.path`, setting `ctx.params` (or `ctx.rejection` for bad encoding). */
+  /**
+   * Finds the entry for `ctx.path`, setting `ctx.params`, or `ctx.rejection` for a parameter's bad
+   * encoding (the last row of the precedence table in lib/server/inspect.ts: any other wins over it).
+   */
   find(ctx: Ctx): PathEntry
   /** Route templates, for links and documentation. */
   templates: readonly string[]
 }>
 
-export const UNMATCHED = '<unmatched>'
 const PARAM = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/
 
 type Segment = { readonly literal: string } | { readonly param: string }
@@ -62,7 +44,7 @@ export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]
     else staticEntries.set(template, entry)
   }
 
-  const notFoundReply: ProblemReply = Object.freeze({ status: 404, problem: problem(404, 'NOT_FOUND', 'No route matches this path') })
+  const notFoundReply: ProblemReply = Object.freeze({ kind: 'problem', status: 404, problem: problem(404, 'NOT_FOUND', 'No route matches this path') })
   const unmatched: PathEntry = {
     template: UNMATCHED,
     allow: '',
@@ -88,8 +70,8 @@ export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]
   }
 }
 
-type PathTraits = Pick<RouteInfo, 'isExcludedFromMetrics' | 'requestLogLevel' | 'isOperational'>
-const UNMATCHED_TRAITS: PathTraits = { isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
+type PathTraits = Pick<RouteInfo, 'isExcludedFromMetrics' | 'requestLogLevel' | 'isOperational' | 'auth'>
+const UNMATCHED_TRAITS: PathTraits = { isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false, auth: 'none' }
 
 const pipeline = (endpoint: Handler, method: string, template: string, traits: PathTraits, layers: readonly Layer[]): Handler => {
   const info: RouteInfo = Object.freeze({ method, template, ...traits })
@@ -102,17 +84,19 @@ const buildEntry = (template: string, routes: readonly RouteDef[], layers: reado
   if (get !== undefined && !declared.has('HEAD')) declared.set('HEAD', { ...get, method: 'HEAD' })
   const methods = [...declared.keys(), 'OPTIONS'].filter((m, i, all) => all.indexOf(m) === i)
   const allow = METHODS.filter((m) => methods.includes(m)).join(', ')
-  // What a path is (a scrape, a probe) holds for every method at it, the 405 and OPTIONS answers included.
+  // What a path is (a scrape, a probe, guarded by a token) holds for every method at it, the 405
+  // and OPTIONS answers included.
   const traits: PathTraits = {
     isExcludedFromMetrics: routes.some((r) => r.isExcludedFromMetrics === true),
     requestLogLevel: routes.some((r) => r.requestLogLevel === 'debug') ? 'debug' : 'info',
     isOperational: routes.some((r) => r.isOperational === true),
+    auth: routes.find((r) => r.auth !== undefined)?.auth ?? 'none',
   }
 
   const handlers = new Map<string, Handler>()
   for (const [method, def] of declared) handlers.set(method, pipeline(def.handler, method, template, traits, layers))
   if (!declared.has('OPTIONS')) {
-    const options: Reply = Object.freeze({ status: 204, headers: Object.freeze({ allow }) })
+    const options: Reply = Object.freeze({ kind: 'json', status: 204, headers: Object.freeze({ allow }) })
     handlers.set(
       'OPTIONS',
       pipeline(() => options, 'OPTIONS', template, traits, layers),
@@ -136,6 +120,9 @@ const validate = (def: RouteDef, existing: readonly RouteDef[] | undefined): voi
   if (!METHODS.includes(def.method)) throw new TypeError(`route ${def.path}: unsupported method ${def.method}`)
   if (!def.path.startsWith('/')) throw new TypeError(`route ${def.path}: a path starts with "/"`)
   if (existing?.some((r) => r.method === def.method) === true) throw new TypeError(`route ${def.method} ${def.path} is declared twice`)
+  // One path, one token: the 405 and OPTIONS answers at it could not say which they need.
+  const clash = def.auth === undefined ? undefined : existing?.find((r) => r.auth !== undefined && r.auth !== def.auth)
+  if (clash !== undefined) throw new TypeError(`route ${def.path}: ${def.method} needs the ${def.auth} token, ${clash.method} the ${clash.auth} one`)
   if (def.path.includes('{')) parseTemplate(def.path)
 }
 

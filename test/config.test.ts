@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ConfigError, readConfig } from '../lib/config.js'
-import { DEFAULT_STORE_ROOT } from '../lib/models/storage.js'
+import { DEFAULT_STORE_ROOT } from '../lib/config/model-store.js'
 
 t.test('defaults apply when nothing is set', async (t) => {
   t.same(readConfig({}, []), {
@@ -336,15 +336,42 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
       SVC_MAX_IN_FLIGHT: '-1',
     }),
   ) as ConfigError
+  // Section by section (lib/config.ts): the listeners, then auth, then the limits.
   t.same(error.problems, [
-    'SVC_METRICS_TOKEN: expected one token',
-    'SVC_MAX_IN_FLIGHT=-1: expected an integer from 0 to 1000000',
     'SVC_ADMIN_HOST=a b: expected a host name or IP address',
     'SVC_ADMIN_PORT=99999: expected an integer from 0 to 65535',
     'SVC_API_TOKENS: token 1 of 3 is shorter than 16 characters',
     'SVC_API_TOKENS: token 2 of 3 has characters outside A-Z a-z 0-9 - . _ ~ + / (and trailing =)',
+    'SVC_METRICS_TOKEN: expected one token',
+    'SVC_MAX_IN_FLIGHT=-1: expected an integer from 0 to 1000000',
   ])
   t.notMatch(error.message, /short,|has space|0123456789/, 'no token is ever repeated')
   t.match((t.throws(() => readConfig({ SVC_METRICS_TOKEN: 'tiny' })) as ConfigError).problems, ['SVC_METRICS_TOKEN: the token is shorter than 16 characters'])
   t.same(readConfig({ SVC_API_TOKENS: ' , ' }).auth.apiTokens, [], 'blank is unset')
+})
+
+t.test("the probes' dependencies: a host with its port, and the cache's password", async (t) => {
+  const config = readConfig({
+    SVC_DB_HOST: 'db.internal',
+    SVC_CACHE_HOST: '::1',
+    SVC_CACHE_PORT: '6380',
+    SVC_CACHE_PASSWORD: 'not checked: any text',
+    SVC_EXTERNAL_API_URL: 'https://status.example/health',
+  })
+  t.same(config.health.database, { host: 'db.internal', port: 5432 })
+  t.same(config.health.cache, { host: '::1', port: 6380, password: 'not checked: any text' })
+  t.same(config.health.externalApi, new URL('https://status.example/health'))
+  t.same(readConfig({ SVC_CACHE_HOST: 'cache', SVC_CACHE_PASSWORD: '' }).health.cache, { host: 'cache', port: 6379, password: undefined })
+})
+
+t.test('a name every object has is no choice: constructor and __proto__ are refused', async (t) => {
+  const error = t.throws(() => readConfig({ SVC_ENVIRONMENT: 'constructor', LOG_LEVEL: '__proto__' })) as ConfigError
+  t.same(error.problems, [
+    'SVC_ENVIRONMENT=constructor: expected one of dev, stage, prod (case-insensitive)',
+    'LOG_LEVEL=__proto__: expected one of debug, info, warning, error (case-insensitive)',
+  ])
+})
+
+t.test('an empty flag is a value, unlike an empty variable', async (t) => {
+  t.same((t.throws(() => readConfig({}, ['--port='])) as ConfigError).problems, ['--port=: expected an integer from 0 to 65535'])
 })

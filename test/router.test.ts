@@ -3,15 +3,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import t from 'tap'
 import { Ctx, type Params } from '../lib/http/context.js'
 import { HttpError } from '../lib/http/errors.js'
-import type { Handler, Layer, ProblemReply, Reply, RouteInfo } from '../lib/pipeline.js'
-import { createRouter, UNMATCHED, type Method, type PathEntry, type RouteDef, type Router } from '../lib/router.js'
+import { UNMATCHED, type Handler, type Layer, type Method, type ProblemReply, type Reply, type RouteDef, type RouteInfo } from '../lib/pipeline.js'
+import { createRouter, type PathEntry, type Router } from '../lib/router.js'
 
 const ctxFor = (method: string, url: string): Ctx =>
   new Ctx({ url, method, headers: {} } as unknown as IncomingMessage, new EventEmitter() as unknown as ServerResponse, 1024)
 
 /** An endpoint that names itself, so a case can tell which one answered. */
 const endpoint = (name: string, status = 200): Handler => {
-  const reply: Reply = Object.freeze({ status, body: { endpoint: name } })
+  const reply: Reply = Object.freeze({ kind: 'json', status, body: { endpoint: name } })
   return () => reply
 }
 
@@ -29,7 +29,7 @@ const handlerFor = (entry: PathEntry, method: string): Handler => {
 }
 
 const asProblem = (reply: Reply): ProblemReply => {
-  if (!('problem' in reply)) throw new Error(`expected a problem reply, got ${JSON.stringify(reply)}`)
+  if (reply.kind !== 'problem') throw new Error(`expected a problem reply, got ${JSON.stringify(reply)}`)
   return reply
 }
 
@@ -186,7 +186,7 @@ t.test('router cases', async (t) => {
       t.equal(router.find(ctx).template, expect.template, 'template')
       const reply = await answer(router, ctx)
       t.equal(reply.status, expect.status, 'status')
-      if (expect.endpoint !== undefined) t.same('body' in reply ? reply.body : undefined, { endpoint: expect.endpoint }, 'endpoint')
+      if (expect.endpoint !== undefined) t.same(reply.kind === 'json' ? reply.body : undefined, { endpoint: expect.endpoint }, 'endpoint')
       if (expect.params !== undefined) t.same(ctx.params, expect.params, 'params')
       if (expect.allow !== undefined) t.same(reply.headers, { allow: expect.allow }, 'allow header')
       if (expect.rejection === undefined) t.equal(ctx.rejection, undefined, 'no rejection')
@@ -219,7 +219,7 @@ t.test('a malformed parameter answers a 400 problem before the endpoint runs', a
         path: '/files/{name}',
         handler: () => {
           calls++
-          return { status: 200 }
+          return { kind: 'json', status: 200 }
         },
       },
     ],
@@ -251,7 +251,7 @@ t.test('a path without GET gets no automatic HEAD', async (t) => {
 })
 
 t.test('HEAD is served by the GET endpoint when only GET is declared', async (t) => {
-  const reply: Reply = { status: 200, body: 'hello' }
+  const reply: Reply = { kind: 'json', status: 200, body: 'hello' }
   const entry = createRouter([{ method: 'GET', path: '/greeting', handler: () => reply }], []).find(ctxFor('HEAD', '/greeting'))
   t.equal(await handlerFor(entry, 'HEAD')(ctxFor('HEAD', '/greeting')), reply)
   t.same([...entry.handlers.keys()].sort(), ['GET', 'HEAD', 'OPTIONS'])
@@ -259,7 +259,7 @@ t.test('HEAD is served by the GET endpoint when only GET is declared', async (t)
 
 t.test('the automatic OPTIONS answers 204 with Allow and no body', async (t) => {
   const entry = createRouter([route('GET', '/a'), route('PUT', '/a')], []).find(ctxFor('OPTIONS', '/a'))
-  t.same(await handlerFor(entry, 'OPTIONS')(ctxFor('OPTIONS', '/a')), { status: 204, headers: { allow: 'GET, HEAD, PUT, OPTIONS' } })
+  t.same(await handlerFor(entry, 'OPTIONS')(ctxFor('OPTIONS', '/a')), { kind: 'json', status: 204, headers: { allow: 'GET, HEAD, PUT, OPTIONS' } })
 })
 
 t.test('an explicitly declared HEAD and OPTIONS replace the automatic ones', async (t) => {
@@ -314,6 +314,41 @@ t.test('layers are applied once per route at build time, with the route info', a
   t.equal(outerCalls, 13, 'no layer is applied per request')
 })
 
+t.test('the token a path needs holds for every pipeline at it, and none elsewhere', async (t) => {
+  const seen: RouteInfo[] = []
+  const recording: Layer = (next, info) => {
+    seen.push(info)
+    return next
+  }
+  createRouter(
+    [
+      { ...route('GET', '/metrics'), auth: 'metrics' },
+      { ...route('POST', '/api/things/{id}'), auth: 'api' },
+      { ...route('GET', '/api/things/{id}'), auth: 'api' },
+      route('DELETE', '/api/things/{id}'),
+      route('GET', '/open'),
+    ],
+    [recording],
+  )
+  t.same(seen.map((i) => `${i.method} ${i.template} ${i.auth}`).sort(), [
+    '* /api/things/{id} api',
+    '* /metrics metrics',
+    '* /open none',
+    `* ${UNMATCHED} none`,
+    'DELETE /api/things/{id} api',
+    'GET /api/things/{id} api',
+    'GET /metrics metrics',
+    'GET /open none',
+    'HEAD /api/things/{id} api',
+    'HEAD /metrics metrics',
+    'HEAD /open none',
+    'OPTIONS /api/things/{id} api',
+    'OPTIONS /metrics metrics',
+    'OPTIONS /open none',
+    'POST /api/things/{id} api',
+  ])
+})
+
 t.test('layers wrap the endpoint outermost first', async (t) => {
   const order: string[] = []
   const named =
@@ -332,7 +367,7 @@ t.test('layers wrap the endpoint outermost first', async (t) => {
         path: '/',
         handler: () => {
           order.push('endpoint')
-          return { status: 200 }
+          return { kind: 'json', status: 200 }
         },
       },
     ],
@@ -433,7 +468,7 @@ t.test('a rejected HttpError yields its status without an error member', async (
 })
 
 t.test('a synchronous endpoint reply is returned without a promise', async (t) => {
-  const reply: Reply = { status: 200, text: 'ok' }
+  const reply: Reply = { kind: 'text', status: 200, text: 'ok' }
   const router = createRouter([{ method: 'GET', path: '/', handler: () => reply }], [])
   const ctx = ctxFor('GET', '/')
   t.equal(handlerFor(router.find(ctx), 'GET')(ctx), reply)
@@ -448,7 +483,7 @@ t.test('a rejection set before the pipeline runs short-circuits the endpoint', a
         path: '/upload',
         handler: () => {
           calls++
-          return { status: 201 }
+          return { kind: 'json', status: 201 }
         },
       },
     ],
@@ -475,6 +510,11 @@ const INVALID: readonly Readonly<{ name: string; defs: readonly RouteDef[]; mess
   { name: 'an unclosed parameter', defs: [route('GET', '/a/{a')], message: /fills a whole segment/ },
   { name: 'a parameter name that is not an identifier', defs: [route('GET', '/a/{1a}')], message: /fills a whole segment/ },
   { name: 'a parameter name used twice', defs: [route('GET', '/a/{id}/b/{id}')], message: /parameter id appears twice/ },
+  {
+    name: 'two tokens at one path',
+    defs: [{ ...route('GET', '/a'), auth: 'api' }, route('PUT', '/a'), { ...route('POST', '/a'), auth: 'metrics' }],
+    message: /route \/a: POST needs the metrics token, GET the api one/,
+  },
 ]
 
 for (const { name, defs, message } of INVALID) {

@@ -1,5 +1,6 @@
-// Drift monitoring (DESIGN §10): the predict path records accepted rows into a window per model,
-// and each check scores every READY model's default version against its artifact's reference.
+// Drift monitoring (lib/README.md §10): the predict path records accepted rows into a window per
+// model, and each check scores every READY model's default version against its reference (from
+// the version's description, whatever runtime serves it).
 //
 // Windows. One per model and input schema (names, types, levels), shared by every version with
 // that schema: a retrained version keeps the traffic already seen, while a version whose inputs
@@ -25,8 +26,8 @@ import type { ModelRegistry, ServedModel } from '../models/registry.js'
 import { compileBins, isSpike, scoreColumn, severityOf, type FeatureBins, type Severity, type Thresholds } from './psi.js'
 import { FeatureWindow } from './window.js'
 
-export const CHECK_RESULTS = ['ok', 'insufficient_data', 'error'] as const
-export type CheckResult = (typeof CHECK_RESULTS)[number]
+export const DRIFT_CHECK_RESULTS = ['ok', 'insufficient_data', 'error'] as const
+export type DriftCheckResult = (typeof DRIFT_CHECK_RESULTS)[number]
 export const ALERT_KINDS = ['moderate', 'severe', 'spike'] as const
 
 export type DriftSettings = Readonly<{
@@ -41,7 +42,7 @@ export type FeatureDrift = Readonly<{ name: string; psi: number; severity: Sever
 
 /** What GET /api/v1/models/{name} shows of a model's drift. */
 export type DriftStatus = Readonly<{
-  status: CheckResult | 'not_checked'
+  status: DriftCheckResult | 'not_checked'
   /** ISO 8601 time of the last check of any result; null before the first. */
   checked_at: string | null
   /** ISO 8601 time of the last check that scored; null before the first. */
@@ -73,23 +74,23 @@ export type DriftMonitorOptions = Readonly<{
   now?: () => number
 }>
 
-/** A window and what scores it: shared by the versions of one model with the same inputs. */
-type Slot = { readonly key: string; readonly window: FeatureWindow }
+/** A window, shared by the versions of one model with the same inputs; `key` names that schema. */
+type SharedWindow = { readonly key: string; readonly window: FeatureWindow }
 
 /** Per model: the last check's outcome and the last scores, to find rises and spikes. */
-type ModelState = {
-  result: CheckResult | undefined
+type ModelDrift = {
+  result: DriftCheckResult | undefined
   checkedAt: number | undefined
   scoredAt: number | undefined
   scoredVersion: string | undefined
-  /** The artifact the scores are for; scores against another reference are not compared. */
+  /** The build (sha256) the scores are for; scores against another reference are not compared. */
   scoredSha256: string | undefined
   features: readonly FeatureDrift[]
   /** Features whose series exist, to remove those a new version no longer has. */
   seriesFeatures: ReadonlySet<string>
 }
 
-const schemaKey = (served: ServedModel): string => `${served.name}\n${JSON.stringify(served.artifact.inputs)}`
+const schemaKey = (served: ServedModel): string => `${served.name}\n${JSON.stringify(served.model.inputs)}`
 
 export const createDriftMonitor = ({ models, settings, metrics, logger, now = Date.now }: DriftMonitorOptions): DriftMonitor => {
   const { window: capacity, minSamples, thresholds } = settings
@@ -121,26 +122,26 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     registers: [metrics],
   })
 
-  const slots = new Map<string, Slot>()
-  const slotOf = new WeakMap<ServedModel, Slot>()
+  const windows = new Map<string, SharedWindow>()
+  const windowOf = new WeakMap<ServedModel, SharedWindow>()
   const binsOf = new WeakMap<ServedModel, readonly FeatureBins[]>()
-  const states = new Map<string, ModelState>()
+  const drifts = new Map<string, ModelDrift>()
   // Scratch for one feature's bin counts: grown to the widest feature met so far.
   let counts = new Float64Array(0)
 
-  const slotFor = (served: ServedModel): Slot => {
-    let slot = slotOf.get(served)
-    if (slot !== undefined) return slot
+  const windowFor = (served: ServedModel): SharedWindow => {
+    let shared = windowOf.get(served)
+    if (shared !== undefined) return shared
     const key = schemaKey(served)
-    slot = slots.get(key)
-    if (slot === undefined) slots.set(key, (slot = { key, window: new FeatureWindow(served.artifact.inputs.length, capacity) }))
-    slotOf.set(served, slot)
-    return slot
+    shared = windows.get(key)
+    if (shared === undefined) windows.set(key, (shared = { key, window: new FeatureWindow(served.model.inputs.length, capacity) }))
+    windowOf.set(served, shared)
+    return shared
   }
 
   const binsFor = (served: ServedModel): readonly FeatureBins[] => {
     let bins = binsOf.get(served)
-    if (bins === undefined) binsOf.set(served, (bins = compileBins(served.artifact.inputs, served.artifact.reference.features)))
+    if (bins === undefined) binsOf.set(served, (bins = compileBins(served.model.inputs, served.model.reference.features)))
     return bins
   }
 
@@ -154,14 +155,14 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     registers: [metrics],
     collect() {
       this.reset()
-      for (const served of defaults()) this.set({ model: served.name }, slotFor(served).window.size)
+      for (const served of defaults()) this.set({ model: served.name }, windowFor(served).window.size)
     },
   })
 
-  const stateOf = (name: string): ModelState => {
-    let state = states.get(name)
-    if (state === undefined) {
-      state = {
+  const driftOf = (name: string): ModelDrift => {
+    let drift = drifts.get(name)
+    if (drift === undefined) {
+      drift = {
         result: undefined,
         checkedAt: undefined,
         scoredAt: undefined,
@@ -170,17 +171,17 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
         features: [],
         seriesFeatures: new Set(),
       }
-      states.set(name, state)
+      drifts.set(name, drift)
       // Every result from zero, so rate() and increase() see the first check.
-      for (const result of CHECK_RESULTS) checks.inc({ model: name, result }, 0)
+      for (const result of DRIFT_CHECK_RESULTS) checks.inc({ model: name, result }, 0)
     }
-    return state
+    return drift
   }
 
   /** Scores every feature with enough values; what the check came to. */
-  const score = (served: ServedModel, state: ModelState, window: FeatureWindow, at: number): CheckResult => {
+  const score = (served: ServedModel, drift: ModelDrift, window: FeatureWindow, at: number): DriftCheckResult => {
     const bins = binsFor(served)
-    const previous = state.scoredSha256 === served.artifact.sha256 ? new Map(state.features.map((f) => [f.name, f])) : new Map<string, FeatureDrift>()
+    const previous = drift.scoredSha256 === served.model.sha256 ? new Map(drift.features.map((f) => [f.name, f])) : new Map<string, FeatureDrift>()
     const features: FeatureDrift[] = []
     bins.forEach((feature, column) => {
       if (counts.length < feature.reference.length) counts = new Float64Array(feature.reference.length)
@@ -190,7 +191,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
       const before = previous.get(feature.name)
       const isSpiking = isSpike(psi, before?.psi, thresholds)
       const labels = { model: served.name, feature: feature.name }
-      if (!state.seriesFeatures.has(feature.name)) for (const kind of ALERT_KINDS) alerts.inc({ ...labels, severity: kind }, 0)
+      if (!drift.seriesFeatures.has(feature.name)) for (const kind of ALERT_KINDS) alerts.inc({ ...labels, severity: kind }, 0)
       psiGauge.set(labels, psi)
       if (severity !== 'none') alerts.inc({ ...labels, severity })
       if (isSpiking) alerts.inc({ ...labels, severity: 'spike' })
@@ -210,33 +211,33 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     })
     if (features.length === 0) return 'insufficient_data'
     const scored = new Set(features.map((f) => f.name))
-    for (const name of state.seriesFeatures) {
+    for (const name of drift.seriesFeatures) {
       if (scored.has(name)) continue
       psiGauge.remove({ model: served.name, feature: name })
       for (const kind of ALERT_KINDS) alerts.remove({ model: served.name, feature: name, severity: kind })
     }
-    state.seriesFeatures = scored
-    state.features = features
-    state.scoredAt = at
-    state.scoredVersion = served.version
-    state.scoredSha256 = served.artifact.sha256
+    drift.seriesFeatures = scored
+    drift.features = features
+    drift.scoredAt = at
+    drift.scoredVersion = served.version
+    drift.scoredSha256 = served.model.sha256
     lastCheck.set({ model: served.name }, at / 1000)
     return 'ok'
   }
 
   const checkModel = (served: ServedModel, at: number): void => {
-    const state = stateOf(served.name)
-    let result: CheckResult
+    const drift = driftOf(served.name)
+    let result: DriftCheckResult
     try {
-      const { window } = slotFor(served)
-      result = window.size < minSamples ? 'insufficient_data' : score(served, state, window, at)
+      const { window } = windowFor(served)
+      result = window.size < minSamples ? 'insufficient_data' : score(served, drift, window, at)
     } catch (error: unknown) {
       result = 'error'
       logger.error('drift_check_failed', { model: served.name, version: served.version, message: (error as Error).message })
     }
     checks.inc({ model: served.name, result })
-    state.result = result
-    state.checkedAt = at
+    drift.result = result
+    drift.checkedAt = at
   }
 
   /** Drops the windows no served version records into any more (a model's inputs changed). */
@@ -245,31 +246,31 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     for (const entry of models.entries()) {
       for (const version of entry.versions) {
         const served = models.resolve(entry.name, version)
-        if (served !== undefined) live.add(slotFor(served).key)
+        if (served !== undefined) live.add(windowFor(served).key)
       }
     }
-    for (const key of slots.keys()) if (!live.has(key)) slots.delete(key)
+    for (const key of windows.keys()) if (!live.has(key)) windows.delete(key)
   }
 
   return {
-    record: (served, features, rows) => slotFor(served).window.record(features, rows),
+    record: (served, features, rows) => windowFor(served).window.record(features, rows),
     check: () => {
       const at = now()
       for (const served of defaults()) checkModel(served, at)
       prune()
     },
     status: (served) => {
-      const state = states.get(served.name)
+      const drift = drifts.get(served.name)
       const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString())
       return {
-        status: state?.result ?? 'not_checked',
-        checked_at: iso(state?.checkedAt),
-        scored_at: iso(state?.scoredAt),
-        version: state?.scoredVersion ?? null,
-        window: { samples: slotFor(served).window.size, capacity },
+        status: drift?.result ?? 'not_checked',
+        checked_at: iso(drift?.checkedAt),
+        scored_at: iso(drift?.scoredAt),
+        version: drift?.scoredVersion ?? null,
+        window: { samples: windowFor(served).window.size, capacity },
         min_samples: minSamples,
         thresholds,
-        features: state?.features ?? [],
+        features: drift?.features ?? [],
       }
     },
   }

@@ -17,7 +17,7 @@
 // has n = 150 and B = 3: at m = 500 (SVC_DRIFT_MIN_SAMPLES) the bound is 11.5 and
 // P(χ²(2) > 11.5) = e^−5.77 = 0.3 % per feature, 1.2 % for its four features together; at m = 150
 // it would be 2.4 %, and four bins would already give 5.8 % there.
-import { referenceBin, type FeatureReference, type Input } from '../models/artifact.js'
+import type { FeatureReference, Input } from '../models/runtime.js'
 
 /** The smallest share a bin counts with, on both sides. */
 export const PROPORTION_FLOOR = 1e-4
@@ -33,6 +33,22 @@ export type Thresholds = Readonly<{
   /** A rise since the previous check at least this large, at or above `moderate`, is a spike. */
   spike: number
 }>
+
+/**
+ * The bin of `value` against a numerical reference's `edges`: the number of edges <= value, so 0
+ * below the first edge and `edges.length` at or above the last. Binary search; `value` is finite.
+ * Training builds references with it (test/train/fit.ts), so both sides bin alike.
+ */
+export const referenceBin = (edges: ArrayLike<number>, value: number): number => {
+  let low = 0
+  let high = edges.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if ((edges[middle] as number) <= value) low = middle + 1
+    else high = middle
+  }
+  return low
+}
 
 /** How one feature's live values are binned, and the reference shares of those bins, floored. */
 export type FeatureBins = Readonly<{
@@ -67,7 +83,7 @@ const featureBins = (input: Input, reference: FeatureReference): FeatureBins => 
 }
 
 /**
- * The bins of every input, in input order. Trusts what `parseArtifact` checked: one reference
+ * The bins of every input, in input order. Trusts what the runtime's `read` checked: one reference
  * entry per input, categorical reference levels equal to the input's.
  */
 export const compileBins = (inputs: readonly Input[], features: readonly FeatureReference[]): readonly FeatureBins[] =>

@@ -1,10 +1,10 @@
-// When drift checks run: a node-cron job on SVC_DRIFT_SCHEDULE (five fields, or six with seconds
-// first), in UTC.
+// When drift checks run: a cron job (lib/cron.ts) on SVC_DRIFT_SCHEDULE (five fields, or six with
+// seconds first), in UTC.
 //
 // A run never overlaps the previous one: a tick that finds a run still going is skipped and logged,
 // not queued, so a slow check cannot pile up behind itself. A run that throws or rejects is logged
 // and the schedule goes on. `stop` ends the job; a run already going finishes on its own.
-import { schedule, validate } from 'node-cron'
+import { isCronExpression, scheduleCron } from '../cron.js'
 import { errorFields, type Logger } from '../telemetry/logger.js'
 
 export type DriftScheduler = Readonly<{
@@ -15,14 +15,11 @@ export type DriftScheduler = Readonly<{
 }>
 
 export type DriftSchedulerOptions = Readonly<{
-  /** A cron expression `isCronExpression` accepts. */
+  /** A cron expression `isCronExpression` (lib/cron.ts) accepts. */
   expression: string
   run: () => void | Promise<void>
   logger: Logger
 }>
-
-/** node-cron's own check: 5 fields, or 6 with seconds first; ranges, lists, steps and names. */
-export const isCronExpression = (expression: string): boolean => validate(expression)
 
 export const createDriftScheduler = ({ expression, run, logger }: DriftSchedulerOptions): DriftScheduler => {
   if (!isCronExpression(expression)) throw new RangeError(`not a cron expression: ${JSON.stringify(expression)}`)
@@ -49,9 +46,7 @@ export const createDriftScheduler = ({ expression, run, logger }: DriftScheduler
   return {
     start: () => {
       if (stopTask !== undefined) return
-      // The timer does not hold the process open; missed ticks (a blocked loop) are not made up.
-      const task = schedule(expression, tick, { name: 'svc-drift-check', timezone: 'UTC', unref: true, suppressMissedWarning: true })
-      stopTask = () => void task.destroy()
+      stopTask = scheduleCron('svc-drift-check', expression, tick)
     },
     stop: () => {
       stopTask?.()

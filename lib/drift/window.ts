@@ -1,7 +1,7 @@
 // The live side of drift: per model, the last `capacity` input rows the predict path accepted, in
-// one Float64Array used as a ring (row-major, `width` values a row, the kernel's own encoding: a
-// numerical input as its value, a categorical one as its level index). NaN marks a missing value;
-// the drift check counts those apart from the bins.
+// one Float64Array used as a ring (row-major, `width` values a row, as lib/models/features.ts
+// encodes them for every runtime: a numerical input as its value, a categorical one as its level
+// index). NaN marks a missing value; the drift check counts those apart from the bins.
 //
 // hot path: `record` runs inside every successful prediction. It copies values into preallocated
 // memory and allocates nothing, per row or per call.

@@ -22,7 +22,7 @@ const HEADERS: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
 const toReply = (found: Lookup<Answer>, currency: string): Reply => {
   const headers = HEADERS.get(found.cacheStatus) as Readonly<Record<string, string>>
   if (found.value === UNSUPPORTED) throw new HttpError(404, 'UNSUPPORTED_CURRENCY', `unsupported currency: no upstream quotes BTC in ${currency}`, { headers })
-  return { status: 200, headers, body: found.value }
+  return { kind: 'json', status: 200, headers, body: found.value }
 }
 
 export const getExternalData =
@@ -32,7 +32,7 @@ export const getExternalData =
     if (raw !== null && !CURRENCY.test(raw)) throw INVALID_CURRENCY
     const currency = raw === null ? DEFAULT_CURRENCY : raw.toUpperCase()
     const found = rates.latest(currency, ctx.traceContext)
-    // A fresh rate is answered synchronously (STYLE: keep sync handlers sync).
+    // A fresh rate is answered synchronously (lib/STYLE.md: keep sync handlers sync).
     return found instanceof Promise ? found.then((f) => toReply(f, currency)) : toReply(found, currency)
   }
 

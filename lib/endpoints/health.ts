@@ -1,10 +1,10 @@
-// The probes (DESIGN §8–9): /health (liveness), /ready (readiness), /startup (start-up gate).
+// The probes (lib/README.md §8–9): /health (liveness), /ready (readiness), /startup (start-up gate).
 // One body for all three; they differ only in when they answer 503.
 import { performance } from 'node:perf_hooks'
 import { COMPONENTS, type Checks, type HealthMonitor } from '../health/monitor.js'
 import { json, ref, type RouteDoc } from '../openapi/route-doc.js'
 import type { Handler, Reply } from '../pipeline.js'
-import type { Lifecycle } from '../server.js'
+import type { Lifecycle } from '../lifecycle.js'
 
 export type HealthStatus = 'ok' | 'degraded' | 'starting' | 'draining'
 export type HealthBody = Readonly<{ status: HealthStatus; checks: Checks; version: string; uptime_s: number }>
@@ -38,7 +38,7 @@ const probeEndpoint =
     const status = overallStatus(lifecycle, checks)
     const uptime = Math.round(performance.now() - lifecycle.startedAt) / 1000
     const body: HealthBody = { status, checks, version, uptime_s: uptime }
-    const reply: Reply = { status: statusCode(probe, status), headers: NO_STORE, body }
+    const reply: Reply = { kind: 'json', status: statusCode(probe, status), headers: NO_STORE, body }
     return reply
   }
 

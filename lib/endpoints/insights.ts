@@ -1,5 +1,5 @@
 // GET /api/insights?count=N&interval=S: a Server-Sent Events stream of `count` snapshots of the
-// service's own telemetry, `interval` seconds apart, then the end of the stream (DESIGN §1).
+// service's own telemetry, `interval` seconds apart, then the end of the stream (lib/README.md §1).
 // Parameters are checked before the stream exists, so a bad one is an ordinary 400 problem.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Ctx } from '../http/context.js'
@@ -37,7 +37,7 @@ export const createStreamLimit = (max: number): StreamLimit => {
   }
 }
 
-// Each problem is constant, so each error is built once (as the server builds its 413).
+// Each problem is constant, so each error is built once (as lib/http/errors.ts builds its 413).
 const INVALID_COUNT = new HttpError(400, 'INVALID_PARAMETER', `count must be an integer from ${COUNT.min} to ${COUNT.max}`, { extra: { parameter: 'count' } })
 const INVALID_INTERVAL = new HttpError(400, 'INVALID_PARAMETER', `interval must be a number of seconds from ${INTERVAL_S.min} to ${INTERVAL_S.max}, e.g. 0.5`, {
   extra: { parameter: 'interval' },
@@ -96,7 +96,7 @@ export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
     // A generator that never starts (HEAD, a client gone before the first read) never runs its
     // `finally`; the response's close releases the slot then.
     ctx.signal.addEventListener('abort', release, { once: true })
-    return { status: 200, headers: SSE_HEADERS, stream: insightEvents(ctx, count, intervalMs, figures, release) }
+    return { kind: 'stream', status: 200, headers: SSE_HEADERS, stream: insightEvents(ctx, count, intervalMs, figures, release) }
   }
 }
 

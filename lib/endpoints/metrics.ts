@@ -8,7 +8,7 @@ export const getMetrics =
   (metrics: MetricsRegistry): Handler =>
   async (ctx) => {
     const { contentType, text } = await metrics.render(ctx.header('accept'))
-    return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text }
+    return { kind: 'text', status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text }
   }
 
 const EXPOSITION = { schema: { type: 'string' } }

@@ -1,5 +1,5 @@
-// The descriptions of the model routes (DESIGN §10), one per route, each named by its route in
-// lib/endpoints/models.ts: /api/v1 and the Open Inference Protocol (KServe v2 REST).
+// The descriptions of the model routes (lib/README.md §10), one per route, each named by its route
+// in lib/endpoints/models.ts: /api/v1 and the Open Inference Protocol (KServe v2 REST).
 import { MAX_ID_LENGTH, NUMERIC_DATATYPES } from '../models/inference-request.js'
 import {
   json,

@@ -1,5 +1,5 @@
-// Model serving (DESIGN §10): /api/v1 and the Open Inference Protocol (OIP, KServe v2 REST) over
-// the same code.
+// Model serving (lib/README.md §10): /api/v1 and the Open Inference Protocol (OIP, KServe v2 REST)
+// over the same code, whatever runtime serves a model (lib/models/runtime.ts).
 //
 //   POST /api/v1/predict                                   { model, version?, id?, inputs | instances }
 //   GET  /api/v1/models                                    { models: [summary] }
@@ -12,36 +12,38 @@
 //   GET  /v2                                               OIP server metadata { name, version, extensions }
 //
 // A summary is { name, versions, default_version, platform, state, reason } (null where unknown).
-// `platform` is "svc": the models run on svc's own typed-array kernel (lib/models/kernel.ts), not on
-// a framework a client could name. Metadata shapes use -1 for the batch dimension, as OIP does.
+// `platform` is the runtime's (the default version's for a summary): "svc" for svc's own kernel
+// (lib/models/runtime-kernel.ts). Metadata shapes use -1 for the batch dimension, as OIP does.
 //
 // Errors are problem+json with an `error` member (what OIP clients read), the detail again:
 // MODEL_NOT_FOUND 404 (`Model iris with version 3 not found`), MODEL_NOT_READY 503 (the model is
-// UNAVAILABLE; the reason is safe to show), SERVER_NOT_READY 503, the 400s of inference-request.ts,
-// and the 400/413/415 of ctx.json(). "Not ready" is 503, not the 4xx the OIP text suggests: svc
-// answers 503 for every not-ready state (DESIGN §7), and OIP clients only test for 200. The ready
-// probes' problem bodies also carry `ready: false`.
+// UNAVAILABLE; the reason is safe to show), SERVER_NOT_READY 503, the 400s of inference-request.ts
+// and features.ts, and the 400/413/415 of ctx.json(). "Not ready" is 503, not the 4xx the OIP text
+// suggests: svc answers 503 for every not-ready state (lib/README.md §7), and OIP clients only test
+// for 200. The ready probes' problem bodies also carry `ready: false`.
 //
 // Order of checks: /api/v1 checks the body first (it names the model), /v2 finds the model first
 // (the path names it). Outcomes are counted against a served model only (a body refused before the
 // lookup counts against the served model it names), so a request naming an unknown model never
 // creates a series. In flight spans from the model being found to the reply being built (for /v2,
 // reading the body included); the duration histogram times encode + predict of successes only.
+//
+// hot path: a predictor that answers synchronously (the kernel) is never awaited: its reply is built
+// in the same turn, and only a Promise from an async runtime is waited on.
 import { performance } from 'node:perf_hooks'
 import type { DriftMonitor } from '../drift/monitor.js'
 import type { Ctx } from '../http/context.js'
 import { HttpError } from '../http/errors.js'
 import * as docs from './model-docs.js'
-import type { FeatureReference, Input } from '../models/artifact.js'
-import { encodeInputs, readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
-import { buildInferResponse, predictBatch } from '../models/inference-response.js'
+import { encodeInputs } from '../models/features.js'
+import { readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
+import { buildInferResponse } from '../models/inference-response.js'
 import type { ModelCells, ModelMetrics } from '../models/metrics.js'
 import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry.js'
-import type { Handler, Reply } from '../pipeline.js'
-import type { RouteDef } from '../router.js'
+import type { FeatureReference, Input, ModelVersion, Prediction } from '../models/runtime.js'
+import type { Handler, Reply, RouteDef } from '../pipeline.js'
 import { VERSION } from '../version.js'
 
-export const PLATFORM = 'svc'
 export const SERVER_NAME = 'svc'
 
 export type ModelRoutesOptions = Readonly<{
@@ -78,10 +80,9 @@ const readJson = async (ctx: Ctx): Promise<unknown> => {
 
 const inputMetadata = (input: Input): TensorMetadata => ({ name: input.name, datatype: input.type === 'numerical' ? 'FP64' : 'BYTES', shape: [-1] })
 
-const outputMetadata = (served: ServedModel): TensorMetadata[] => {
-  const { artifact } = served
-  const classes = artifact.task === 'classification' ? artifact.classes.length : 0
-  return artifact.outputs.map((output) =>
+const outputMetadata = (model: ModelVersion): TensorMetadata[] => {
+  const classes = model.task === 'classification' ? model.classes.length : 0
+  return model.outputs.map((output) =>
     output.type === 'label'
       ? { name: output.name, datatype: 'BYTES', shape: [-1] }
       : output.type === 'probabilities'
@@ -94,7 +95,7 @@ const summary = (entry: ModelEntry): Record<string, unknown> => ({
   name: entry.name,
   versions: entry.versions,
   default_version: entry.defaultVersion ?? null,
-  platform: PLATFORM,
+  platform: entry.platform,
   state: entry.state,
   reason: entry.reason ?? null,
 })
@@ -104,30 +105,27 @@ const summary = (entry: ModelEntry): Record<string, unknown> => ({
  * (what drift is measured against) and, for a numerical input, the training mean and standard
  * deviation the model standardises with. Enough for a client to draw realistic inputs.
  */
-const describeInput = (artifact: ServedModel['artifact'], input: Input, j: number): Record<string, unknown> => {
-  const { name: _, type: __, ...reference } = artifact.reference.features[j] as FeatureReference
+const describeInput = (model: ModelVersion, input: Input, j: number): Record<string, unknown> => {
+  const { name: _, type: __, ...reference } = model.reference.features[j] as FeatureReference
   if (input.type === 'categorical') return { ...inputMetadata(input), ...input, reference }
-  const k = artifact.inputs.slice(0, j).filter((other) => other.type === 'numerical').length
-  const { mean, scale } = artifact.preprocessing.standardisation
+  const k = model.inputs.slice(0, j).filter((other) => other.type === 'numerical').length
+  const { mean, scale } = model.standardisation
   return { ...inputMetadata(input), ...input, reference, standardisation: { mean: mean[k], scale: scale[k] } }
 }
 
 /** What /api/v1/models/{name} adds for a served version: its schema and how it was trained. */
-const schema = (served: ServedModel): Record<string, unknown> => {
-  const { artifact } = served
-  return {
-    version: served.version,
-    type: artifact.type,
-    task: artifact.task,
-    inputs: artifact.inputs.map((input, j) => describeInput(artifact, input, j)),
-    reference_rows: artifact.reference.rows,
-    outputs: outputMetadata(served),
-    ...(artifact.task === 'classification' ? { classes: artifact.classes } : {}),
-    metrics: artifact.provenance.metrics,
-    dataset: artifact.provenance.dataset,
-    sha256: artifact.sha256,
-  }
-}
+const schema = ({ model }: ServedModel): Record<string, unknown> => ({
+  version: model.version,
+  type: model.type,
+  task: model.task,
+  inputs: model.inputs.map((input, j) => describeInput(model, input, j)),
+  reference_rows: model.reference.rows,
+  outputs: outputMetadata(model),
+  ...(model.task === 'classification' ? { classes: model.classes } : {}),
+  metrics: model.provenance.metrics,
+  dataset: model.provenance.dataset,
+  sha256: model.sha256,
+})
 
 /** Built once per served version and kept with it: a reload brings a new ServedModel, so a new body. */
 const memo = <T>(build: (served: ServedModel) => T): ((served: ServedModel) => T) => {
@@ -139,9 +137,13 @@ const memo = <T>(build: (served: ServedModel) => T): ((served: ServedModel) => T
   }
 }
 
-const LIVE: Reply = Object.freeze({ status: 200, body: Object.freeze({ live: true }) })
-const READY: Reply = Object.freeze({ status: 200, body: Object.freeze({ ready: true }) })
-const SERVER_METADATA: Reply = Object.freeze({ status: 200, body: Object.freeze({ name: SERVER_NAME, version: VERSION, extensions: Object.freeze([]) }) })
+const LIVE: Reply = Object.freeze({ kind: 'json', status: 200, body: Object.freeze({ live: true }) })
+const READY: Reply = Object.freeze({ kind: 'json', status: 200, body: Object.freeze({ ready: true }) })
+const SERVER_METADATA: Reply = Object.freeze({
+  kind: 'json',
+  status: 200,
+  body: Object.freeze({ name: SERVER_NAME, version: VERSION, extensions: Object.freeze([]) }),
+})
 
 /** The drift block when monitoring is off. */
 const DRIFT_DISABLED = Object.freeze({ status: 'disabled' })
@@ -159,17 +161,23 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
     throw entry.state === 'READY' ? notFound(name, version) : notReady(entry, extra)
   }
 
-  /** Encodes, predicts and counts one checked request; throws HttpError 400 for inputs the model refuses. */
-  const infer = (served: ServedModel, request: InferRequest, cells: ModelCells): Reply => {
-    const start = performance.now()
-    const features = encodeInputs(request, served.model)
-    const prediction = predictBatch(served.model, features, request.rows)
+  /** Records and counts a prediction of `served`, and builds its reply. */
+  const answer = (served: ServedModel, request: InferRequest, cells: ModelCells, features: Float64Array, prediction: Prediction, start: number): Reply => {
     drift?.record(served, features, request.rows)
     cells.duration.observe((performance.now() - start) / 1000)
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
     cells.outcomes.success.inc()
-    return { status: 200, body: buildInferResponse(prediction, served.artifact.outputs, request.id) }
+    return { kind: 'json', status: 200, body: buildInferResponse(served.model, prediction, request.rows, request.id) }
+  }
+
+  /** Encodes and predicts one checked request; throws HttpError 400 for inputs the model refuses. */
+  const infer = (served: ServedModel, request: InferRequest, cells: ModelCells): Reply | Promise<Reply> => {
+    const start = performance.now()
+    const features = encodeInputs(request, served.model)
+    const prediction = served.predictor.predict(features, request.rows)
+    if (prediction instanceof Promise) return prediction.then((settled) => answer(served, request, cells, features, settled, start))
+    return answer(served, request, cells, features, prediction, start)
   }
 
   /**
@@ -182,6 +190,20 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
     const isClient = error instanceof HttpError && error.status < 500
     ;(isClient ? cells.outcomes.client_error : cells.outcomes.server_error).inc()
     return error
+  }
+
+  /** Ends a request's time in flight once its reply is built: now, or when an async predictor settles. */
+  const settle = (cells: ModelCells, reply: Reply | Promise<Reply>): Reply | Promise<Reply> => {
+    if (reply instanceof Promise) {
+      return reply.then(
+        (settled) => settle(cells, settled),
+        (error: unknown) => {
+          throw counted(cells, error)
+        },
+      )
+    }
+    cells.inFlight.dec()
+    return reply
   }
 
   /** The served model a body names, if any: a body refused before the lookup still counts against it. */
@@ -205,31 +227,29 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
     const served = find(request.model, request.version)
     const cells = metrics.cellsFor(served)
     cells.inFlight.inc()
-    let reply: Reply
+    let reply: Reply | Promise<Reply>
     try {
       reply = infer(served, request, cells)
     } catch (error: unknown) {
       throw counted(cells, error)
     }
-    cells.inFlight.dec()
-    return reply
+    return settle(cells, reply)
   }
 
   const inferV2: Handler = async (ctx) => {
     const served = find(ctx.params['name'] as string, ctx.params['version'])
     const cells = metrics.cellsFor(served)
     cells.inFlight.inc()
-    let reply: Reply
+    let reply: Reply | Promise<Reply>
     try {
       reply = infer(served, readInferRequest(await readJson(ctx), requestOptions), cells)
     } catch (error: unknown) {
       throw counted(cells, error)
     }
-    cells.inFlight.dec()
-    return reply
+    return settle(cells, reply)
   }
 
-  const listModels: Handler = () => ({ status: 200, body: { models: registry.entries().map(summary) } })
+  const listModels: Handler = () => ({ kind: 'json', status: 200, body: { models: registry.entries().map(summary) } })
 
   const detail = memo(schema)
   const getModel: Handler = (ctx) => {
@@ -237,21 +257,21 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
     const entry = registry.entry(name)
     if (entry === undefined) throw notFound(name, undefined)
     const served = registry.resolve(name)
-    if (served === undefined) return { status: 200, body: summary(entry) }
-    return { status: 200, body: { ...summary(entry), ...detail(served), drift: drift === undefined ? DRIFT_DISABLED : drift.status(served) } }
+    if (served === undefined) return { kind: 'json', status: 200, body: summary(entry) }
+    return { kind: 'json', status: 200, body: { ...summary(entry), ...detail(served), drift: drift === undefined ? DRIFT_DISABLED : drift.status(served) } }
   }
 
-  const metadata = memo((served) => ({ inputs: served.artifact.inputs.map(inputMetadata), outputs: outputMetadata(served) }))
+  const metadata = memo(({ model }) => ({ inputs: model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
   const getModelMetadata: Handler = (ctx) => {
     const served = find(ctx.params['name'] as string, ctx.params['version'])
     const { versions } = registry.entry(served.name) as ModelEntry
-    return { status: 200, body: { name: served.name, versions, platform: PLATFORM, ...metadata(served) } }
+    return { kind: 'json', status: 200, body: { name: served.name, versions, platform: served.model.platform, ...metadata(served) } }
   }
 
   const getModelReady: Handler = (ctx) => {
     const name = ctx.params['name'] as string
     find(name, ctx.params['version'], { name, ready: false })
-    return { status: 200, body: { name, ready: true } }
+    return { kind: 'json', status: 200, body: { name, ready: true } }
   }
 
   const getServerReady: Handler = () => {
@@ -261,17 +281,17 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
 
   const probe = { requestLogLevel: 'debug' } as const
   return [
-    { method: 'POST', path: '/api/v1/predict', handler: predict, doc: docs.PREDICT_DOC },
-    { method: 'GET', path: '/api/v1/models', handler: listModels, doc: docs.LIST_MODELS_DOC },
-    { method: 'GET', path: '/api/v1/models/{name}', handler: getModel, doc: docs.GET_MODEL_DOC },
-    { method: 'POST', path: '/v2/models/{name}/infer', handler: inferV2, doc: docs.INFER_DOC },
-    { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', handler: inferV2, doc: docs.INFER_VERSION_DOC },
-    { method: 'GET', path: '/v2/models/{name}', handler: getModelMetadata, doc: docs.MODEL_METADATA_DOC },
-    { method: 'GET', path: '/v2/models/{name}/versions/{version}', handler: getModelMetadata, doc: docs.MODEL_VERSION_METADATA_DOC },
-    { method: 'GET', path: '/v2/models/{name}/ready', handler: getModelReady, doc: docs.MODEL_READY_DOC },
-    { method: 'GET', path: '/v2/models/{name}/versions/{version}/ready', handler: getModelReady, doc: docs.MODEL_VERSION_READY_DOC },
-    { method: 'GET', path: '/v2/health/live', handler: () => LIVE, ...probe, doc: docs.SERVER_LIVE_DOC },
-    { method: 'GET', path: '/v2/health/ready', handler: getServerReady, ...probe, doc: docs.SERVER_READY_DOC },
-    { method: 'GET', path: '/v2', handler: () => SERVER_METADATA, doc: docs.SERVER_METADATA_DOC },
+    { method: 'POST', path: '/api/v1/predict', auth: 'api', handler: predict, doc: docs.PREDICT_DOC },
+    { method: 'GET', path: '/api/v1/models', auth: 'api', handler: listModels, doc: docs.LIST_MODELS_DOC },
+    { method: 'GET', path: '/api/v1/models/{name}', auth: 'api', handler: getModel, doc: docs.GET_MODEL_DOC },
+    { method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', handler: inferV2, doc: docs.INFER_DOC },
+    { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', auth: 'api', handler: inferV2, doc: docs.INFER_VERSION_DOC },
+    { method: 'GET', path: '/v2/models/{name}', auth: 'api', handler: getModelMetadata, doc: docs.MODEL_METADATA_DOC },
+    { method: 'GET', path: '/v2/models/{name}/versions/{version}', auth: 'api', handler: getModelMetadata, doc: docs.MODEL_VERSION_METADATA_DOC },
+    { method: 'GET', path: '/v2/models/{name}/ready', auth: 'api', handler: getModelReady, doc: docs.MODEL_READY_DOC },
+    { method: 'GET', path: '/v2/models/{name}/versions/{version}/ready', auth: 'api', handler: getModelReady, doc: docs.MODEL_VERSION_READY_DOC },
+    { method: 'GET', path: '/v2/health/live', auth: 'api', handler: () => LIVE, ...probe, doc: docs.SERVER_LIVE_DOC },
+    { method: 'GET', path: '/v2/health/ready', auth: 'api', handler: getServerReady, ...probe, doc: docs.SERVER_READY_DOC },
+    { method: 'GET', path: '/v2', auth: 'api', handler: () => SERVER_METADATA, doc: docs.SERVER_METADATA_DOC },
   ]
 }

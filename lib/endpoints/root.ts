@@ -9,6 +9,7 @@ export type EndpointLink = Readonly<{ method: string; path: string }>
 
 export const getRoot = (info: ServiceInfo, endpoints: readonly EndpointLink[]): Handler => {
   const reply: Reply = Object.freeze({
+    kind: 'text',
     status: 200,
     headers: Object.freeze({ 'content-type': 'application/json' }),
     text: JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints }),

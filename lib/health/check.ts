@@ -1,6 +1,8 @@
-// What every dependency check shares (DESIGN §9): the result shape, one hard timeout around the
-// whole attempt, latency, short error texts, and a TCP exchange that always destroys its socket.
+// What every dependency check shares (lib/README.md §9): the result shape, one hard timeout around
+// the whole attempt, latency, and a TCP exchange that always destroys its socket. Error texts come
+// from lib/net/describe-error.ts, short and stable: they are shown in /ready bodies.
 import { connect } from 'node:net'
+import { CONNECTION_CLOSED, describeError } from '../net/describe-error.js'
 
 export type CheckResult = Readonly<{ status: 'ok' | 'fail'; latency_ms: number; error?: string }>
 /** Runs one attempt against a dependency. Never rejects and never throws: every failure is a result. */
@@ -21,29 +23,10 @@ export type Exchange = Readonly<{
 }>
 
 export const UNEXPECTED_REPLY = 'unexpected reply'
-export const CONNECTION_CLOSED = 'connection closed'
 
 // Our replies are a byte or a line or two; a peer that keeps talking is not the protocol we speak,
 // and must not make us buffer without bound.
 const MAX_REPLY_BYTES = 4096
-
-// Short, stable texts: they are shown in /ready bodies, so no addresses and no stack traces.
-// A reset or a broken pipe is the peer closing too, only less politely.
-const MESSAGES: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host not found',
-  ECONNRESET: CONNECTION_CLOSED,
-  EPIPE: CONNECTION_CLOSED,
-}
-
-/** An error as a check reports it: a known cause in words, otherwise Node's error code. */
-export const describe = (error: unknown): string => {
-  const code = (error as NodeJS.ErrnoException).code
-  if (code !== undefined) return MESSAGES[code] ?? code
-  /* c8 ignore next 2 -- Node's net, dns, tls and http errors all carry a code; this is the fallback for anything else */
-  return error instanceof Error ? error.message : String(error)
-}
 
 /**
  * Runs one attempt under a hard timeout and settles it exactly once. `start` begins the work,
@@ -68,7 +51,7 @@ export const attempt = (timeoutMs: number, start: (done: (outcome: Outcome) => v
       release = start(done)
     } catch (error: unknown) {
       // Invalid options (a bad port, an unsupported URL scheme) throw synchronously; a check must not.
-      done(describe(error))
+      done(describeError(error))
     }
   })
 
@@ -86,7 +69,7 @@ export const tcpCheck =
         if (outcome !== undefined) done(outcome)
         else if (received.length > MAX_REPLY_BYTES) done(UNEXPECTED_REPLY)
       })
-      socket.on('error', (error) => done(describe(error)))
+      socket.on('error', (error) => done(describeError(error)))
       // Closed before the protocol reached a verdict (after a verdict, `done` ignores this).
       socket.on('close', () => done(CONNECTION_CLOSED))
       return () => socket.destroy()

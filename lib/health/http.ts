@@ -2,7 +2,8 @@
 // not the health endpoint), the body is never read, and no keep-alive socket outlives the attempt.
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { attempt, describe, type Check } from './check.js'
+import { describeError } from '../net/describe-error.js'
+import { attempt, type Check } from './check.js'
 
 export const httpCheck = (url: URL, timeoutMs: number): Check => {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest
@@ -17,7 +18,7 @@ export const httpCheck = (url: URL, timeoutMs: number): Check => {
         res.destroy()
         done(status >= 200 && status < 300 ? true : `HTTP ${status}`)
       })
-      req.on('error', (error) => done(describe(error)))
+      req.on('error', (error) => done(describeError(error)))
       req.end()
       return () => req.destroy()
     })

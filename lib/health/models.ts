@@ -1,6 +1,6 @@
 // The `models` component of the probes: readiness needs at least one model that can serve, since
-// an instance without a model answers every prediction 503 (DESIGN §10). Nothing is asked over
-// the network; the registry already knows.
+// an instance without a model answers every prediction 503 (lib/README.md §10). Nothing is asked
+// over the network; the registry already knows.
 import type { ModelRegistry } from '../models/registry.js'
 import type { Check, CheckResult } from './check.js'
 

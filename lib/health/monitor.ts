@@ -1,4 +1,4 @@
-// Runs the configured dependency checks for the probes (DESIGN §9): concurrently, each bounded by
+// Runs the configured dependency checks for the probes (lib/README.md §9): concurrently, each bounded by
 // its own timeout, with results reused for a short window and concurrent probes sharing the one
 // round in flight, so a probe storm never becomes a dependency storm.
 import { performance } from 'node:perf_hooks'
@@ -22,7 +22,7 @@ export type HealthMonitor = Readonly<{
 export type MonitorOptions = Readonly<{
   checks: Readonly<Partial<Record<Component, Check>>>
   cacheMs: number
-  registry?: Registry
+  metrics?: Registry
   now?: () => number
 }>
 
@@ -40,20 +40,20 @@ export const configuredChecks = (health: HealthConfig): Partial<Record<Component
   return checks
 }
 
-export const createHealthMonitor = ({ checks, cacheMs, registry, now = () => performance.now() }: MonitorOptions): HealthMonitor => {
+export const createHealthMonitor = ({ checks, cacheMs, metrics, now = () => performance.now() }: MonitorOptions): HealthMonitor => {
   const configured = COMPONENTS.filter((c) => checks[c] !== undefined)
   const status = new Gauge({
     name: 'svc_health_check_status',
     help: 'Result of the last dependency check: 1 ok, 0 failed (absent when the check is not configured).',
     labelNames: ['component'],
-    registers: registry === undefined ? [] : [registry],
+    registers: metrics === undefined ? [] : [metrics],
   })
   const duration = new Histogram({
     name: 'svc_health_check_duration_seconds',
     help: 'Duration of dependency checks in seconds.',
     labelNames: ['component'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: registry === undefined ? [] : [registry],
+    registers: metrics === undefined ? [] : [metrics],
   })
 
   // With nothing configured there is nothing to wait for: one constant answer.

@@ -4,7 +4,7 @@ import type { Context, Span } from '@opentelemetry/api'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { HttpError } from './errors.js'
+import { HttpError, payloadTooLarge } from './errors.js'
 
 /**
  * What a log line inside a request carries, found through AsyncLocalStorage. The same store holds
@@ -19,7 +19,10 @@ export type RequestBindings = {
   traceContext: Context | undefined
 }
 
-/** Called by the server once the reply is fully written (a stream's last byte included). */
+/**
+ * Called by the server once the reply is fully written (a stream's last byte included); `error` is
+ * what broke the writing (a stream that threw, a layer that failed), else undefined.
+ */
 export type WrittenHook = (ctx: Ctx, error: unknown) => void
 
 export type Params = Readonly<Record<string, string>>
@@ -50,10 +53,9 @@ export class Ctx implements RequestBindings {
   traceContext: Context | undefined
   /** The request's SERVER span, while tracing runs. */
   span: Span | undefined
-  onWritten: WrittenHook | undefined
-  /** An answer decided before the endpoint runs (body too large, malformed path parameter). */
+  /** An answer decided before the endpoint runs; which one wins: the table in lib/server/inspect.ts. */
   rejection: HttpError | undefined
-  /** Part of the body was left unread, so the connection cannot carry another request. */
+  /** Part of the body was left unread, so the connection cannot carry another request (the keep-alive rules, same table). */
   isBodyAbandoned: boolean
   /** The body is chunked: its size is unknown until its last chunk arrives. */
   hasChunkedBody: boolean
@@ -62,6 +64,8 @@ export class Ctx implements RequestBindings {
   #query: URLSearchParams | undefined
   #body: Promise<Buffer> | undefined
   #abort: AbortController | undefined
+  /** None, one, or several: most requests add none, and then nothing is allocated for them. */
+  #written: WrittenHook | WrittenHook[] | undefined
 
   /** `trustRequestId` (SVC_TRUST_REQUEST_ID): keep a well-formed inbound X-Request-ID. */
   constructor(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number, trustRequestId = false) {
@@ -82,7 +86,6 @@ export class Ctx implements RequestBindings {
     this.spanId = undefined
     this.traceContext = undefined
     this.span = undefined
-    this.onWritten = undefined
     this.rejection = undefined
     this.isBodyAbandoned = false
     this.hasChunkedBody = false
@@ -91,6 +94,7 @@ export class Ctx implements RequestBindings {
     this.#query = undefined
     this.#body = undefined
     this.#abort = undefined
+    this.#written = undefined
   }
 
   get query(): URLSearchParams {
@@ -109,6 +113,22 @@ export class Ctx implements RequestBindings {
       this.#res.once('close', () => abort.abort())
     }
     return this.#abort.signal
+  }
+
+  /** Adds a hook the server calls once the reply is written; any layer may add one, and all run. */
+  whenWritten(hook: WrittenHook): void {
+    const hooks = this.#written
+    if (hooks === undefined) this.#written = hook
+    else if (typeof hooks === 'function') this.#written = [hooks, hook]
+    else hooks.push(hook)
+  }
+
+  /** The server's call once the reply is fully written: runs the hooks in the order they were added. */
+  replyWritten(error: unknown): void {
+    const hooks = this.#written
+    if (hooks === undefined) return
+    if (typeof hooks === 'function') return hooks(this, error)
+    for (const hook of hooks) hook(this, error)
   }
 
   /** The whole body, at most the configured limit (413 beyond it, without reading the rest). */
@@ -156,7 +176,7 @@ const readBody = (ctx: Ctx, limit: number): Promise<Buffer> =>
         ctx.isBodyAbandoned = true
         req.off('data', onData)
         req.pause()
-        reject(new HttpError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limit} bytes`))
+        reject(payloadTooLarge(limit))
         return
       }
       chunks.push(chunk)

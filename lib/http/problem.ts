@@ -1,27 +1,8 @@
-// The one place where a thrown value becomes an RFC 9457 answer (DESIGN §7).
-import { STATUS_CODES } from 'node:http'
+// The one place where a thrown value becomes an RFC 9457 answer (lib/README.md §7).
 import type { Ctx } from './context.js'
 import { HttpError } from './errors.js'
-import type { Handler, Problem, ProblemReply, Reply } from '../pipeline.js'
-
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
-
-/** `MODEL_NOT_FOUND` → `urn:svc:problem:model-not-found`: absolute, stable, and never dereferenced. */
-export const problemType = (code: string): string => `urn:svc:problem:${code.toLowerCase().replaceAll('_', '-')}`
-
-/** Longest text member of a problem: a detail that quotes the request never echoes much of it back. */
-export const MAX_DETAIL = 1024
-
-const clip = (text: string): string => (text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`)
-
-export const problem = (status: number, code: string, detail: string, extra?: Readonly<Record<string, unknown>>): Problem => {
-  const body: Record<string, unknown> = { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail: clip(detail) }
-  for (const key in extra) {
-    const value = extra[key]
-    body[key] = typeof value === 'string' ? clip(value) : value
-  }
-  return body as Problem
-}
+import { problem, type Problem } from './problem-body.js'
+import type { Handler, ProblemReply, Reply } from '../pipeline.js'
 
 // 5xx bodies never carry what went wrong inside: the request id leads an operator to the log line.
 export const INTERNAL_PROBLEM: Problem = Object.freeze(
@@ -31,10 +12,12 @@ export const INTERNAL_PROBLEM: Problem = Object.freeze(
 export const toProblemReply = (error: unknown): ProblemReply => {
   if (error instanceof HttpError) {
     const body = problem(error.status, error.code, error.message, error.extra)
-    return error.headers === undefined ? { status: error.status, problem: body } : { status: error.status, headers: error.headers, problem: body }
+    return error.headers === undefined
+      ? { kind: 'problem', status: error.status, problem: body }
+      : { kind: 'problem', status: error.status, headers: error.headers, problem: body }
   }
   // `throw undefined` is still a failure to count and log: it gets a value the layers can see.
-  return { status: 500, problem: INTERNAL_PROBLEM, error: error === undefined ? new TypeError('an endpoint threw undefined') : error }
+  return { kind: 'problem', status: 500, problem: INTERNAL_PROBLEM, error: error === undefined ? new TypeError('an endpoint threw undefined') : error }
 }
 
 /** The problem body as sent: the endpoint's members plus where and which request. */

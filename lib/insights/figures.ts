@@ -54,8 +54,8 @@ const samples = async (metric: Metric): Promise<readonly Sample[]> => (await met
 
 export const createFigures = ({ metrics, now = () => performance.now(), heapUsed = () => process.memoryUsage().heapUsed }: FiguresOptions): Figures => {
   // The HTTP series are read through the registry's public interface, as a scrape reads them.
-  const requests = metrics.registry.getSingleMetric('http_requests_total') as Metric
-  const durations = metrics.registry.getSingleMetric('http_request_duration_seconds') as Metric
+  const requests = metrics.prom.getSingleMetric('http_requests_total') as Metric
+  const durations = metrics.prom.getSingleMetric('http_request_duration_seconds') as Metric
   const bucketIndex = new Map<string, number>([...DURATION_BUCKETS.map((le, i) => [String(le), i] as const), ['+Inf', DURATION_BUCKETS.length]])
   // Created once: its timer is unref'd, so it never holds the process open.
   const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS })

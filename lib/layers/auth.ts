@@ -1,7 +1,8 @@
-// Bearer tokens (RFC 6750): with SVC_API_TOKENS set, /api/v1/* and /v2/* need one of them; with
-// SVC_METRICS_TOKEN set, /metrics needs that one (a scraper's credential is not a client's). Other
-// routes stay open: the probes answer load balancers, the pages and /openapi.json hold nothing
-// secret. Which token a route needs is decided once per route at start-up.
+// Bearer tokens (RFC 6750). A route declares the token it needs (`RouteDef.auth`, read here and by
+// the OpenAPI document): 'api' on /api/v1/* and /v2/* (SVC_API_TOKENS), 'metrics' on /metrics
+// (SVC_METRICS_TOKEN: a scraper's credential is not a client's). Other routes stay open: the probes
+// answer load balancers, the pages and /openapi.json hold nothing secret. Which token a route needs
+// is decided once per route at start-up.
 //
 // Comparison takes the same time whichever token matches or how much of it: the presented token
 // and every accepted one are compared as SHA-256 digests with timingSafeEqual, all of them, every
@@ -20,9 +21,6 @@ export type AuthOptions = Readonly<{
 
 /** The realm named in WWW-Authenticate. */
 export const REALM = 'svc'
-
-/** True for the paths SVC_API_TOKENS guards. */
-export const isApiPath = (template: string): boolean => template.startsWith('/api/v1/') || template === '/v2' || template.startsWith('/v2/')
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest()
 
@@ -45,7 +43,7 @@ export const bearerAuth = ({ apiTokens, metricsToken }: AuthOptions): Layer | un
   const api = apiTokens.map(digest)
   const metrics = metricsToken === undefined ? [] : [digest(metricsToken)]
   return (next, route) => {
-    const accepted = route.template === '/metrics' ? metrics : isApiPath(route.template) ? api : []
+    const accepted = route.auth === 'metrics' ? metrics : route.auth === 'api' ? api : []
     if (accepted.length === 0) return next
     return (ctx) => {
       const token = bearerToken(ctx.header('authorization'))

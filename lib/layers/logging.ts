@@ -1,4 +1,4 @@
-// Logging layer (DESIGN §5): enters the request's AsyncLocalStorage store, so every log call made
+// Logging layer (lib/README.md §5): enters the request's AsyncLocalStorage store, so every log call made
 // while handling it carries its request_id, and writes request_started / request_completed.
 // Lines are prepared once per route and assembled from JSON members (pino's approach): a request
 // pays only for its own values — the method, the escaped path, status and duration.
@@ -43,8 +43,8 @@ export const logging =
     }
     const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
       // A stream's request completes when the stream does; one that breaks is logged as an error.
-      if ('stream' in reply) return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request))
-      write(ctx, reply.status, 'error' in reply ? reply.error : undefined, request)
+      if (reply.kind === 'stream') return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request))
+      write(ctx, reply.status, reply.kind === 'problem' ? reply.error : undefined, request)
       return reply
     }
 

@@ -1,4 +1,4 @@
-// Metrics layer (DESIGN §4): in-flight, duration, totals and exceptions. Cells are resolved once per
+// Metrics layer (lib/README.md §4): in-flight, duration, totals and exceptions. Cells are resolved once per
 // (route, status) — and per method on the 404/405 pipelines — so a request only does `+=`.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../http/context.js'
@@ -54,8 +54,8 @@ export const metrics =
     }
     const finish = (ctx: Ctx, reply: Reply): Reply => {
       // A stream is in flight, and its duration runs, until the stream ends.
-      if ('stream' in reply) return onStreamEnd(reply, (error) => record(ctx, reply.status, error))
-      record(ctx, reply.status, 'error' in reply ? reply.error : undefined)
+      if (reply.kind === 'stream') return onStreamEnd(reply, (error) => record(ctx, reply.status, error))
+      record(ctx, reply.status, reply.kind === 'problem' ? reply.error : undefined)
       return reply
     }
     const fail = (error: unknown): never => {

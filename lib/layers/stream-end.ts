@@ -3,12 +3,12 @@
 // Not a generator: an async generator never started runs no `finally` on return(), and the server
 // ends a HEAD reply without reading the stream. This wrapper reports the end on the last item, on
 // an error, and on return() — whichever comes first, once.
-import type { Reply, StreamReply } from '../pipeline.js'
+import type { StreamReply } from '../pipeline.js'
 
 /** `error` is what the stream threw, undefined when it ended or was stopped. */
 export type StreamEnd = (error: unknown) => void
 
-export const onStreamEnd = (reply: StreamReply, end: StreamEnd): Reply => {
+export const onStreamEnd = (reply: StreamReply, end: StreamEnd): StreamReply => {
   const stream: AsyncIterable<string> = {
     [Symbol.asyncIterator]() {
       const inner = reply.stream[Symbol.asyncIterator]()

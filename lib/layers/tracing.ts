@@ -1,4 +1,4 @@
-// Tracing layer (DESIGN §6): one SERVER span per request, continuing an incoming W3C traceparent,
+// Tracing layer (lib/README.md §6): one SERVER span per request, continuing an incoming W3C traceparent,
 // active while the endpoint runs (custom spans become its children) and ended by the server once
 // the reply is fully written, streams included. Attributes are set on recorded spans only, and a
 // request that starts a trace can be decided unsampled without the SDK (see sampling.ts).
@@ -17,8 +17,7 @@ import {
 import type { Ctx, WrittenHook } from '../http/context.js'
 import { isStandardMethod } from '../telemetry/http-metrics.js'
 import { PRE_SAMPLED_CONTEXT, UNSAMPLED_CONTEXT } from '../telemetry/sampling.js'
-import type { Layer, Reply } from '../pipeline.js'
-import { UNMATCHED } from '../router.js'
+import { UNMATCHED, type Layer, type Reply } from '../pipeline.js'
 
 const SERVER: SpanOptions = Object.freeze({ kind: SpanKind.SERVER })
 const ERROR_STATUS = Object.freeze({ code: SpanStatusCode.ERROR })
@@ -63,7 +62,7 @@ const finish = (ctx: Ctx, reply: Reply): Reply => {
   const span = ctx.span as Span
   span.setAttribute('http.status_code', reply.status)
   span.setAttribute('http.response.status_code', reply.status)
-  if ('error' in reply && reply.error !== undefined) recordError(span, reply.error)
+  if (reply.kind === 'problem' && reply.error !== undefined) recordError(span, reply.error)
   else if (reply.status >= 500) span.setStatus(ERROR_STATUS)
   return reply
 }
@@ -99,7 +98,7 @@ export const tracing =
         ctx.spanId = spanId
       }
       ctx.span = span
-      ctx.onWritten = ended
+      ctx.whenWritten(ended)
       const reply = next(ctx)
       return reply instanceof Promise ? reply.then((r) => finish(ctx, r)) : finish(ctx, reply)
     }

@@ -1,6 +1,7 @@
-// The model artifact: one JSON document per model version, everything needed to serve it and to
-// watch it drift. `parseArtifact` is the only way in; it checks the content hash, the schema, every
-// dimension and the reference distributions, so nothing downstream re-validates.
+// The kernel's model artifact (`model.json`): one JSON document per model version, everything
+// needed to serve it on the kernel (kernel.ts) and to watch it drift. `parseArtifact` is the only
+// way in; it checks the content hash, the schema, every dimension and the reference distributions,
+// so nothing downstream re-validates. runtime-kernel.ts describes it for the rest of svc.
 //
 // Format 1, members in the order the training script writes them:
 //   format_version  1
@@ -20,35 +21,15 @@
 //                   rows of the data set the model was built from, one entry per input in order:
 //                   numerical   { name, type, edges, proportions }: bin i holds values v with
 //                               edges[i-1] <= v < edges[i], the outer bins open (see
-//                               `referenceBin`); edges.length + 1 proportions.
+//                               `referenceBin` in lib/drift/psi.ts); edges.length + 1 proportions.
 //                   categorical { name, type, levels, proportions }: one proportion per level.
 //   provenance      { dataset: { name, source, rows }, seed, split, method, hyperparameters,
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
 import { createHash } from 'node:crypto'
+import type { Input, Output, Provenance, Reference } from './runtime.js'
 
 export const FORMAT_VERSIONS: readonly number[] = [1]
-
-export type NumericalInput = Readonly<{ name: string; type: 'numerical' }>
-export type CategoricalInput = Readonly<{ name: string; type: 'categorical'; levels: readonly string[] }>
-export type Input = NumericalInput | CategoricalInput
-
-export type Output = Readonly<{ name: string; type: 'label' | 'probabilities' | 'value' }>
-
-export type NumericalReference = Readonly<{ name: string; type: 'numerical'; edges: readonly number[]; proportions: readonly number[] }>
-export type CategoricalReference = Readonly<{ name: string; type: 'categorical'; levels: readonly string[]; proportions: readonly number[] }>
-export type FeatureReference = NumericalReference | CategoricalReference
-
-export type Provenance = Readonly<{
-  dataset: Readonly<{ name: string; source: string; rows: number }>
-  /** Seeds the PRNG that splits the data; training is otherwise free of randomness. */
-  seed: number
-  split: Readonly<{ test_fraction: number; stratified: boolean; train_rows: number; test_rows: number }>
-  method: string
-  hyperparameters: Readonly<Record<string, number>>
-  /** Measured on the held-out rows. */
-  metrics: Readonly<Record<string, number>>
-}>
 
 type Common = Readonly<{
   format_version: number
@@ -58,7 +39,7 @@ type Common = Readonly<{
   outputs: readonly Output[]
   preprocessing: Readonly<{ standardisation: Readonly<{ mean: readonly number[]; scale: readonly number[] }> }>
   parameters: Readonly<{ weights: readonly (readonly number[])[]; intercepts: readonly number[] }>
-  reference: Readonly<{ rows: number; features: readonly FeatureReference[] }>
+  reference: Reference
   provenance: Provenance
   sha256: string
 }>
@@ -125,21 +106,6 @@ export const signArtifact = (artifact: UnsignedArtifact): Artifact => ({ ...arti
 
 /** The file's bytes: two-space JSON and a final newline, members in the artifact's own order. */
 export const serialiseArtifact = (artifact: Artifact): string => `${JSON.stringify(artifact, null, 2)}\n`
-
-/**
- * The bin of `value` against a numerical reference's `edges`: the number of edges <= value, so 0
- * below the first edge and `edges.length` at or above the last. Binary search; `value` is finite.
- */
-export const referenceBin = (edges: ArrayLike<number>, value: number): number => {
-  let low = 0
-  let high = edges.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if ((edges[middle] as number) <= value) low = middle + 1
-    else high = middle
-  }
-  return low
-}
 
 const decoder = new TextDecoder('utf-8', { fatal: true })
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/

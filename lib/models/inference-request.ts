@@ -1,12 +1,12 @@
-// Prediction requests (DESIGN §10) into the kernel's input, in two steps. `readPredictRequest`
-// (POST /api/v1/predict) and `readInferRequest` (Open Inference Protocol, POST /v2/models/{name}
-// [/versions/{v}]/infer, where the path names the model) check what a body can get wrong without the
-// model: its members, `id`, each tensor's name, datatype, shape and values, the batch size. The
-// endpoint then finds the model, and `encodeInputs` checks what needs it (input names, datatype
-// against input type, per-input shapes, categorical levels) and builds the row-major features.
-// Every failure is an HttpError 400 whose message names the input and the reason; its `extra`
-// carries the same text as `error` (what OIP clients read) and the input's name as `input`. Codes:
-// INVALID_REQUEST (the body's own members), INVALID_INPUT (a tensor or instance), BATCH_TOO_LARGE.
+// Prediction request bodies (lib/README.md §10), checked for what they can get wrong without the
+// model: `readPredictRequest` (POST /api/v1/predict) and `readInferRequest` (Open Inference
+// Protocol, POST /v2/models/{name}[/versions/{v}]/infer, where the path names the model) check
+// members, `id`, each tensor's name, datatype, shape and values, and the batch size. The endpoint
+// then finds the model, and `encodeInputs` (features.ts) checks what needs it and builds the
+// features. Every failure is an HttpError 400 whose message names the input and the reason; its
+// `extra` carries the same text as `error` (what OIP clients read) and the input's name as `input`.
+// Codes: INVALID_REQUEST (the body's own members), INVALID_INPUT (a tensor or instance),
+// BATCH_TOO_LARGE.
 //
 // Forms of `inputs` (OIP tensors; `data` flat row-major, or for shape [N, F] also N nested rows):
 //   one tensor per model input, named as the input, shape [N] or [N, 1], all with the same N;
@@ -14,12 +14,10 @@
 //     range for the INT and UINT types), categorical inputs take BYTES (strings, one of the levels);
 //   one tensor [N, F] named otherwise, F = the model's input count, columns in the model's input
 //     order: numerical datatypes only, so only for models whose inputs are all numerical.
-// /api/v1 also takes `instances`: named-feature rows, checked by the kernel's `encode`.
+// /api/v1 also takes `instances`: named-feature rows, checked by `encodeRows` (features.ts).
 // Unknown members are refused (a misspelt `input` is an error, not an empty request), but OIP's
 // `parameters` (of the request and of a tensor) and `outputs` (outputs asked for) are accepted for
 // standard clients and otherwise ignored: every response carries all of the model's outputs.
-import type { Input } from './artifact.js'
-import { InputError, type CompiledModel, type InputProblem } from './kernel.js'
 import { HttpError } from '../http/errors.js'
 
 export const NUMERIC_DATATYPES = ['FP64', 'FP32', 'INT64', 'INT32', 'INT16', 'INT8', 'UINT64', 'UINT32', 'UINT16', 'UINT8'] as const
@@ -84,9 +82,10 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 const fail = (code: string, detail: string, input?: string): HttpError =>
   new HttpError(400, code, detail, { extra: input === undefined ? { error: detail } : { error: detail, input } })
 const invalidRequest = (detail: string): HttpError => fail('INVALID_REQUEST', detail)
-const invalidInput = (name: string | undefined, detail: string): HttpError => fail('INVALID_INPUT', detail, name)
+/** A 400 INVALID_INPUT naming the input (`extra.input`) when there is one. */
+export const invalidInput = (name: string | undefined, detail: string): HttpError => fail('INVALID_INPUT', detail, name)
 
-const shapeText = (shape: readonly number[]): string => `[${shape.join(', ')}]`
+export const shapeText = (shape: readonly number[]): string => `[${shape.join(', ')}]`
 
 const checkBatch = (rows: number, maxBatch: number, name?: string): void => {
   if (rows > maxBatch) throw fail('BATCH_TOO_LARGE', `the batch has ${rows} rows; at most ${maxBatch} are allowed per request`, name)
@@ -210,101 +209,4 @@ export const readPredictRequest = (body: unknown, options: RequestOptions): Pred
   const version = record['version']
   if (version !== undefined && (typeof version !== 'string' || version.length === 0)) throw invalidRequest('version must be a non-empty string')
   return { ...readBody(record, V1_MEMBERS, V1_MEMBER_LIST, options.maxBatch), model, version }
-}
-
-// What `encodeInputs` looks up by name, made once per compiled model rather than per request.
-type Schema = Readonly<{
-  index: ReadonlyMap<string, number>
-  /** Per input: a categorical one's level → index and its levels as text; undefined for a numerical one. */
-  levels: readonly (Readonly<{ index: ReadonlyMap<string, number>; list: string }> | undefined)[]
-  isNumerical: boolean
-  names: string
-}>
-const schemas = new WeakMap<CompiledModel, Schema>()
-
-const schemaOf = (model: CompiledModel): Schema => {
-  let schema = schemas.get(model)
-  if (schema === undefined) {
-    schema = {
-      index: new Map(model.inputs.map((input, j) => [input.name, j])),
-      levels: model.inputs.map((input) =>
-        input.type === 'numerical' ? undefined : { index: new Map(input.levels.map((level, i) => [level, i])), list: input.levels.join(', ') },
-      ),
-      isNumerical: model.inputs.every((input) => input.type === 'numerical'),
-      names: model.inputs.map((input) => input.name).join(', '),
-    }
-    schemas.set(model, schema)
-  }
-  return schema
-}
-
-const encodeMatrix = (tensor: Tensor, model: CompiledModel, schema: Schema): Float64Array => {
-  const { name, shape } = tensor
-  if (!schema.isNumerical) {
-    throw invalidInput(
-      name,
-      `input ${name}: model ${model.name} has categorical inputs, so it takes one input per feature (${schema.names}), not one [N, F] tensor`,
-    )
-  }
-  const F = model.inputs.length
-  if (shape[1] !== F) {
-    throw invalidInput(
-      name,
-      `input ${name} is not an input of model ${model.name}; as one tensor its shape ${shapeText(shape)} must be [N, ${F}], columns ${schema.names}`,
-    )
-  }
-  if (tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name}: datatype BYTES does not fit numerical inputs; use FP64 or another numeric datatype`)
-  return Float64Array.from(tensor.data)
-}
-
-const encodeInstances = (instances: readonly unknown[], model: CompiledModel): Float64Array => {
-  try {
-    return model.encode(instances)
-  } catch (error: unknown) {
-    if (!(error instanceof InputError)) throw error
-    const first = error.problems[0] as InputProblem
-    throw invalidInput(first.feature === '' ? undefined : first.feature, `instances: ${error.message}`)
-  }
-}
-
-/**
- * The features for `model.predict`: `request.rows` rows × the model's inputs, row-major, in input
- * order, a categorical input as its level index. Throws HttpError 400 INVALID_INPUT.
- */
-export const encodeInputs = (request: InferRequest, model: CompiledModel): Float64Array => {
-  if (request.kind === 'instances') return encodeInstances(request.instances, model)
-  const { inputs, rows } = request
-  const schema = schemaOf(model)
-  const first = inputs[0] as Tensor
-  if (inputs.length === 1 && first.shape.length === 2 && !schema.index.has(first.name)) return encodeMatrix(first, model, schema)
-
-  const F = model.inputs.length
-  const features = new Float64Array(rows * F)
-  for (const tensor of inputs) {
-    const { name, shape } = tensor
-    const j = schema.index.get(name)
-    if (j === undefined) throw invalidInput(name, `input ${name} is not an input of model ${model.name}; its inputs are ${schema.names}`)
-    if (shape.length === 2 && shape[1] !== 1) throw invalidInput(name, `input ${name}: shape ${shapeText(shape)} must be [N] or [N, 1], one value per row`)
-    const levels = schema.levels[j]
-    if (levels === undefined) {
-      if (tensor.datatype === 'BYTES')
-        throw invalidInput(name, `input ${name}: datatype BYTES does not fit a numerical input; use FP64 or another numeric datatype`)
-      for (let r = 0; r < rows; r++) features[r * F + j] = tensor.data[r] as number
-    } else {
-      if (tensor.datatype !== 'BYTES')
-        throw invalidInput(name, `input ${name}: datatype ${tensor.datatype} does not fit a categorical input; use BYTES with one of ${levels.list}`)
-      for (let r = 0; r < rows; r++) {
-        const value = tensor.data[r] as string
-        const level = levels.index.get(value)
-        if (level === undefined) throw invalidInput(name, `input ${name}: data[${r}] is ${JSON.stringify(value)}, not one of ${levels.list}`)
-        features[r * F + j] = level
-      }
-    }
-  }
-  if (inputs.length < F) {
-    // Names are distinct and known (checked above), so fewer tensors than inputs means one is absent.
-    const missing = model.inputs.find((input) => !inputs.some((tensor) => tensor.name === input.name)) as Input
-    throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${schema.names}`)
-  }
-  return features
 }

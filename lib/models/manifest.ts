@@ -1,5 +1,5 @@
-// A model's manifest, `<model>/manifest.json` (DESIGN §10): which version a request without one
-// gets, and which versions are served.
+// A model's manifest, `<model>/manifest.json` (lib/README.md §10): which version a request without
+// one gets, and which versions are served.
 //
 //   default_version  required: the version served when a request names none
 //   versions         optional: further versions to load and serve by name (`["1", "2"]`); the

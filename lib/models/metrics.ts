@@ -1,4 +1,4 @@
-// The model-serving series (DESIGN §10), created once per app:
+// The model-serving series (lib/README.md §10), created once per app:
 //   svc_model_prediction_requests_total{model,version,outcome}   outcome: success, client_error, server_error
 //   svc_model_predictions_total{model,version}                    rows predicted
 //   svc_model_prediction_duration_seconds{model,version}          encode + predict of one request
@@ -6,7 +6,7 @@
 //   svc_model_prediction_batch_size{model}                        rows per successful request
 // The registry's default labels add `environment`. svc_model_ready belongs to the model registry.
 //
-// Label values come only from a served model (its artifact's name and version), never from a
+// Label values come only from a served model (its description's name and version), never from a
 // request: a request naming a model that does not exist never reaches `cellsFor`. Children are
 // resolved on a model version's first request and kept: prom-client's `labels()` hashes and
 // allocates on every call, so a request then only calls `inc()`, `dec()` and `observe()`.
@@ -72,7 +72,7 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
     registers: [registry],
   })
 
-  // Per model name (in flight, batch size) and per served version; a reload compiles a new
+  // Per model name (in flight, batch size) and per served version; a reload builds a new
   // ServedModel, which finds the same series through the name and version.
   const byName = new Map<string, Pick<ModelCells, 'inFlight' | 'batchSize'>>()
   const byVersion = new Map<string, ModelCells>()

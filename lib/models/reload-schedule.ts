@@ -1,4 +1,4 @@
-// When hot reload runs: every SVC_MODEL_RELOAD_INTERVAL_S seconds, on a node-cron job.
+// When hot reload runs: every SVC_MODEL_RELOAD_INTERVAL_S seconds, on a cron job (lib/cron.ts).
 //
 // A cron field repeats evenly only with a step that divides its range: `*/7 * * * * *` fires at
 // :00, :07 … :56 and then :00 again, 4 s later. So the job runs on the coarsest even schedule
@@ -8,10 +8,10 @@
 // A tick the event loop was too busy to run is not made up, so a blocked loop delays later
 // passes by as much; a hot reload can afford that. The job runs in UTC, so a daylight-saving
 // change never stretches or shortens an hourly period.
-import { schedule } from 'node-cron'
+import { MAX_RELOAD_INTERVAL_S } from '../config/variables.js'
+import { scheduleCron } from '../cron.js'
 
-/** The longest interval: a day. A longer one is a restart, not a hot reload. */
-export const MAX_RELOAD_INTERVAL_S = 86_400
+export { MAX_RELOAD_INTERVAL_S }
 
 export type CronPlan = Readonly<{ expression: string; every: number }>
 
@@ -41,12 +41,5 @@ export const cronPlan = (intervalS: number): CronPlan => {
   return { expression: period.expression, every: intervalS / period.every }
 }
 
-/**
- * node-cron in the process, in UTC; its timer does not keep the process alive (shutdown stops the
- * job anyway). The tick is synchronous and cheap, so node-cron's overlap and missed-run warnings
- * would only be noise: reload passes guard their own overlap.
- */
-export const cronScheduler: Scheduler = (expression, tick) => {
-  const task = schedule(expression, tick, { name: 'svc-model-reload', timezone: 'UTC', unref: true, suppressMissedWarning: true })
-  return () => void task.destroy()
-}
+/** The job in the process (lib/cron.ts). The tick is synchronous and cheap; reload passes guard their own overlap. */
+export const cronScheduler: Scheduler = (expression, tick) => scheduleCron('svc-model-reload', expression, tick)

@@ -6,10 +6,10 @@
 // someone who can write to the store and so can already replace the models themselves.
 import { readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
-import { describe } from '../health/check.js'
+import { describeError } from '../net/describe-error.js'
 import { StoreError } from './store-error.js'
 import { checkPath, isSegment } from './store-path.js'
-import type { Store, StoreStat } from './storage.js'
+import type { Store, StoreStat } from './store.js'
 
 export type DirectoryStoreOptions = Readonly<{ maxBytes: number }>
 
@@ -36,7 +36,7 @@ export const createDirectoryStore = (root: string, { maxBytes }: DirectoryStoreO
       if (error instanceof StoreError) throw error
       throw isMissing(error)
         ? new StoreError('NOT_FOUND', `${join(root, path)} not found`, { cause: error })
-        : new StoreError('UNREADABLE', `${join(root, path)} cannot be read: ${describe(error)}`, { cause: error })
+        : new StoreError('UNREADABLE', `${join(root, path)} cannot be read: ${describeError(error)}`, { cause: error })
     }
   }
 

@@ -5,10 +5,11 @@
 // a hard timeout covering connect, headers and body, and a body is read only up to `maxBytes`.
 // Redirects are not followed, to any origin: the base URL names the artifact server itself, and a
 // redirect is a misconfiguration to report (it could also carry the Authorization header elsewhere).
-import { describe } from '../health/check.js'
+import { CONNECTION_CLOSED, describeError, rootCause } from '../net/describe-error.js'
+import { readCapped } from '../net/read-capped.js'
 import { redactUrl, StoreError } from './store-error.js'
 import { checkPath, isSegment } from './store-path.js'
-import type { Store, StoreStat } from './storage.js'
+import type { Store, StoreStat } from './store.js'
 
 export type HttpStoreOptions = Readonly<{ timeoutMs: number; maxBytes: number }>
 
@@ -20,10 +21,9 @@ type Method = 'GET' | 'HEAD'
 
 /** Why fetch or its body failed, in a few words: `fetch failed` or `terminated` wrap the cause. */
 const failureOf = (error: unknown): string => {
-  /* c8 ignore next -- fetch's network and body errors all carry a cause; aborts are told apart before this */
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error
+  const cause = rootCause(error)
   // undici's own code for a socket the server closed before the reply was complete.
-  return (cause as { code?: unknown }).code === 'UND_ERR_SOCKET' ? 'connection closed' : describe(cause)
+  return (cause as { code?: unknown }).code === 'UND_ERR_SOCKET' ? CONNECTION_CLOSED : describeError(cause)
 }
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null
@@ -92,23 +92,12 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
 
   const tooLarge = (what: string): StoreError => new StoreError('TOO_LARGE', `${what} sent a body over the limit of ${maxBytes} bytes`)
 
-  /** The body, refused once it passes maxBytes: at once by Content-Length, else while streaming. */
+  /** The body, refused once it passes maxBytes: at once by Content-Length, else while streaming (lib/net/read-capped.ts). */
   const readBody = async (res: Response, what: string): Promise<Buffer> => {
-    const declared = res.headers.get('content-length')
-    if (declared !== null && Number(declared) > maxBytes) {
-      await res.body?.cancel()
-      throw tooLarge(what)
-    }
-    const chunks: Uint8Array[] = []
-    let size = 0
-    // A 200 reply to a GET always has a body stream (fetch gives null only for HEAD and 204/304).
-    // Leaving the loop early cancels the stream, which stops the download.
-    for await (const chunk of res.body as ReadableStream<Uint8Array>) {
-      size += chunk.byteLength
-      if (size > maxBytes) throw tooLarge(what)
-      chunks.push(chunk)
-    }
-    return Buffer.concat(chunks, size)
+    const bytes = await readCapped(res, maxBytes)
+    // A 200 reply to a GET always has a body (fetch gives none only to HEAD and 204/304): undefined is over the cap.
+    if (bytes === undefined) throw tooLarge(what)
+    return bytes
   }
 
   // Async, so an invalid path rejects like every other failure rather than throwing.

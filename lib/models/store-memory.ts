@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import { StoreError } from './store-error.js'
 import { checkPath } from './store-path.js'
-import type { Store, StoreStat } from './storage.js'
+import type { Store, StoreStat } from './store.js'
 
 export type MemoryStore = Store &
   Readonly<{

@@ -1,4 +1,4 @@
-// What every route of /openapi.json shares: the problem+json schema (DESIGN §7), the standard
+// What every route of /openapi.json shares: the problem+json schema (lib/README.md §7), the standard
 // headers, and the answers any operation can give.
 import { INTERNAL_PROBLEM } from '../http/problem.js'
 import { CACHE_STATUS } from '../rates/cache.js'

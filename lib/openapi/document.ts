@@ -2,7 +2,7 @@
 // Each route brings its own description (RouteDef.doc); this adds what they all share and refuses,
 // listing every problem at once, a table that has a route without a description, a path parameter
 // left undescribed, an operationId used twice, or a reference to nothing.
-import type { RouteDef } from '../router.js'
+import type { RouteAuth, RouteDef } from '../pipeline.js'
 import { COMPONENT_HEADERS, COMPONENT_RESPONSES, COMPONENT_SCHEMAS } from './components.js'
 import { HEADERS, TAGS, type ResponseDoc, type RouteDoc, type Schema, type Tag } from './route-doc.js'
 
@@ -17,7 +17,7 @@ export type ApiInfo = Readonly<{ title: string; version: string; description?: s
 export type ApiSecurity = Readonly<{ api?: boolean; metrics?: boolean }>
 
 export type DocumentOptions = Readonly<{
-  routes: readonly Pick<RouteDef, 'method' | 'path' | 'doc'>[]
+  routes: readonly Pick<RouteDef, 'method' | 'path' | 'doc' | 'auth'>[]
   info: ApiInfo
   security?: ApiSecurity
 }>
@@ -38,12 +38,10 @@ const SECURITY_SCHEMES = {
   },
 } as const
 
-const isApiPath = (path: string): boolean => path.startsWith('/api/v1/') || path === '/v2' || path.startsWith('/v2/')
-
-/** The scheme guarding `path`, if any. */
-const schemeFor = (path: string, security: ApiSecurity): keyof typeof SECURITY_SCHEMES | undefined => {
-  if (security.api === true && isApiPath(path)) return 'apiToken'
-  if (security.metrics === true && path === '/metrics') return 'metricsToken'
+/** The scheme guarding a route: the token its definition declares, when that token is configured. */
+const schemeFor = (auth: RouteAuth | undefined, security: ApiSecurity): keyof typeof SECURITY_SCHEMES | undefined => {
+  if (auth === 'api' && security.api === true) return 'apiToken'
+  if (auth === 'metrics' && security.metrics === true) return 'metricsToken'
   return undefined
 }
 
@@ -125,7 +123,7 @@ export const buildDocument = ({ routes, info, security = {} }: DocumentOptions):
   const tags = new Set<Tag>()
   const schemes = new Set<keyof typeof SECURITY_SCHEMES>()
 
-  for (const { method, path, doc } of routes) {
+  for (const { method, path, doc, auth } of routes) {
     if (doc === undefined) {
       problems.push(`${method} ${path} has no description (RouteDef.doc)`)
       continue
@@ -140,7 +138,7 @@ export const buildDocument = ({ routes, info, security = {} }: DocumentOptions):
         problems.push(`${method} ${path}: schema ${name} differs from another of that name`)
       schemas[name] = schema
     }
-    const scheme = schemeFor(path, security)
+    const scheme = schemeFor(auth, security)
     if (scheme !== undefined) schemes.add(scheme)
     ;(paths[path] ??= {})[method.toLowerCase()] = operation(path, doc, scheme)
   }

@@ -1,7 +1,7 @@
 // GET /openapi.json: the document built once at start-up from the finished route table, sent as one
 // pre-serialised body with an ETag (lib/pages/static-file.ts).
 import { serveText } from '../pages/static-file.js'
-import type { RouteDef } from '../router.js'
+import type { RouteDef } from '../pipeline.js'
 import { buildDocument, type DocumentOptions } from './document.js'
 import { HEADERS, type RouteDoc } from './route-doc.js'
 

@@ -1,7 +1,7 @@
 // What a route says about itself, declared once beside its endpoint: the parts of an OpenAPI 3.1
 // Operation Object that only the route knows. lib/openapi/document.ts adds what every route shares
 // (X-Request-ID on each response, the 500 answer, security) when it builds /openapi.json.
-import { PROBLEM_CONTENT_TYPE, problem as problemBody } from '../http/problem.js'
+import { PROBLEM_CONTENT_TYPE, problem as problemBody } from '../http/problem-body.js'
 
 /** A JSON Schema 2020-12 object (the dialect of OpenAPI 3.1). */
 export type Schema = Readonly<Record<string, unknown>>

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { packageRoot } from '../package-root.js'
 
 /**
  * The Swagger UI files /docs uses, and the only ones /docs/{asset} serves of that package. The
@@ -16,23 +16,8 @@ export const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as co
 export const DOCS_FILES = ['docs.js', 'docs.css', 'favicon.svg'] as const
 export const DEMO_FILES = ['demo.js', 'demo.css', 'favicon.svg'] as const
 
-/**
- * lib/pages/static under svc's package root: one level above lib/ when run from source, two above
- * dist/lib/ when built (tsc does not copy these files), so walk up to svc's package.json.
- */
-export const staticDir = (from: URL, dir: URL = new URL('.', from)): string => {
-  if (isSvcManifest(new URL('package.json', dir))) return join(fileURLToPath(dir), 'lib', 'pages', 'static')
-  if (dir.pathname === '/') throw new Error(`package.json of svc not found above ${from.pathname}`)
-  return staticDir(from, new URL('..', dir))
-}
-
-const isSvcManifest = (file: URL): boolean => {
-  try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'svc'
-  } catch {
-    return false // no readable manifest here
-  }
-}
+/** lib/pages/static under svc's package root (lib/package-root.ts): tsc does not copy these files, so a build reads the sources. */
+export const staticDir = (from: URL): string => join(packageRoot(from), 'lib', 'pages', 'static')
 
 /** The installed swagger-ui-dist, found as Node resolves any dependency. */
 export const swaggerUiDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))

@@ -45,11 +45,12 @@ export const isFresh = (ifNoneMatch: string | undefined, etag: string): boolean 
 export const serveText = (text: string, type: string, headers: Headers = {}): Handler => {
   const etag = etagOf(text)
   const ok: Reply = Object.freeze({
+    kind: 'text',
     status: 200,
     headers: Object.freeze({ 'content-type': type, 'cache-control': CACHE_CONTROL, etag, 'x-content-type-options': 'nosniff', ...headers }),
     text,
   })
-  const notModified: Reply = Object.freeze({ status: 304, headers: Object.freeze({ 'cache-control': CACHE_CONTROL, etag }) })
+  const notModified: Reply = Object.freeze({ kind: 'json', status: 304, headers: Object.freeze({ 'cache-control': CACHE_CONTROL, etag }) })
   return (ctx) => (isFresh(ctx.header('if-none-match'), etag) ? notModified : ok)
 }
 

@@ -3,7 +3,8 @@
 // context injected as `traceparent`), a duration and an outcome. An attempt never throws.
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api'
 import { performance } from 'node:perf_hooks'
-import { describe } from '../health/check.js'
+import { describeError, rootCause } from '../net/describe-error.js'
+import { readCapped } from '../net/read-capped.js'
 import type { Logger } from '../telemetry/logger.js'
 import { getTracer } from '../telemetry/tracer.js'
 import type { Outcome, UpstreamCells } from './upstream-metrics.js'
@@ -33,24 +34,8 @@ export type ClientOptions = Readonly<{
   now?: () => number
 }>
 
-/** fetch rejects with `TypeError: fetch failed`; what happened (ECONNREFUSED…) is its cause. */
-export const rootCause = (error: unknown): unknown => (error instanceof Error && error.cause !== undefined ? error.cause : error)
-
 const NOT_QUOTED_ATTEMPT: Attempt = Object.freeze({ outcome: 'not_quoted' })
 const INVALID_REASON = 'sent an invalid reply'
-
-/** The body, or undefined once it passes `limit` (the rest is never downloaded). */
-const readCapped = async (body: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | undefined> => {
-  const chunks: Uint8Array[] = []
-  let size = 0
-  // Leaving the loop early cancels the stream, which aborts the download.
-  for await (const chunk of body) {
-    size += chunk.byteLength
-    if (size > limit) return undefined
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, size)
-}
 
 export const createUpstreamClient = ({ upstream, timeoutMs, cells, logger, now = Date.now }: ClientOptions): UpstreamClient => {
   // Everything but url.full is the same for every attempt: the host never depends on the currency.
@@ -78,7 +63,7 @@ export const createUpstreamClient = ({ upstream, timeoutMs, cells, logger, now =
       await res.body?.cancel()
       return failed(span, false, `answered HTTP ${res.status}`, String(res.status), `HTTP ${res.status}`)
     }
-    const body = res.body === null ? undefined : await readCapped(res.body, MAX_REPLY_BYTES)
+    const body = await readCapped(res, MAX_REPLY_BYTES)
     if (body === undefined) return failed(span, false, INVALID_REASON, 'invalid_reply', `no body, or one over ${MAX_REPLY_BYTES} bytes`)
     let json: unknown
     try {
@@ -111,7 +96,7 @@ export const createUpstreamClient = ({ upstream, timeoutMs, cells, logger, now =
         // The timeout aborts whatever was under way: connect, headers or body.
         attempt = signal.aborted
           ? failed(span, true, timeoutReason, 'timeout', timeoutReason)
-          : failed(span, false, 'could not be reached', 'connection', describe(rootCause(error)))
+          : failed(span, false, 'could not be reached', 'connection', describeError(rootCause(error)))
       }
       cells.duration.observe((performance.now() - started) / 1000)
       cells.outcomes[outcomeOf(attempt)].inc()

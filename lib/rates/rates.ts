@@ -1,5 +1,5 @@
 // The latest BTC rate per currency: the upstreams asked in the configured order (the first to quote
-// answers), behind the single-flight cache with stale-if-error (DESIGN §7 for the errors).
+// answers), behind the single-flight cache with stale-if-error (lib/README.md §7 for the errors).
 import type { Context } from '@opentelemetry/api'
 import type { RatesConfig } from '../config.js'
 import { HttpError } from '../http/errors.js'

@@ -1,4 +1,4 @@
-// ENABLE_CONSOLE_TRACES: each span as one JSON line on stdout, in the shape of DESIGN §6 (the one
+// ENABLE_CONSOLE_TRACES: each span as one JSON line on stdout, in the shape of lib/README.md §6 (the one
 // OpenTelemetry's Python console exporter prints): 0x-prefixed hex ids, `SpanKind.SERVER`,
 // `parent_id` null for a root span, ISO 8601 UTC times with microseconds, `status.status_code`.
 import { SpanKind, SpanStatusCode, type HrTime } from '@opentelemetry/api'

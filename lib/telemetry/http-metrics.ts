@@ -1,4 +1,4 @@
-// The four HTTP series of DESIGN §4, kept in plain per-series cells that the metrics layer resolves
+// The four HTTP series of lib/README.md §4, kept in plain per-series cells that the metrics layer resolves
 // once per (route, status) and then bumps with `+=`. prom-client's own `labels()` children hash and
 // validate the label object on every call; these cells do no label work per request at all. The
 // cells are published through prom-client's registry, which does the exposition and escaping.
@@ -92,7 +92,7 @@ export class HttpMetrics {
     cell.value++
   }
 
-  /** Publishes the cells as the four series of DESIGN §4. */
+  /** Publishes the cells as the four series of lib/README.md §4. */
   registerIn(registry: Registry): void {
     const env = { environment: this.environment }
     const metrics: readonly Collector[] = [

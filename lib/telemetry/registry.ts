@@ -8,7 +8,8 @@ const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_request
 export type Exposition = Readonly<{ contentType: string; text: string }>
 
 export type MetricsRegistry = Readonly<{
-  registry: Registry
+  /** The prom-client registry every series of the service registers in. */
+  prom: Registry
   http: HttpMetrics
   /** Renders every series in the format the `Accept` header prefers. */
   render(accept: string | undefined): Promise<Exposition>
@@ -60,7 +61,7 @@ export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsR
     previous = next.catch(() => undefined)
     return next
   }
-  return { registry, http, render }
+  return { prom: registry, http, render }
 }
 
 /**

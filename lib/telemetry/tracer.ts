@@ -1,20 +1,18 @@
-// The OpenTelemetry SDK, set up once at start-up (DESIGN §6): resource, sampler, a bounded batch
-// processor per exporter (OTLP/gRPC, console), the request-store context manager. With no exporter
-// configured nothing is set up: no provider, no tracing layer, and getTracer() hands out the API's
-// no-op tracer, so custom spans in endpoints cost nothing either.
+// The OpenTelemetry SDK, set up once at start-up (lib/README.md §6): resource, sampler, a bounded
+// batch processor per exporter (OTLP/gRPC, console), the request-store context manager. With no
+// exporter configured nothing is set up: no provider, no tracing layer (lib/app.ts leaves it out),
+// and getTracer() hands out the API's no-op tracer, so custom spans in endpoints cost nothing either.
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc'
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources'
 import { NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node'
 import { Counter, type Registry } from 'prom-client'
 import type { Environment, TracingConfig } from '../config.js'
-import { tracing } from '../layers/tracing.js'
-import type { Layer } from '../pipeline.js'
 import { consoleExporter } from './console-exporter.js'
 import { contextManager } from './context-manager.js'
 import { exportReporter, type ExporterInfo } from './export-reporter.js'
 import type { Logger } from './logger.js'
-import { createSampling } from './sampling.js'
+import { createSampling, type Sampling } from './sampling.js'
 import { BoundedBatchProcessor } from './span-processor.js'
 
 /** The instrumentation scope of the service's own spans, and of getTracer()'s. */
@@ -26,9 +24,12 @@ export const TRACER_NAME = 'svc'
  */
 export const getTracer = (): Tracer => trace.getTracer(TRACER_NAME)
 
+/** What the tracing layer (lib/layers/tracing.ts) needs to open a SERVER span per request. */
+export type ServerTracing = Readonly<{ tracer: Tracer; decideRoot: Sampling['decideRoot'] }>
+
 export type Tracing = Readonly<{
-  /** The tracing layer, or undefined when no exporter is configured. */
-  layer: Layer | undefined
+  /** For the tracing layer; undefined when no exporter is configured, and the layer is left out. */
+  server: ServerTracing | undefined
   /**
    * Exports every span still queued, then closes the exporters and unregisters the SDK. Bounded:
    * spans not out after `timeoutMs` are given up (and counted as dropped by a later export).
@@ -40,14 +41,14 @@ export type TracingOptions = Readonly<{
   config: TracingConfig
   service: Readonly<{ name: string; version: string; environment: Environment }>
   logger: Logger
-  registry: Registry
+  metrics: Registry
   /** Where console spans are written: the service's stdout writer. */
   writeConsole: (chunk: string) => void
 }>
 
-const OFF: Tracing = Object.freeze({ layer: undefined, shutdown: () => Promise.resolve({ isComplete: true }) })
+const OFF: Tracing = Object.freeze({ server: undefined, shutdown: () => Promise.resolve({ isComplete: true }) })
 
-export const createTracing = ({ config, service, logger, registry, writeConsole }: TracingOptions): Tracing => {
+export const createTracing = ({ config, service, logger, metrics, writeConsole }: TracingOptions): Tracing => {
   const sinks: Array<ExporterInfo & { sink: SpanExporter }> = []
   if (config.otlp !== undefined) sinks.push({ exporter: 'otlp', endpoint: config.otlp.url, sink: new OTLPTraceExporter({ url: config.otlp.url }) })
   if (config.isConsole) sinks.push({ exporter: 'console', endpoint: 'stdout', sink: consoleExporter(writeConsole) })
@@ -57,7 +58,7 @@ export const createTracing = ({ config, service, logger, registry, writeConsole 
     name: 'svc_spans_dropped_total',
     help: 'Spans lost: the export queue was full, or their batch failed to export.',
     labelNames: ['exporter', 'reason'] as const,
-    registers: [registry],
+    registers: [metrics],
   })
   const processors = sinks.map(({ sink, ...info }) => new BoundedBatchProcessor(sink, config.batch, exportReporter(info, logger, dropped)))
   const resource = defaultResource().merge(
@@ -70,7 +71,7 @@ export const createTracing = ({ config, service, logger, registry, writeConsole 
 
   let isShutDown = false
   return {
-    layer: tracing(provider.getTracer(TRACER_NAME, service.version), decideRoot),
+    server: Object.freeze({ tracer: provider.getTracer(TRACER_NAME, service.version), decideRoot }),
     shutdown: async (timeoutMs) => {
       /* c8 ignore next -- the CLI shuts down once; the guard keeps a second call harmless */
       if (isShutDown) return { isComplete: true }

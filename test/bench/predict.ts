@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { FeatureWindow } from '../../lib/drift/window.js'
 import { parseArtifact } from '../../lib/models/artifact.js'
+import { encodeRows } from '../../lib/models/features.js'
 import { compile, type Classifier } from '../../lib/models/kernel.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -11,9 +12,13 @@ const BATCH = 100
 const ROWS = 1_000_000
 
 export const inProcessRowNs = (): number => {
-  const model = compile(parseArtifact(readFileSync(`${ROOT}lib/models/artifacts/iris/1/model.json`))) as Classifier
+  const artifact = parseArtifact(readFileSync(`${ROOT}lib/models/artifacts/iris/1/model.json`))
+  const model = compile(artifact) as Classifier
   const row = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
-  const features = model.encode(Array.from({ length: BATCH }, () => row))
+  const features = encodeRows(
+    artifact.inputs,
+    Array.from({ length: BATCH }, () => row),
+  )
   const probabilities = new Float64Array(BATCH * model.classes.length)
   const labels = new Uint32Array(BATCH)
   for (let i = 0; i < 2000; i++) model.predict(features, BATCH, probabilities, labels)

@@ -6,6 +6,7 @@ import { createServer as createHttpServer } from 'node:http'
 import { readConfig } from '../../lib/config.js'
 import { getRoot } from '../../lib/endpoints/root.js'
 import { logging } from '../../lib/layers/logging.js'
+import { tracing as tracingLayer } from '../../lib/layers/tracing.js'
 import { metrics } from '../../lib/layers/metrics.js'
 import type { Layer } from '../../lib/pipeline.js'
 import { createRouter } from '../../lib/router.js'
@@ -13,7 +14,7 @@ import { createServer } from '../../lib/server.js'
 import { createLineWriter } from '../../lib/telemetry/line-writer.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
-import { createTracing } from '../../lib/telemetry/tracer.js'
+import { createTracing, type ServerTracing } from '../../lib/telemetry/tracer.js'
 import { VERSION } from '../../lib/version.js'
 
 const [variant = 'bare', port = '0'] = process.argv.slice(2)
@@ -39,8 +40,9 @@ if (variant === 'bare') {
   if (variant === 'logging' || variant === 'both') layers.push(logging(logger))
   if (variant === 'metrics' || variant === 'both') layers.push(metrics(registry.http))
   if (variant === 'tracing') {
-    const tracing = createTracing({ config: config.tracing, service: info, logger, registry: registry.registry, writeConsole: out.write })
-    layers.push(tracing.layer as Layer)
+    const tracing = createTracing({ config: config.tracing, service: info, logger, metrics: registry.prom, writeConsole: out.write })
+    const server = tracing.server as ServerTracing
+    layers.push(tracingLayer(server.tracer, server.decideRoot))
   }
   const router = createRouter([{ method: 'GET', path: '/', handler: getRoot(info, endpoints) }], layers)
   void createServer({ config, router, logger }).listen()

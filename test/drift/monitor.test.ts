@@ -33,7 +33,7 @@ const setup = async (t: Test, files = shippedFiles(), settings = SETTINGS): Prom
 /** `m` iris rows drawn with replacement, each feature moved by `shift` training standard deviations. */
 const irisRows = (served: ServedModel, m: number, shift = 0, seed = 1): Float64Array => {
   const random = mulberry32(seed)
-  const scale = served.artifact.preprocessing.standardisation.scale
+  const scale = served.model.standardisation.scale
   const table = new Float64Array(m * 4)
   for (let r = 0; r < m; r++) {
     const row = IRIS_ROWS[Math.floor(random() * IRIS_ROWS.length)] as number[]
@@ -170,7 +170,7 @@ t.test('a rise in severity without a jump is logged at the new severity, once pe
 t.test('a failing model is counted as an error and the others are still checked', async (t) => {
   const s = await setup(t)
   const cars = s.registry.resolve('cars') as ServedModel
-  const broken = { ...cars, artifact: { ...cars.artifact, reference: { rows: 1, features: [] } } } as unknown as ServedModel
+  const broken = { ...cars, model: { ...cars.model, reference: { rows: 1, features: [] } } } as unknown as ServedModel
   const models = {
     entries: () => s.registry.entries(),
     resolve: (name: string, version?: string) => (name === 'cars' ? broken : s.registry.resolve(name, version)),

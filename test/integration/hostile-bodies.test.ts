@@ -4,7 +4,7 @@
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { startApp } from '../fixtures/app.js'
-import { MAX_DETAIL, problem } from '../../lib/http/problem.js'
+import { MAX_DETAIL, problem } from '../../lib/http/problem-body.js'
 import { checkResponse, exchange, httpSeries, RawConnection, scrape, startServer, type RawResponse } from '../fixtures/raw-http.js'
 import { testRoutes } from '../fixtures/routes.js'
 
@@ -251,7 +251,7 @@ t.test('a reply body JSON cannot hold is a 500 with a log line, never an excepti
     ['symbol', Symbol('s')],
   ]
   const { base, lines } = await startServer(t, {
-    routes: bodies.map(([name, value]) => ({ method: 'GET' as const, path: `/test/${name}`, handler: () => ({ status: 200, body: value }) })),
+    routes: bodies.map(([name, value]) => ({ method: 'GET' as const, path: `/test/${name}`, handler: () => ({ kind: 'json', status: 200, body: value }) })),
   })
   for (const [name] of bodies) {
     const res = await fetch(`${base}/test/${name}`)

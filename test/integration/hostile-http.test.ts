@@ -286,6 +286,65 @@ const HEADER_VALUES: readonly Case[] = [
 
 const ALL_CASES: readonly Case[] = [...REQUEST_LINES, ...TARGETS, ...LIMITS, ...FRAMING, ...HEADER_VALUES]
 
+/**
+ * The precedence table of lib/server/inspect.ts, row against row: each case is wrong in two ways,
+ * and the row that wins answers; rows 3–6 close the connection whichever row answered.
+ */
+const PRECEDENCE: readonly Case[] = [
+  {
+    name: 'an unsupported Expect (row 3) over invalid framing (row 4)',
+    bytes: `POST /test/echo HTTP/1.1\r\n${H}Expect: 200-ok\r\nTransfer-Encoding: gzip\r\n\r\n`,
+    status: 417,
+    code: 'expectation-failed',
+    isClosed: true,
+  },
+  {
+    name: 'invalid framing (row 4) over a missing Host (row 5)',
+    bytes: 'POST /test/echo HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n',
+    status: 400,
+    code: 'invalid-framing',
+    isClosed: true,
+  },
+  {
+    name: 'a missing Host (row 5) over a body too large (row 6)',
+    bytes: 'POST /test/size HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n',
+    status: 400,
+    code: 'invalid-host',
+    isClosed: true,
+  },
+  {
+    name: 'a body too large (row 6) over a target too long (row 7)',
+    bytes: `POST /test/${'a'.repeat(9 * 1024)} HTTP/1.1\r\n${H}Content-Length: 99999999\r\n\r\n`,
+    status: 413,
+    code: 'payload-too-large',
+    isClosed: true,
+  },
+  {
+    name: 'a target too long (row 7) over another scheme (row 8)',
+    bytes: `GET ftp://svc.test/${'a'.repeat(9 * 1024)} HTTP/1.1\r\n${H}\r\n`,
+    status: 414,
+    code: 'uri-too-long',
+  },
+  {
+    name: 'another scheme (row 8) over a bad path parameter (row 9)',
+    bytes: `GET ftp://svc.test/test/items/%E0%A4%A/parts/1 HTTP/1.1\r\n${H}\r\n`,
+    status: 400,
+    code: 'invalid-target',
+  },
+  {
+    name: 'a bad path parameter (row 9) over a method not declared (row 10)',
+    bytes: `DELETE /test/items/%E0%A4%A/parts/1 HTTP/1.1\r\n${H}\r\n`,
+    status: 400,
+    code: 'invalid-path-parameter',
+  },
+  {
+    name: 'a target too long (row 7) over no route (row 10)',
+    bytes: `GET /nope-${'a'.repeat(9 * 1024)} HTTP/1.1\r\n${H}\r\n`,
+    status: 414,
+    code: 'uri-too-long',
+  },
+]
+
 const portOf = (base: string): number => Number(new URL(base).port)
 
 /** Sends each case on its own connection and checks its one answer. */
@@ -324,6 +383,24 @@ t.test('request targets: absolute-form is routed by its path, other forms and ba
 t.test('an overlong target is 414, overlong headers 431', async (t) => {
   const { base } = await startApp(t, ENV, testRoutes())
   await runCases(t, base, LIMITS)
+})
+
+t.test('when a request is wrong in several ways, the first row of the precedence table answers', async (t) => {
+  const { base } = await startApp(t, ENV, testRoutes())
+  await runCases(t, base, PRECEDENCE)
+})
+
+t.test('a missing token (row 1) answers before a body too large (row 6), and the connection still closes', async (t) => {
+  const { base } = await startApp(t, { ...ENV, SVC_API_TOKENS: 'client-token-0123456789' }, testRoutes())
+  await runCases(t, base, [
+    {
+      name: 'no token, Content-Length over the limit',
+      bytes: `POST /api/v1/predict HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 99999999\r\n\r\n`,
+      status: 401,
+      code: 'unauthorized',
+      isClosed: true,
+    },
+  ])
 })
 
 t.test('request-smuggling shapes and a bad Host get a 400 and the connection closed', async (t) => {

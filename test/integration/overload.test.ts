@@ -4,7 +4,7 @@ import t from 'tap'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { testRoutes } from '../fixtures/routes.js'
-import type { RouteDef } from '../../lib/router.js'
+import type { RouteDef } from '../../lib/pipeline.js'
 
 const shed = async (base: string, reason: string): Promise<number | undefined> =>
   sample(await (await fetch(`${base}/metrics`)).text(), 'svc_requests_shed_total', { reason, environment: 'dev' })
@@ -40,7 +40,7 @@ t.test('while the event loop lags past SVC_MAX_EVENT_LOOP_DELAY_MS, requests are
       while (performance.now() < until) {
         // CPU-bound work holding the loop
       }
-      return { status: 204 }
+      return { kind: 'json', status: 204 }
     },
   }
   const { base } = await startApp(t, { SVC_MAX_EVENT_LOOP_DELAY_MS: '100' }, [block])

@@ -31,6 +31,15 @@ t.test('tokens guard /api/v1/*, /v2/* and /metrics; the rest stays open', async 
   for (const open of ['/', '/health', '/ready', '/api/insights?count=1&interval=0', '/openapi.json']) t.equal((await fetch(`${base}${open}`)).status, 200, open)
   const document = (await (await fetch(`${base}/openapi.json`)).json()) as any
   t.same(Object.keys(document.components.securitySchemes).sort(), ['apiToken', 'metricsToken'], 'the description says which token goes where')
+  // The auth layer and the description read the same declaration on each route: every route of the
+  // service, by the rule of lib/README.md §7, in the description the layer was built beside.
+  const isApi = (path: string): boolean => path.startsWith('/api/v1/') || path === '/v2' || path.startsWith('/v2/')
+  for (const [path, operations] of Object.entries(document.paths) as [string, Record<string, any>][]) {
+    const expected = path === '/metrics' ? 'metricsToken' : isApi(path) ? 'apiToken' : 'open'
+    for (const [method, operation] of Object.entries(operations)) {
+      t.equal(operation.security === undefined ? 'open' : Object.keys(operation.security[0])[0], expected, `${method} ${path}: ${expected}`)
+    }
+  }
 })
 
 t.test('SVC_ADMIN_PORT moves /metrics and the probes to a second listener', async (t) => {

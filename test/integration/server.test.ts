@@ -79,7 +79,7 @@ t.test('log calls inside an endpoint carry the request id without being passed i
       handler: async () => {
         await sleep(5)
         running?.logger.info('inside_endpoint', { step: 1 })
-        return { status: 200, body: {} }
+        return { kind: 'json', status: 200, body: {} }
       },
     },
   ])
@@ -296,6 +296,7 @@ t.test('a slow reader of a stream is waited for, not buffered without bound', as
       method: 'GET',
       path: '/test/firehose',
       handler: () => ({
+        kind: 'stream',
         status: 200,
         stream: (async function* () {
           for (;;) {
@@ -358,8 +359,8 @@ t.test('a layer that fails (not an endpoint) still gets a 500 problem answer and
   const { logger, lines } = captureLogger(config)
   const router = createRouter(
     [
-      { method: 'GET', path: '/sync', handler: () => ({ status: 200 }) },
-      { method: 'GET', path: '/async', handler: async () => ({ status: 200 }) },
+      { method: 'GET', path: '/sync', handler: () => ({ kind: 'json', status: 200 }) },
+      { method: 'GET', path: '/async', handler: async () => ({ kind: 'json', status: 200 }) },
     ],
     [
       (next, route) => (ctx) => {
@@ -399,7 +400,7 @@ t.test('ctx.signal aborts when the client goes away, and a body cut short is a 4
         const signal = ctx.signal
         t.equal(ctx.signal, signal, 'one signal per request')
         aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(true)))
-        return aborted.then(() => ({ status: 200 }))
+        return aborted.then(() => ({ kind: 'json', status: 200 }))
       },
     },
   ])
@@ -427,6 +428,7 @@ t.test('a stream may choose its own content type', async (t) => {
       method: 'GET',
       path: '/test/ndjson',
       handler: () => ({
+        kind: 'stream',
         status: 200,
         headers: { 'content-type': 'application/x-ndjson' },
         stream: (async function* () {

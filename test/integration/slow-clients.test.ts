@@ -118,6 +118,7 @@ const firehose = () => {
       method: 'GET' as const,
       path: '/test/firehose',
       handler: () => ({
+        kind: 'stream' as const,
         status: 200,
         stream: (async function* () {
           try {
@@ -209,7 +210,7 @@ t.test('SVC_MAX_CONNECTIONS: a connection over the cap gets a 503 with Retry-Aft
     path: '/test/hit',
     handler: () => {
       hits += 1
-      return { status: 204 }
+      return { kind: 'json' as const, status: 204 }
     },
   }
   const { port, lines, registry } = await startServer(t, { routes: [counted], maxConnections: 2 })

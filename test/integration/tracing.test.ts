@@ -3,13 +3,14 @@ import { status as GrpcStatus } from '@grpc/grpc-js'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { SPAN_FLUSH_TIMEOUT_MS } from '../../lib/lifecycle.js'
+import { SPAN_FLUSH_TIMEOUT_MS } from '../../lib/shutdown.js'
 import { readConfig } from '../../lib/config.js'
-import type { Layer } from '../../lib/pipeline.js'
-import { createRouter, type RouteDef } from '../../lib/router.js'
+import { tracing as tracingLayer } from '../../lib/layers/tracing.js'
+import type { Layer, RouteDef } from '../../lib/pipeline.js'
+import { createRouter } from '../../lib/router.js'
 import { createServer as createSvcServer } from '../../lib/server.js'
 import type { Logger } from '../../lib/telemetry/logger.js'
-import { createTracing, getTracer } from '../../lib/telemetry/tracer.js'
+import { createTracing, getTracer, type ServerTracing } from '../../lib/telemetry/tracer.js'
 import { Registry } from 'prom-client'
 import { captureLogger, startApp, type LogLine } from '../fixtures/app.js'
 import { startReceiver, type Receiver, type ReceivedSpan } from '../fixtures/otlp-receiver.js'
@@ -41,7 +42,7 @@ const customRoutes = (): { routes: RouteDef[]; useLogger(logger: Logger): void }
           log?.info('weights_fetched', { model: 'iris' })
           span.setStatus({ code: SpanStatusCode.ERROR, message: 'artifact stale' })
           span.end()
-          return { status: 200, body: { ok: true } }
+          return { kind: 'json' as const, status: 200, body: { ok: true } }
         }),
     },
     {
@@ -49,7 +50,7 @@ const customRoutes = (): { routes: RouteDef[]; useLogger(logger: Logger): void }
       path: '/test/log',
       handler: () => {
         log?.info('inside_request', {})
-        return { status: 200, body: {} }
+        return { kind: 'json', status: 200, body: {} }
       },
     },
   ]
@@ -308,7 +309,7 @@ t.test('a collector refusing the data reports StatusCode.INVALID_ARGUMENT', asyn
 
 t.test('with neither exporter set, there is no tracing layer and no span metrics', async (t) => {
   const { app, base, lines } = await startApp(t)
-  t.equal(app.tracing.layer, undefined)
+  t.equal(app.tracing.server, undefined)
   await fetch(`${base}/`)
   t.notOk(lines().some((l) => 'trace_id' in l))
   t.notMatch((await app.metrics.render(undefined)).text, /svc_spans_dropped_total/)
@@ -358,7 +359,7 @@ t.test('empty replies, HEAD on a stream and a failing outer layer all end their 
     config: config.tracing,
     service: { name: 'svc', version: '0.1.0', environment: 'dev' },
     logger,
-    registry: new Registry(),
+    metrics: new Registry(),
     writeConsole: () => {},
   })
   t.teardown(() => tracing.shutdown(1000))
@@ -366,7 +367,10 @@ t.test('empty replies, HEAD on a stream and a failing outer layer all end their 
     const reply = next(ctx)
     return route.template === '/test/throw' ? Promise.resolve(reply).then(() => Promise.reject(new Error('layer broke later'))) : reply
   }
-  const router = createRouter(testRoutes(10), [failsLater, tracing.layer as Layer])
+  const router = createRouter(testRoutes(10), [
+    failsLater,
+    tracingLayer((tracing.server as ServerTracing).tracer, (tracing.server as ServerTracing).decideRoot),
+  ])
   const server = createSvcServer({ config, router, logger })
   const { port } = await server.listen()
   t.teardown(() => server.drain())

@@ -6,7 +6,7 @@ import { createLogger } from '../../lib/telemetry/logger.js'
 import { requestStore } from '../../lib/telemetry/request-store.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
-const route: RouteInfo = { method: 'GET', template: '/things/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
+const route: RouteInfo = { method: 'GET', template: '/things/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false, auth: 'none' }
 
 const setup = (level: 'debug' | 'info' | 'error' = 'info') => {
   const lines: Array<Record<string, unknown>> = []
@@ -19,7 +19,7 @@ t.test('a sync handler is wrapped in request_started and request_completed with 
   let seen: unknown
   const handler = layer((_ctx: Ctx) => {
     seen = requestStore.getStore()
-    return { status: 201, body: {} }
+    return { kind: 'json', status: 201, body: {} }
   }, route)
   const ctx = makeCtx('GET', '/things/7?x=1')
   const reply = handler(ctx)
@@ -34,24 +34,27 @@ t.test('a sync handler is wrapped in request_started and request_completed with 
 t.test('an async 5xx with an error is logged at error level with the error', async (t) => {
   const { lines, layer } = setup()
   const boom = new Error('db down')
-  const handler: Handler = layer(async () => ({ status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: boom }), route)
+  const handler: Handler = layer(
+    async () => ({ kind: 'problem', status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: boom }),
+    route,
+  )
   await handler(makeCtx())
   t.match(lines[1], { level: 'error', status: 500, error: { type: 'Error', message: 'db down', stack: String } })
 })
 
 t.test('a 5xx without an error is logged at error level without one', async (t) => {
   const { lines, layer } = setup()
-  layer(() => ({ status: 503 }), route)(makeCtx())
+  layer(() => ({ kind: 'json', status: 503 }), route)(makeCtx())
   t.match(lines[1], { level: 'error', status: 503 })
   t.notOk('error' in (lines[1] ?? {}))
 })
 
 t.test('at level error, only 5xx requests are logged, sync or async', async (t) => {
   const { lines, layer } = setup('error')
-  layer(() => ({ status: 200 }), route)(makeCtx())
-  layer(() => ({ status: 502 }), route)(makeCtx('GET', '/things/1'))
-  await layer(async () => ({ status: 503 }), route)(makeCtx('GET', '/things/2'))
-  await layer(async () => ({ status: 200 }), route)(makeCtx())
+  layer(() => ({ kind: 'json', status: 200 }), route)(makeCtx())
+  layer(() => ({ kind: 'json', status: 502 }), route)(makeCtx('GET', '/things/1'))
+  await layer(async () => ({ kind: 'json', status: 503 }), route)(makeCtx('GET', '/things/2'))
+  await layer(async () => ({ kind: 'json', status: 200 }), route)(makeCtx())
   t.match(lines, [
     { event: 'request_completed', level: 'error', status: 502, path: '/things/1', method: 'GET', route: '/things/{id}' },
     { event: 'request_completed', level: 'error', status: 503, path: '/things/2' },
@@ -65,7 +68,7 @@ t.test('with request lines below the level, only the request store is entered', 
   const ctx = makeCtx()
   layer((_c) => {
     seen = requestStore.getStore()
-    return { status: 200 }
+    return { kind: 'json', status: 200 }
   }, route)(ctx)
   t.equal(seen, ctx)
   t.same(lines, [])
@@ -90,14 +93,14 @@ t.test('durations are written in milliseconds with three decimals', async (t) =>
 t.test("a probe's 503 stays at the probe's level; an exception in a probe is still an error", async (t) => {
   const probe: RouteInfo = { ...route, template: '/ready', requestLogLevel: 'debug', isOperational: true }
   const quiet = setup('info')
-  quiet.layer(() => ({ status: 503 }), probe)(makeCtx('GET', '/ready'))
+  quiet.layer(() => ({ kind: 'json', status: 503 }), probe)(makeCtx('GET', '/ready'))
   t.same(quiet.lines, [], 'not ready is an answer: nothing at info')
   const verbose = setup('debug')
-  verbose.layer(() => ({ status: 503 }), probe)(makeCtx('GET', '/ready'))
+  verbose.layer(() => ({ kind: 'json', status: 503 }), probe)(makeCtx('GET', '/ready'))
   t.match(verbose.lines[1], { event: 'request_completed', level: 'debug', status: 503 })
   const broken = setup('info')
   broken.layer(
-    () => ({ status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: new Error('probe broke') }),
+    () => ({ kind: 'problem', status: 500, problem: { type: 't', title: 'x', status: 500, detail: 'd' }, error: new Error('probe broke') }),
     probe,
   )(makeCtx('GET', '/ready'))
   t.match(broken.lines, [{ event: 'request_completed', level: 'error', status: 500, error: { message: 'probe broke' } }])

@@ -12,18 +12,18 @@ const setup = () => {
   http.registerIn(registry)
   return { http, registry, layer: metrics(http) }
 }
-const get: RouteInfo = { method: 'GET', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
+const get: RouteInfo = { method: 'GET', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false, auth: 'none' }
 
 t.test('a route excluded from metrics is passed through untouched', async (t) => {
   const { layer } = setup()
-  const endpoint: Handler = () => ({ status: 200 })
+  const endpoint: Handler = () => ({ kind: 'json', status: 200 })
   t.equal(layer(endpoint, { ...get, isExcludedFromMetrics: true }), endpoint)
 })
 
 t.test('requests are counted by status with one duration series per method and endpoint', async (t) => {
   const { layer, registry, http } = setup()
   let status = 200
-  const handler = layer(() => ({ status }), get)
+  const handler = layer(() => ({ kind: 'json', status }), get)
   handler(makeCtx())
   handler(makeCtx())
   status = 404
@@ -37,7 +37,14 @@ t.test('requests are counted by status with one duration series per method and e
 
 t.test('the 404/405 pipelines label by the request method, mapping odd methods to OTHER', async (t) => {
   const { layer, registry } = setup()
-  const handler = layer(() => ({ status: 405 }), { method: '*', template: '/x', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false })
+  const handler = layer(() => ({ kind: 'json', status: 405 }), {
+    method: '*',
+    template: '/x',
+    isExcludedFromMetrics: false,
+    requestLogLevel: 'info',
+    isOperational: false,
+    auth: 'none',
+  })
   handler(makeCtx('DELETE'))
   handler(makeCtx('PROPFIND'))
   handler(makeCtx('MKCOL'))
@@ -49,7 +56,7 @@ t.test('the 404/405 pipelines label by the request method, mapping odd methods t
 t.test('in-flight rises during an async request and falls after it, even when an inner layer rejects', async (t) => {
   const { layer, http } = setup()
   let release: () => void = () => {}
-  const handler = layer(() => new Promise((resolve) => (release = () => resolve({ status: 200 }))), get)
+  const handler = layer(() => new Promise((resolve) => (release = () => resolve({ kind: 'json', status: 200 }))), get)
   const pending = handler(makeCtx())
   t.equal(http.inFlight, 1)
   release()

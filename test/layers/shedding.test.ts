@@ -6,7 +6,14 @@ import type { Handler, ProblemReply, Reply, RouteInfo } from '../../lib/pipeline
 import { makeCtx } from '../fixtures/ctx.js'
 import { sample } from '../fixtures/metrics-text.js'
 
-const ROUTE: RouteInfo = { method: 'POST', template: '/api/v1/predict', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
+const ROUTE: RouteInfo = {
+  method: 'POST',
+  template: '/api/v1/predict',
+  isExcludedFromMetrics: false,
+  requestLogLevel: 'info',
+  isOperational: false,
+  auth: 'api',
+}
 const shedCount = async (registry: Registry, reason: string): Promise<number | undefined> =>
   sample(await registry.metrics(), 'svc_requests_shed_total', { reason })
 
@@ -28,7 +35,7 @@ t.test('past SVC_MAX_IN_FLIGHT requests are answered 503 with Retry-After before
   let ran = 0
   const slow: Handler = () => {
     ran++
-    return new Promise<Reply>((resolve) => releases.push(() => resolve({ status: 200 })))
+    return new Promise<Reply>((resolve) => releases.push(() => resolve({ kind: 'json', status: 200 })))
   }
   const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(slow, ROUTE)
   const first = handler(makeCtx())
@@ -53,7 +60,7 @@ t.test('synchronous replies and failures free their slot', async (t) => {
   const shedding = createShedding({ maxInFlight: 1, maxEventLoopDelayMs: 0, metrics: registry })
   t.teardown(shedding.stop)
   const layer = shedding.layer as NonNullable<typeof shedding.layer>
-  const ok = layer(() => ({ status: 204 }), ROUTE)
+  const ok = layer(() => ({ kind: 'json', status: 204 }), ROUTE)
   t.equal((ok(makeCtx()) as Reply).status, 204)
   t.equal((ok(makeCtx()) as Reply).status, 204, 'the slot came back')
   const throwing = layer(() => {
@@ -69,7 +76,7 @@ t.test('operational routes are never shed', async (t) => {
   const registry = new Registry()
   const shedding = createShedding({ maxInFlight: 1, maxEventLoopDelayMs: 0, metrics: registry })
   t.teardown(shedding.stop)
-  const endpoint: Handler = () => ({ status: 200 })
+  const endpoint: Handler = () => ({ kind: 'json', status: 200 })
   t.equal((shedding.layer as NonNullable<typeof shedding.layer>)(endpoint, { ...ROUTE, isOperational: true }), endpoint)
 })
 
@@ -77,7 +84,7 @@ t.test('while the event loop lags past SVC_MAX_EVENT_LOOP_DELAY_MS requests are 
   const registry = new Registry()
   const shedding = createShedding({ maxInFlight: 0, maxEventLoopDelayMs: 50, metrics: registry })
   t.teardown(shedding.stop)
-  const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(() => ({ status: 200 }), ROUTE)
+  const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(() => ({ kind: 'json', status: 200 }), ROUTE)
   await sleep(LAG_SAMPLE_MS * 3)
   t.equal((handler(makeCtx()) as Reply).status, 200, 'an idle loop admits')
   const until = performance.now() + 150

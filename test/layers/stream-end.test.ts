@@ -2,7 +2,7 @@ import t from 'tap'
 import { onStreamEnd } from '../../lib/layers/stream-end.js'
 import type { StreamReply } from '../../lib/pipeline.js'
 
-const reply = (stream: AsyncIterable<string>): StreamReply => ({ status: 200, headers: { 'x-a': '1' }, stream })
+const reply = (stream: AsyncIterable<string>): StreamReply => ({ kind: 'stream', status: 200, headers: { 'x-a': '1' }, stream })
 const wrap = (stream: AsyncIterable<string>) => {
   const ends: unknown[] = []
   const wrapped = onStreamEnd(reply(stream), (error) => void ends.push(error)) as StreamReply

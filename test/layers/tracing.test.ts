@@ -2,7 +2,7 @@ import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import t, { type Test } from 'tap'
 import { traceHeaders, tracing } from '../../lib/layers/tracing.js'
-import type { Handler, Reply, RouteInfo } from '../../lib/pipeline.js'
+import { compose, type Handler, type Layer, type Reply, type RouteInfo } from '../../lib/pipeline.js'
 import { contextManager } from '../../lib/telemetry/context-manager.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
@@ -13,7 +13,7 @@ t.test('traceHeaders finds the W3C headers in the raw list, any case, tracestate
   t.same(traceHeaders(['traceparent', '00-a-b-01', 'TRACESTATE', 'a=1', 'tracestate', 'b=2']), { traceparent: '00-a-b-01', tracestate: 'a=1,b=2' })
 })
 
-const ROUTE: RouteInfo = { method: 'GET', template: '/items/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false }
+const ROUTE: RouteInfo = { method: 'GET', template: '/items/{id}', isExcludedFromMetrics: false, requestLogLevel: 'info', isOperational: false, auth: 'none' }
 
 const setup = (t: Test) => {
   const exporter = new InMemorySpanExporter()
@@ -30,17 +30,17 @@ const setup = (t: Test) => {
 const run = async (handler: Handler, layer: ReturnType<typeof tracing>, written?: unknown) => {
   const ctx = makeCtx('GET', '/items/7')
   const reply = await layer(handler, ROUTE)(ctx)
-  ctx.onWritten?.(ctx, written)
+  ctx.replyWritten(written)
   return { ctx, reply }
 }
 
 t.test('a sync endpoint stays sync, and its span ends only when the server says it is written', async (t) => {
   const { exporter, layer } = setup(t)
   const ctx = makeCtx('GET', '/items/7')
-  const reply = layer(() => ({ status: 200, body: {} }), ROUTE)(ctx)
+  const reply = layer(() => ({ kind: 'json', status: 200, body: {} }), ROUTE)(ctx)
   t.notOk(reply instanceof Promise)
   t.equal(exporter.getFinishedSpans().length, 0, 'not ended before the reply is written')
-  ctx.onWritten?.(ctx, undefined)
+  ctx.replyWritten(undefined)
   const [span] = exporter.getFinishedSpans()
   t.equal(span?.name, 'GET /items/{id}')
   t.equal(span?.kind, SpanKind.SERVER)
@@ -50,10 +50,10 @@ t.test('a sync endpoint stays sync, and its span ends only when the server says 
 
 t.test('a thrown non-Error is recorded as text; an error while writing marks the span', async (t) => {
   const { exporter, layer } = setup(t)
-  const problemReply: Reply = { status: 500, problem: { type: 'x', title: 'y', status: 500, detail: 'z' }, error: 'just a string' }
+  const problemReply: Reply = { kind: 'problem', status: 500, problem: { type: 'x', title: 'y', status: 500, detail: 'z' }, error: 'just a string' }
   await run(async () => problemReply, layer)
-  await run(() => ({ status: 200, stream: (async function* () {})() }), layer, new RangeError('socket gone'))
-  await run(() => ({ status: 503, body: {} }), layer)
+  await run(() => ({ kind: 'stream', status: 200, stream: (async function* () {})() }), layer, new RangeError('socket gone'))
+  await run(() => ({ kind: 'json', status: 503, body: {} }), layer)
   const [text, stream, unavailable] = exporter.getFinishedSpans()
   t.same(text?.status, { code: SpanStatusCode.ERROR })
   t.equal(text?.events[0]?.attributes?.['exception.message'], 'just a string')
@@ -67,10 +67,25 @@ t.test('a request the layer decided to sample is traced under its own name, a ro
   const provider = trace.getTracerProvider()
   const layer = tracing(provider.getTracer('test'), () => true)
   const ctx = makeCtx('PROPFIND', '/nowhere')
-  layer(() => ({ status: 404, body: {} }), { ...ROUTE, method: '*', template: '<unmatched>' })(ctx)
-  ctx.onWritten?.(ctx, undefined)
+  layer(() => ({ kind: 'json', status: 404, body: {} }), { ...ROUTE, method: '*', template: '<unmatched>' })(ctx)
+  ctx.replyWritten(undefined)
   const [span] = exporter.getFinishedSpans()
   t.equal(span?.name, 'HTTP')
   t.equal(span?.parentSpanContext, undefined)
   t.equal(trace.getSpan(ctx.traceContext as never), ctx.span, 'the request context holds the span')
+})
+
+t.test("another layer's written hook leaves the span's in place: both run, in the order added", async (t) => {
+  const { exporter, layer } = setup(t)
+  const order: string[] = []
+  const watching: Layer = (next) => (ctx) => {
+    ctx.whenWritten(() => void order.push(`outer, span ended: ${exporter.getFinishedSpans().length}`))
+    return next(ctx)
+  }
+  const ctx = makeCtx('GET', '/items/7')
+  compose(() => ({ kind: 'json', status: 200, body: {} }), [watching, layer], ROUTE)(ctx)
+  ctx.whenWritten(() => void order.push(`inner, span ended: ${exporter.getFinishedSpans().length}`))
+  ctx.replyWritten(undefined)
+  t.equal(exporter.getFinishedSpans().length, 1, 'the span ended')
+  t.same(order, ['outer, span ended: 0', 'inner, span ended: 1'])
 })

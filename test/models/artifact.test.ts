@@ -5,7 +5,6 @@ import {
   artifactSha256,
   canonicalJson,
   parseArtifact,
-  referenceBin,
   serialiseArtifact,
   signArtifact,
   type ArtifactErrorCode,
@@ -191,20 +190,4 @@ t.test('a two-class logistic regression has one weight row: the logit of the sec
   t.equal(parseArtifact(sign(raw)).parameters.weights.length, 1)
   raw.parameters.weights.push(raw.parameters.weights[0])
   rejects(t, sign(raw), 'DIMENSION_MISMATCH', 'parameters.weights')
-})
-
-t.test('referenceBin counts the edges at or below a value: closed below, outer bins open', async (t) => {
-  const edges = [1, 2, 3]
-  const cases: readonly (readonly [number, number])[] = [
-    [-1e300, 0],
-    [0.999, 0],
-    [1, 1],
-    [1.5, 1],
-    [2, 2],
-    [3, 3],
-    [1e300, 3],
-  ]
-  for (const [value, bin] of cases) t.equal(referenceBin(edges, value), bin, `value ${value}`)
-  t.equal(referenceBin([], 5), 0)
-  t.equal(referenceBin(Float64Array.of(0.5), 0.5), 1)
 })

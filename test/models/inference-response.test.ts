@@ -1,14 +1,14 @@
 import t from 'tap'
-import { parseArtifact } from '../../lib/models/artifact.js'
-import { encodeInputs, readInferRequest, readPredictRequest } from '../../lib/models/inference-request.js'
-import { buildInferResponse, predictBatch, type InferResponse } from '../../lib/models/inference-response.js'
-import { compile, type Classifier, type Regressor } from '../../lib/models/kernel.js'
-import { artifactBytes } from '../fixtures/models.js'
+import { encodeInputs, encodeRows } from '../../lib/models/features.js'
+import { readInferRequest, readPredictRequest } from '../../lib/models/inference-request.js'
+import { buildInferResponse, type InferResponse } from '../../lib/models/inference-response.js'
+import type { Prediction } from '../../lib/models/runtime.js'
+import { kernelVersion, type Loaded } from '../fixtures/model-runtime.js'
 
-const irisArtifact = parseArtifact(artifactBytes('iris'))
-const carsArtifact = parseArtifact(artifactBytes('cars'))
-const iris = compile(irisArtifact) as Classifier
-const cars = compile(carsArtifact) as Regressor
+const iris = kernelVersion('iris')
+const cars = kernelVersion('cars')
+/** The kernel's prediction: synchronous. */
+const predict = ({ predictor }: Loaded, features: Float64Array, rows: number): Prediction => predictor.predict(features, rows) as Prediction
 const OPTIONS = { maxBatch: 1000 }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -23,8 +23,8 @@ const answer = (body: unknown, form: 'v1' | 'v2' = 'v1'): InferResponse => {
   const wire = JSON.parse(JSON.stringify(body))
   const request = form === 'v1' ? readPredictRequest(wire, OPTIONS) : readInferRequest(wire, OPTIONS)
   const isCars = 'model' in request && request.model === 'cars'
-  const [model, artifact] = isCars ? [cars, carsArtifact] : [iris, irisArtifact]
-  const response = buildInferResponse(predictBatch(model, encodeInputs(request, model), request.rows), artifact.outputs, request.id)
+  const loaded = isCars ? cars : iris
+  const response = buildInferResponse(loaded.model, predict(loaded, encodeInputs(request, loaded.model), request.rows), request.rows, request.id)
   return JSON.parse(JSON.stringify(response))
 }
 
@@ -67,8 +67,8 @@ t.test('the three request forms on both routes give the same response, bit for b
 t.test('a regression answers with one FP64 output named as in the artifact', async (t) => {
   const chevelle = { cylinders: 8, displacement: 307, horsepower: 130, weight_in_lbs: 3504, acceleration: 12, year: 1970, origin: 'USA' }
   const response = answer({ model: 'cars', id: 'c', instances: [chevelle, { ...chevelle, origin: 'Japan' }] })
-  const values = new Float64Array(2)
-  cars.predict(cars.encode([chevelle, { ...chevelle, origin: 'Japan' }]), 2, values)
+  const prediction = predict(cars, encodeRows(cars.model.inputs, [chevelle, { ...chevelle, origin: 'Japan' }]), 2)
+  const values = 'values' in prediction ? prediction.values : []
   t.same(response, {
     model_name: 'cars',
     model_version: '1',
@@ -88,8 +88,8 @@ t.test('a request without an id gets a fresh UUID', async (t) => {
 
 t.test('each prediction has arrays of its own, sized to the batch', async (t) => {
   const features = Float64Array.from([...SETOSA, ...VIRGINICA])
-  const a = predictBatch(iris, features, 2)
-  const b = predictBatch(iris, features, 1)
+  const a = predict(iris, features, 2)
+  const b = predict(iris, features, 1)
   t.ok('labels' in a && 'labels' in b)
   if ('labels' in a && 'labels' in b) {
     t.equal(a.probabilities.length, 6)
@@ -97,6 +97,6 @@ t.test('each prediction has arrays of its own, sized to the batch', async (t) =>
     t.not(a.labels, b.labels)
     t.same([...a.labels], [0, 2])
   }
-  const c = predictBatch(cars, new Float64Array(7), 1)
+  const c = predict(cars, new Float64Array(7), 1)
   t.ok('values' in c && c.values.length === 1 && Number.isFinite(c.values[0]))
 })

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { setImmediate as turn } from 'node:timers/promises'
 import type { ServedModel } from '../../lib/models/registry.js'
-import { StoreError } from '../../lib/models/storage.js'
+import { StoreError } from '../../lib/models/store-error.js'
 import { artifactFile, corrupted, harness, isConsistent, manifest, rebuilt, shippedFiles } from '../fixtures/model-registry.js'
 
 t.test('a pass over an unchanged store stats each file, reads none and logs nothing', async (t) => {
@@ -27,10 +27,10 @@ t.test('a changed artifact is loaded, checked and swapped in', async (t) => {
   await registry.reload()
   const next = registry.resolve('iris') as ServedModel
   t.not(next, old)
-  t.not(next.artifact.sha256, old.artifact.sha256)
+  t.not(next.model.sha256, old.model.sha256)
   t.ok(isConsistent(next))
   t.equal(registry.resolve('cars'), registry.resolve('cars'), 'cars untouched')
-  t.match(events('model_loaded').at(-1), { model: 'iris', version: '1', sha256: next.artifact.sha256.slice(0, 12) })
+  t.match(events('model_loaded').at(-1), { model: 'iris', version: '1', sha256: next.model.sha256.slice(0, 12) })
   t.match(events('model_reloaded'), [{ level: 'info', model: 'iris', version: '1', versions: ['1'] }])
   t.same(await readiness(), { 'cars/1': 1, 'iris/1': 1 })
 })
@@ -42,7 +42,7 @@ t.test('a broken new artifact leaves the old one serving, READY, and is logged o
   files.put('iris/1/model.json', corrupted('iris'))
   await registry.reload()
   t.equal(registry.resolve('iris'), old)
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] })
+  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
   t.same(
     events('model_reload_failed').map(({ level, model, version, reason }) => ({ level, model, version, reason })),
     [
@@ -75,7 +75,7 @@ t.test('a new default version that fails keeps the old default serving', async (
   files.put('iris/2/model.json', corrupted('iris'))
   await registry.reload()
   t.equal(registry.resolve('iris'), old)
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] })
+  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
   t.match(events('model_reload_failed'), [{ level: 'warning', model: 'iris', version: '2', reason: /^iris\/2\/model\.json: / }])
   t.same(await readiness(), { 'cars/1': 1, 'iris/1': 1 })
 
@@ -127,7 +127,7 @@ t.test('an UNAVAILABLE model becomes READY once its artifact is fixed', async (t
   t.match(registry.entry('iris')?.reason, /^default version 1: iris\/1\/model\.json: is model /)
   files.put('iris/1/model.json', artifactFile('iris', '1'))
   await registry.reload()
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] })
+  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
   t.match(events('model_reloaded'), [{ model: 'iris', version: '1' }])
 })
 
@@ -234,8 +234,8 @@ t.test('hot reload swaps atomically: concurrent requests see the old model or th
   t.same(problems, [])
   t.ok(observations > 10, `many requests during the pass (${observations})`)
   t.ok(seen.has('old'), 'requests saw the old models while the new ones loaded')
-  t.equal(registry.resolve('iris')?.artifact.sha256, JSON.parse(rebuilt('iris', '2', 2)).sha256, 'and the new default after')
-  t.equal(registry.resolve('iris', '1')?.artifact.sha256, JSON.parse(rebuilt('iris', '1', 1)).sha256)
+  t.equal(registry.resolve('iris')?.model.sha256, JSON.parse(rebuilt('iris', '2', 2)).sha256, 'and the new default after')
+  t.equal(registry.resolve('iris', '1')?.model.sha256, JSON.parse(rebuilt('iris', '1', 1)).sha256)
 })
 
 t.test('the cron job runs a pass on every `every`-th tick of its plan', async (t) => {

@@ -3,7 +3,8 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { createModelRegistry } from '../../lib/models/registry.js'
-import { createMemoryStore, StoreError } from '../../lib/models/storage.js'
+import { StoreError } from '../../lib/models/store-error.js'
+import { createMemoryStore } from '../../lib/models/store-memory.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { artifactFile, corrupted, harness, isConsistent, manifest, shippedFiles } from '../fixtures/model-registry.js'
 
@@ -13,8 +14,8 @@ t.test('load serves every shipped model, each compiled from its own artifact', a
   await registry.load()
   t.equal(registry.isReady(), true)
   t.same(registry.entries(), [
-    { name: 'cars', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] },
-    { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] },
+    { name: 'cars', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' },
+    { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' },
   ])
   const iris = registry.resolve('iris')
   t.ok(iris)
@@ -26,8 +27,8 @@ t.test('load serves every shipped model, each compiled from its own artifact', a
   t.same(
     events('model_loaded').map(({ level, model, version, sha256 }) => ({ level, model, version, sha256 })),
     [
-      { level: 'info', model: 'cars', version: '1', sha256: registry.resolve('cars')?.artifact.sha256.slice(0, 12) },
-      { level: 'info', model: 'iris', version: '1', sha256: iris?.artifact.sha256.slice(0, 12) },
+      { level: 'info', model: 'cars', version: '1', sha256: registry.resolve('cars')?.model.sha256.slice(0, 12) },
+      { level: 'info', model: 'iris', version: '1', sha256: iris?.model.sha256.slice(0, 12) },
     ],
   )
   t.same(events('model_reloaded'), [], 'a first load is not a reload')
@@ -52,6 +53,7 @@ t.test('a corrupted artifact (sha256 mismatch) makes its model UNAVAILABLE while
     reason: 'default version 1: iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training',
     defaultVersion: '1',
     versions: [],
+    platform: 'svc',
   })
   t.equal(registry.resolve('iris'), undefined)
   t.equal(registry.resolve('iris', '1'), undefined)
@@ -78,7 +80,7 @@ t.test('versions: every listed one is served by name, the default without one', 
     'iris/10/model.json': artifactFile('iris', '10'),
   })
   await registry.load()
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '2', versions: ['1', '2', '10'] })
+  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '2', versions: ['1', '2', '10'], platform: 'svc' })
   t.equal(registry.resolve('iris')?.version, '2')
   t.equal(registry.resolve('iris', '1')?.version, '1')
   t.equal(registry.resolve('iris', '10')?.version, '10')
@@ -110,6 +112,7 @@ t.test('a default version that cannot be loaded makes the model UNAVAILABLE, say
     reason: 'default version 3: iris/3/model.json: not found in the model store',
     defaultVersion: '3',
     versions: [],
+    platform: 'svc',
   })
   t.equal(registry.resolve('iris', '1'), undefined, 'an UNAVAILABLE model serves no version')
   const [line] = events('model_unavailable')
@@ -124,7 +127,7 @@ t.test('another version that cannot be loaded is left out and logged; the model 
     'iris/2/model.json': corrupted('iris'),
   })
   await registry.load()
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'] })
+  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
   t.equal(registry.resolve('iris', '2'), undefined)
   t.match(events('model_unavailable'), [{ level: 'error', model: 'iris', version: '2', reason: /^iris\/2\/model\.json: sha256: does not match/ }])
 })
@@ -155,6 +158,7 @@ t.test('a manifest that is not valid makes the model UNAVAILABLE with the manife
     reason: 'iris/manifest.json: versoins: is not a member of a manifest (default_version, versions)',
     defaultVersion: undefined,
     versions: [],
+    platform: 'svc',
   })
   t.match(events('model_unavailable'), [{ model: 'iris', reason: registry.entry('iris')?.reason }])
   t.notOk(events('model_unavailable')[0] && 'detail' in events('model_unavailable')[0]!, 'no store error to detail')

@@ -6,21 +6,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
-import {
-  checkPath,
-  createDirectoryStore,
-  createHttpStore,
-  createMemoryStore,
-  createStore,
-  DEFAULT_STORE_ROOT,
-  defaultStoreRoot,
-  parseStoreSpec,
-  redactStoreSpec,
-  STORE_SPEC_FORMS,
-  type Store,
-  type StoreErrorCode,
-  type StoreSpec,
-} from '../../lib/models/storage.js'
+import { createStore } from '../../lib/models/storage.js'
+import type { Store } from '../../lib/models/store.js'
+import { createDirectoryStore } from '../../lib/models/store-directory.js'
+import type { StoreErrorCode } from '../../lib/models/store-error.js'
+import { createHttpStore } from '../../lib/models/store-http.js'
+import { createMemoryStore } from '../../lib/models/store-memory.js'
+import { checkPath } from '../../lib/models/store-path.js'
+import { DEFAULT_STORE_ROOT, defaultStoreRoot, parseStoreSpec, redactStoreSpec, STORE_SPEC_FORMS, type StoreSpec } from '../../lib/config/model-store.js'
 import { artifactServer, ensureDir, tempTree, type Files } from '../fixtures/model-store.js'
 
 const IRIS_2 = '{"name":"iris","version":"2","weights":[0.5,-1.25]}'

@@ -3,11 +3,11 @@ import t from 'tap'
 import { buildDocument, OPENAPI_VERSION, type DocumentOptions } from '../../lib/openapi/document.js'
 import { openApiRoute, OPENAPI_DOC, OPENAPI_PATH } from '../../lib/openapi/endpoint.js'
 import { json, problem, problemExample, ref, type RouteDoc } from '../../lib/openapi/route-doc.js'
-import type { RouteDef } from '../../lib/router.js'
+import type { RouteAuth, RouteDef } from '../../lib/pipeline.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
 const INFO = { title: 'svc', version: '1.2.3' }
-const none = () => ({ status: 204 })
+const none = () => ({ kind: 'json' as const, status: 204 })
 
 const doc = (operationId: string, extra: Partial<RouteDoc> = {}): RouteDoc => ({
   operationId,
@@ -87,12 +87,17 @@ t.test('the info description is kept when given', async (t) => {
   t.same(document.paths, {})
 })
 
-t.test('tokens: api guards /api/v1/* and /v2/*, metrics guards /metrics, each with a 401', async (t) => {
-  const routes = ['/api/v1/models', '/v2', '/v2/health/live', '/metrics', '/health', '/api/insights', '/v2x'].map((path, i) => ({
-    method: 'GET' as const,
-    path,
-    doc: doc(`op${i}`),
-  }))
+t.test('tokens: a route is guarded by the token it declares, when that token is configured, each with a 401', async (t) => {
+  const declared: ReadonlyArray<readonly [string, RouteAuth | undefined]> = [
+    ['/api/v1/models', 'api'],
+    ['/v2', 'api'],
+    ['/v2/health/live', 'api'],
+    ['/metrics', 'metrics'],
+    ['/health', undefined],
+    ['/api/insights', undefined],
+    ['/v2x', undefined],
+  ]
+  const routes = declared.map(([path, auth], i) => ({ method: 'GET' as const, path, doc: doc(`op${i}`), ...(auth === undefined ? {} : { auth }) }))
   const guarded = (document: any) =>
     Object.entries(document.paths).map(([path, ops]: [string, any]) => [path, ops.get.security ?? null, '401' in ops.get.responses])
 

@@ -1,14 +1,12 @@
 // ops/systemd/svc.env.example documents exactly the variables the configuration reads. The set
 // read is observed, not listed: readConfig runs over an environment that records every lookup, so
-// a variable added to lib/config.ts fails here until the example documents it.
+// a variable added to lib/config/variables.ts fails here until the example documents it.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { readConfig, type Env } from '../../lib/config.js'
-import { withCredentials } from '../../lib/credentials.js'
+import { readConfig } from '../../lib/config.js'
+import { lookups } from '../config/fixtures/lookups.js'
 import { OPS } from './fixtures/ops.js'
-
-const VARIABLE = /^[A-Z][A-Z0-9_]*$/
 
 /** `# NAME=default` or `NAME=value` lines, each after a one-line explanation. */
 const documented = async (): Promise<Map<string, { value: string; explanation: string | undefined }>> => {
@@ -22,35 +20,6 @@ const documented = async (): Promise<Map<string, { value: string; explanation: s
     found.set(m[1] as string, { value: m[2] as string, explanation })
   })
   return found
-}
-
-/** Every variable readConfig (after the credential files) looks up for `env`, whether or not the values are valid. */
-const lookups = (env: Readonly<Record<string, string>>): Set<string> => {
-  const read = new Set<string>()
-  const note = (key: string | symbol) => {
-    if (typeof key === 'string' && VARIABLE.test(key)) read.add(key)
-  }
-  const recording = new Proxy(env, {
-    get: (target, key) => {
-      note(key)
-      return typeof key === 'string' ? target[key] : undefined
-    },
-    has: (target, key) => {
-      note(key)
-      return key in target
-    },
-    getOwnPropertyDescriptor: (target, key) => {
-      note(key)
-      return Reflect.getOwnPropertyDescriptor(target, key)
-    },
-  })
-  try {
-    readConfig(withCredentials(recording as Env, () => ''))
-  } catch {
-    // Documented values may not combine into a valid configuration (a port without its host);
-    // what was looked up is all this asks.
-  }
-  return read
 }
 
 t.test('svc.env.example lists every variable the configuration reads, and nothing else', async (t) => {

@@ -5,7 +5,7 @@ import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@
 import { Registry } from 'prom-client'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { createUpstreamClient, MAX_REPLY_BYTES, rootCause, type Attempt } from '../../lib/rates/client.js'
+import { createUpstreamClient, MAX_REPLY_BYTES, type Attempt } from '../../lib/rates/client.js'
 import { createUpstreamMetrics } from '../../lib/rates/upstream-metrics.js'
 import { coinbase, coingecko } from '../../lib/rates/upstreams.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
@@ -132,14 +132,6 @@ t.test('slow headers or a slow body time out at the bound, counted as a timeout'
     for (let i = 0; i < 100 && gecko.abandoned() === 0; i++) await sleep(10)
     t.equal(gecko.abandoned(), 1, `${behaviour}: the attempt's connection was closed`)
   }
-})
-
-t.test('rootCause finds what a fetch failure wraps', async (t) => {
-  const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
-  t.equal(rootCause(new TypeError('fetch failed', { cause })), cause)
-  const plain = new Error('no cause')
-  t.equal(rootCause(plain), plain)
-  t.equal(rootCause('text'), 'text')
 })
 
 t.test('the CLIENT span names the host and its default port', async (t) => {

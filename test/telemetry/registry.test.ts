@@ -70,9 +70,9 @@ t.test('render includes the HTTP series fed through the http cells', async (t) =
 
 t.test('the registry is exposed and holds the metrics render publishes', async (t) => {
   const metrics = create()
-  t.type(metrics.registry, Registry)
-  t.ok(metrics.registry.getSingleMetric('svc_build_info'))
-  t.ok(metrics.registry.getSingleMetric('http_requests_total'))
+  t.type(metrics.prom, Registry)
+  t.ok(metrics.prom.getSingleMetric('svc_build_info'))
+  t.ok(metrics.prom.getSingleMetric('http_requests_total'))
 })
 
 t.test('concurrent renders with different Accept headers each get their own format', async (t) => {
@@ -100,7 +100,7 @@ t.test('a failed render does not stop later renders', async (t) => {
   new Gauge({
     name: 'broken_gauge',
     help: 'Fails to collect.',
-    registers: [metrics.registry],
+    registers: [metrics.prom],
     collect() {
       throw new Error('collect failed')
     },
@@ -109,7 +109,7 @@ t.test('a failed render does not stop later renders', async (t) => {
   const next = metrics.render(undefined)
   await t.rejects(failed, /collect failed/)
   await t.rejects(next, /collect failed/)
-  metrics.registry.removeSingleMetric('broken_gauge')
+  metrics.prom.removeSingleMetric('broken_gauge')
   const { contentType } = await metrics.render(undefined)
   t.equal(contentType, Registry.PROMETHEUS_CONTENT_TYPE)
 })

@@ -2,7 +2,8 @@
 // fixed iteration counts, and every sum taken in row order, so a retrain reproduces the committed
 // artifacts bit for bit.
 import { mulberry32 } from '../../lib/loadgen/random.js'
-import { referenceBin, type FeatureReference } from '../../lib/models/artifact.js'
+import { referenceBin } from '../../lib/drift/psi.js'
+import type { FeatureReference } from '../../lib/models/runtime.js'
 
 /** Fisher–Yates, in place. */
 const shuffle = (list: number[], random: () => number): number[] => {

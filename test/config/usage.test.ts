@@ -1,0 +1,61 @@
+// svc --help, written from the declarations: every flag and variable in it with its default, in
+// the columns of the hand-written help it replaced.
+import t from 'tap'
+import { USAGE } from '../../lib/config.js'
+import { formatUsage } from '../../lib/config/usage.js'
+import { VARIABLES, type Variable } from '../../lib/config/variables.js'
+
+const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
+const lines = USAGE.split('\n')
+
+t.test('USAGE is written from the declarations', async (t) => {
+  t.equal(USAGE, formatUsage(VARIABLES))
+  t.match(USAGE, /^Usage: svc \[options\]\n {7}svc loadgen --model NAME/)
+  t.match(USAGE, /\n\nExit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration\.\n$/)
+})
+
+t.test('each flag is listed with the variable it overrides and its default', async (t) => {
+  t.ok(lines.includes('  --host H                listen address [HOST] (default 127.0.0.1)'))
+  t.ok(lines.includes('  --env dev|stage|prod    deployment environment [SVC_ENVIRONMENT] (default dev)'))
+  t.ok(lines.includes('  --log-level L           DEBUG, INFO, WARNING or ERROR [LOG_LEVEL] (default INFO)'))
+  t.ok(lines.includes('  -h, --help              print this help and exit'))
+  t.ok(lines.includes('  -V, --version           print the version and exit'))
+  for (const [name, { flag }] of DECLARED) {
+    if (flag !== undefined)
+      t.ok(
+        lines.some((line) => line.startsWith(`  --${flag.name} ${flag.arg} `) && line.includes(`[${name}]`)),
+        name,
+      )
+  }
+})
+
+t.test('every other variable is listed once under "Environment only", in the order declared', async (t) => {
+  const envOnly = lines.slice(lines.indexOf('Environment only:') + 1)
+  const listed = envOnly.flatMap((line) => /^ {2}([A-Z][A-Z0-9_]*) /.exec(line)?.[1] ?? [])
+  t.same(
+    listed,
+    DECLARED.filter(([, { flag }]) => flag === undefined).map(([name]) => name),
+  )
+  t.ok(envOnly.includes('  SVC_DB_PORT             its port (default 5432)'))
+  t.ok(envOnly.includes('  SVC_DB_HOST             PostgreSQL checked by the probes'), 'no default, none shown')
+  t.ok(envOnly.includes('  SVC_DRIFT_SCHEDULE      when drift checks run, a cron expression in UTC (default "* * * * *")'), 'a default with spaces is quoted')
+  t.ok(envOnly.includes("  OTEL_TRACES_SAMPLER_ARG the traceidratio samplers' ratio, 0 to 1; 0.01 under high traffic (default 1)"), 'one space at least')
+  t.ok(
+    envOnly.some((line) => line.startsWith('  SVC_MAX_EVENT_LOOP_DELAY_MS  event-loop lag')),
+    'a longer name is followed by two spaces',
+  )
+})
+
+t.test('long help wraps at a word into the help column, and a default is never split', async (t) => {
+  t.ok(
+    USAGE.includes(
+      '  SVC_SHUTDOWN_DELAY_MS   after a signal, keep accepting this long while /ready answers 503\n                          (default 5000 in prod and stage, 0 in dev)\n',
+    ),
+  )
+  for (const line of lines) t.ok(line.length < 110, line.slice(0, 30))
+  const wrapped = formatUsage({ SOME_VARIABLE: { help: Array.from({ length: 40 }, (_, i) => `word${i}`).join(' '), default: '1' } })
+  const entry = wrapped.split('\n').filter((line) => line.includes('word') || line.includes('(default'))
+  t.ok(entry.length >= 3, 'three lines or more')
+  for (const line of entry.slice(1)) t.match(line, /^ {26}\S/, 'continued in column 26')
+  t.match(entry.at(-1), /word39 \(default 1\)$/)
+})
