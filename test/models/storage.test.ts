@@ -1,10 +1,8 @@
 // The store contract, run against every implementation through one table (as the router's cases
 // are): list, read, stat, missing files, directories, size limits, invalid paths, and a change
 // seen by stat and read. Then the spec parser, the default root and createStore.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
 import { createStore } from '../../lib/models/storage.js'
 import type { Store } from '../../lib/models/store.js'
@@ -13,7 +11,7 @@ import type { StoreErrorCode } from '../../lib/models/store-error.js'
 import { createHttpStore } from '../../lib/models/store-http.js'
 import { createMemoryStore } from '../../lib/models/store-memory.js'
 import { checkPath } from '../../lib/models/store-path.js'
-import { DEFAULT_STORE_ROOT, defaultStoreRoot, parseStoreSpec, redactStoreSpec, STORE_SPEC_FORMS, type StoreSpec } from '../../lib/config/model-store.js'
+import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../../lib/config/model-store.js'
 import { artifactServer, ensureDir, tempTree, type Files } from '../fixtures/model-store.js'
 
 const IRIS_2 = '{"name":"iris","version":"2","weights":[0.5,-1.25]}'
@@ -154,61 +152,6 @@ t.test('checkPath returns the segments of a valid path', async (t) => {
   t.same(checkPath('iris/2/model.json'), ['iris', '2', 'model.json'])
   t.same(checkPath('.hidden/..x/model.json'), ['.hidden', '..x', 'model.json'], 'dots inside a name are fine')
   t.throws(() => checkPath('a/../b'), { name: 'StoreError', code: 'INVALID_PATH', message: /invalid store path "a\/..\/b"/ })
-})
-
-const SPECS: ReadonlyArray<readonly [string | undefined, StoreSpec | undefined]> = [
-  [undefined, { kind: 'directory', root: DEFAULT_STORE_ROOT }],
-  ['', { kind: 'directory', root: DEFAULT_STORE_ROOT }],
-  ['/srv/models', { kind: 'directory', root: '/srv/models' }],
-  ['/srv//models/./v1/', { kind: 'directory', root: '/srv/models/v1/' }],
-  ['file:///srv/models', { kind: 'directory', root: '/srv/models' }],
-  ['file://localhost/srv/my%20models/', { kind: 'directory', root: '/srv/my models/' }],
-  ['https://models.example/svc', { kind: 'http', url: new URL('https://models.example/svc') }],
-  ['http://user:secret@10.0.0.5:8080/', { kind: 'http', url: new URL('http://user:secret@10.0.0.5:8080/') }],
-  ['https://user:p%zz@models.example/', undefined],
-  ['https://us%zzer@models.example/', undefined],
-  ['models', undefined],
-  ['./models', undefined],
-  ['/srv/\0models', undefined],
-  ['file://fileserver/share/models', undefined],
-  ['file:///srv/a%2Fb', undefined],
-  ['file:///srv/models?x=1', undefined],
-  ['https://models.example/svc?token=x', undefined],
-  ['https://models.example/svc#top', undefined],
-  ['ftp://models.example/', undefined],
-  ['memory:', undefined],
-  ['s3://bucket/models', undefined],
-]
-
-t.test('parseStoreSpec', async (t) => {
-  for (const [raw, expected] of SPECS) t.same(parseStoreSpec(raw), expected, JSON.stringify(raw))
-  t.match(STORE_SPEC_FORMS, /absolute directory path.*file:\/\/\/path.*http\(s\):\/\//)
-})
-
-t.test('redactStoreSpec masks credentials, parsable or not', async (t) => {
-  const cases: ReadonlyArray<readonly [string, string]> = [
-    ['https://reader:s3cret@models.example/svc', 'https://***@models.example/svc'],
-    ['https://reader:s3@cr/t@models.example/', 'https://***@models.example/'],
-    ['https://token@models.example:99999/', 'https://***@models.example:99999/'],
-    ['https://models.example/svc', 'https://models.example/svc'],
-    ['https://reader:pass/word@models.example/', 'https://***@models.example/'],
-    ['reader:s3cret@models.example/svc', '***@models.example/svc'],
-    ['/srv/models', '/srv/models'],
-    ['/srv/models@2', '/srv/models@2'],
-  ]
-  for (const [raw, shown] of cases) t.equal(redactStoreSpec(raw), shown, raw)
-})
-
-t.test('the default root is lib/models/artifacts under the package root, from source or from dist', async (t) => {
-  t.equal(DEFAULT_STORE_ROOT, fileURLToPath(new URL('../../lib/models/artifacts', import.meta.url)))
-  const root = await mkdtemp(join(tmpdir(), 'svc-store-root-'))
-  t.teardown(() => rm(root, { recursive: true, force: true }))
-  await writeFile(join(root, 'package.json'), JSON.stringify({ name: 'svc', version: '1.0.0' }))
-  await mkdir(join(root, 'dist', 'lib', 'models'), { recursive: true })
-  await writeFile(join(root, 'dist', 'package.json'), JSON.stringify({ name: 'other' }))
-  t.equal(defaultStoreRoot(pathToFileURL(join(root, 'dist', 'lib', 'models', 'storage.js'))), join(root, 'lib', 'models', 'artifacts'))
-  t.equal(defaultStoreRoot(pathToFileURL(join(root, 'lib', 'models', 'storage.ts'))), join(root, 'lib', 'models', 'artifacts'))
-  t.throws(() => defaultStoreRoot(pathToFileURL(join(tmpdir(), 'nowhere', 'storage.js'))), /package.json of svc not found above/)
 })
 
 t.test('the default store lists the shipped artifacts, each with its default version', async (t) => {
