@@ -90,7 +90,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe, doc: STARTUP_DOC },
     { method: 'GET', path: '/api/external-data', handler: getExternalData(rates), doc: EXTERNAL_DATA_DOC },
     { method: 'GET', path: '/api/insights', handler: insights, doc: INSIGHTS_DOC },
-    ...modelRoutes({ registry: models, metrics: createModelMetrics(metricsRegistry.prom), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
+    ...modelRoutes({ models, metrics: createModelMetrics(metricsRegistry.prom), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
     ...pageRoutes(),
   ]
   // With an admin listener, the operational routes (probes, /metrics) live there and only there;

@@ -47,7 +47,7 @@ import { VERSION } from '../version.js'
 export const SERVER_NAME = 'svc'
 
 export type ModelRoutesOptions = Readonly<{
-  registry: ModelRegistry
+  models: ModelRegistry
   metrics: ModelMetrics
   maxBatch: number
   /** Records accepted rows and reports drift; undefined when drift monitoring is off. */
@@ -148,14 +148,14 @@ const SERVER_METADATA: Reply = Object.freeze({
 /** The drift block when monitoring is off. */
 const DRIFT_DISABLED = Object.freeze({ status: 'disabled' })
 
-export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesOptions): RouteDef[] => {
+export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOptions): RouteDef[] => {
   const requestOptions = { maxBatch }
 
   /** The model to serve, or why there is none: unknown model or version 404, UNAVAILABLE 503. */
   const find = (name: string, version: string | undefined, extra?: Readonly<Record<string, unknown>>): ServedModel => {
-    const served = registry.resolve(name, version)
+    const served = models.resolve(name, version)
     if (served !== undefined) return served
-    const entry = registry.entry(name)
+    const entry = models.entry(name)
     if (entry === undefined) throw notFound(name, undefined)
     // A READY model always serves its default, so what is missing here is the version asked for.
     throw entry.state === 'READY' ? notFound(name, version) : notReady(entry, extra)
@@ -210,7 +210,7 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
   const namedIn = (body: unknown): ServedModel | undefined => {
     if (typeof body !== 'object' || body === null) return undefined
     const { model, version } = body as Readonly<Record<string, unknown>>
-    return typeof model === 'string' && (version === undefined || typeof version === 'string') ? registry.resolve(model, version) : undefined
+    return typeof model === 'string' && (version === undefined || typeof version === 'string') ? models.resolve(model, version) : undefined
   }
 
   const predict: Handler = async (ctx) => {
@@ -249,14 +249,14 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
     return settle(cells, reply)
   }
 
-  const listModels: Handler = () => ({ kind: 'json', status: 200, body: { models: registry.entries().map(summary) } })
+  const listModels: Handler = () => ({ kind: 'json', status: 200, body: { models: models.entries().map(summary) } })
 
   const detail = memo(schema)
   const getModel: Handler = (ctx) => {
     const name = ctx.params['name'] as string
-    const entry = registry.entry(name)
+    const entry = models.entry(name)
     if (entry === undefined) throw notFound(name, undefined)
-    const served = registry.resolve(name)
+    const served = models.resolve(name)
     if (served === undefined) return { kind: 'json', status: 200, body: summary(entry) }
     return { kind: 'json', status: 200, body: { ...summary(entry), ...detail(served), drift: drift === undefined ? DRIFT_DISABLED : drift.status(served) } }
   }
@@ -264,7 +264,7 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
   const metadata = memo(({ model }) => ({ inputs: model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
   const getModelMetadata: Handler = (ctx) => {
     const served = find(ctx.params['name'] as string, ctx.params['version'])
-    const { versions } = registry.entry(served.name) as ModelEntry
+    const { versions } = models.entry(served.name) as ModelEntry
     return { kind: 'json', status: 200, body: { name: served.name, versions, platform: served.model.platform, ...metadata(served) } }
   }
 
@@ -275,7 +275,7 @@ export const modelRoutes = ({ registry, metrics, maxBatch, drift }: ModelRoutesO
   }
 
   const getServerReady: Handler = () => {
-    if (!registry.isReady()) throw SERVER_NOT_READY
+    if (!models.isReady()) throw SERVER_NOT_READY
     return READY
   }
 

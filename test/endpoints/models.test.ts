@@ -32,7 +32,7 @@ const setup = async (t: Test, files = shippedFiles(), maxBatch = 10, runtimes?: 
   const h = harness(files, runtimes === undefined ? {} : { runtimes })
   await h.registry.load()
   t.teardown(() => h.registry.stop())
-  const router = createRouter(modelRoutes({ registry: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }), [])
+  const router = createRouter(modelRoutes({ models: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }), [])
   const call = async (method: string, url: string, body?: unknown, contentType?: string): Promise<Reply> => {
     const ctx = request(method, url, body, contentType)
     const entry = router.find(ctx)
