@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// svc: a subcommand, help or version, else serve (lib/start.ts).
+// svc: a subcommand (loadgen, profile), help or version, else serve (lib/start.ts).
 //   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration
 //   128+n when a second signal n cuts a graceful shutdown short
 import { USAGE } from '../lib/config.js'
 import { LOADGEN_USAGE, LoadgenUsageError, parseLoadgenArgs, runLoadgen } from '../lib/loadgen/loadgen.js'
+import { runProfileCommand } from '../lib/profile/command.js'
 import { start } from '../lib/start.js'
 import { VERSION } from '../lib/version.js'
 
@@ -23,6 +24,11 @@ const loadgen = async (argv: readonly string[]): Promise<void> => {
 
 const main = async (argv: readonly string[]): Promise<void> => {
   if (argv[0] === 'loadgen') return loadgen(argv.slice(1))
+  if (argv[0] === 'profile') {
+    const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text)
+    process.exitCode = await runProfileCommand(argv.slice(1), { stdout: write(process.stdout), stderr: write(process.stderr) })
+    return
+  }
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(USAGE)
   if (argv.includes('--version') || argv.includes('-V')) return void process.stdout.write(`${VERSION}\n`)
   await start({ argv, env: process.env })

@@ -37,7 +37,7 @@ export type Thresholds = Readonly<{
 /**
  * The bin of `value` against a numerical reference's `edges`: the number of edges <= value, so 0
  * below the first edge and `edges.length` at or above the last. Binary search; `value` is finite.
- * Training builds references with it (test/train/fit.ts), so both sides bin alike.
+ * References are built with it (lib/drift/reference.ts: training and `svc profile`), so both sides bin alike.
  */
 export const referenceBin = (edges: ArrayLike<number>, value: number): number => {
   let low = 0

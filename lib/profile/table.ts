@@ -1,0 +1,123 @@
+// Training rows as `svc profile` reads them, whatever the format: records streamed from a CSV or
+// NDJSON file (read.ts), the CSV header checked and every record held to its field count, and
+// what a cell means in each format:
+//
+//                 CSV                                   NDJSON
+//   missing       an empty field                        null, "", or the member absent
+//   a number      decimal text: 12, -0.5, 1e-3          a JSON number
+//   a level       the field's text                      a JSON string
+//
+// Only finite numbers count as numbers (`1e400` does not), so a numerical column never holds
+// Infinity.
+import { createCsvParser, type CsvRecord } from './csv.js'
+import { LineError, ProfileInputError } from './errors.js'
+import { createNdjsonParser, type NdjsonRecord } from './ndjson.js'
+import { readRecords } from './read.js'
+
+export const FORMATS = ['csv', 'ndjson'] as const
+export type Format = (typeof FORMATS)[number]
+
+export type TableSource = Readonly<{
+  path: string
+  /** How messages name the file: as the command line gave it. */
+  file: string
+  format: Format
+  /** CSV only: one character. */
+  delimiter: string
+  /** Bytes read at a time (read.ts); tests make it small. */
+  chunkBytes?: number
+}>
+
+/** A record's cells: a CSV record's fields, or an NDJSON line's object. */
+export type Cells = readonly string[] | Readonly<Record<string, unknown>>
+
+/** How a column's cell is found in a record: resolved once, from the header or the member's name. */
+export type CellOf = (cells: Cells) => unknown
+
+export type TableVisitor = Readonly<{
+  /** CSV only: the header's names, before any row. */
+  header?(names: readonly string[], line: number): void
+  row(cells: Cells, line: number): void | Promise<void>
+}>
+
+/** What a cell means: the columns above. */
+export type CellReading = Readonly<{
+  isMissing(cell: unknown): boolean
+  /** The cell's finite number, or undefined. */
+  number(cell: unknown): number | undefined
+  /** The cell's level, or undefined when it cannot be one. */
+  level(cell: unknown): string | undefined
+}>
+
+const DECIMAL = /^[ \t]*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ \t]*$/
+
+const finiteOrUndefined = (n: number): number | undefined => (Number.isFinite(n) ? n : undefined)
+
+export const CELLS: Readonly<Record<Format, CellReading>> = {
+  csv: {
+    isMissing: (cell) => cell === '',
+    number: (cell) => (DECIMAL.test(cell as string) ? finiteOrUndefined(Number(cell)) : undefined),
+    level: (cell) => cell as string,
+  },
+  ndjson: {
+    isMissing: (cell) => cell === undefined || cell === null || cell === '',
+    number: (cell) => (typeof cell === 'number' ? finiteOrUndefined(cell) : undefined),
+    level: (cell) => (typeof cell === 'string' ? cell : undefined),
+  },
+}
+
+/** The cell of column `name` in an NDJSON record: its member, if it has one. */
+export const memberOf =
+  (name: string): CellOf =>
+  (cells) =>
+    Object.hasOwn(cells, name) ? (cells as Readonly<Record<string, unknown>>)[name] : undefined
+
+/** The cell at `index` of a CSV record. */
+export const fieldOf =
+  (index: number): CellOf =>
+  (cells) =>
+    (cells as readonly string[])[index]
+
+/**
+ * Reads every record of the table: for CSV the first is the header and every other must have as
+ * many fields. A table without a row is refused. Resolves with the number of rows; throws
+ * ProfileInputError.
+ */
+export const scanTable = async (source: TableSource, visitor: TableVisitor): Promise<number> => {
+  let rows = 0
+  let width = -1
+  let headerLine = 0
+  if (source.format === 'csv') {
+    await readRecords(
+      source.path,
+      source.file,
+      createCsvParser(source.delimiter),
+      ({ fields, line }: CsvRecord) => {
+        if (width === -1) {
+          width = fields.length
+          headerLine = line
+          return visitor.header?.(fields, line)
+        }
+        if (fields.length !== width) throw new LineError(line, `expected ${width} fields, found ${fields.length}`)
+        rows++
+        return visitor.row(fields, line)
+      },
+      source.chunkBytes,
+    )
+    if (width === -1) throw new ProfileInputError(source.file, 1, 'the file is empty: expected a header row')
+    if (rows === 0) throw new ProfileInputError(source.file, headerLine, 'a header but no rows')
+  } else {
+    await readRecords(
+      source.path,
+      source.file,
+      createNdjsonParser(),
+      ({ value, line }: NdjsonRecord) => {
+        rows++
+        return visitor.row(value, line)
+      },
+      source.chunkBytes,
+    )
+    if (rows === 0) throw new ProfileInputError(source.file, 1, 'the file is empty: expected one JSON object per line')
+  }
+  return rows
+}

