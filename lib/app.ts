@@ -11,6 +11,7 @@ import { createModelMetrics } from './models/metrics.js'
 import { modelsCheck } from './health/models.js'
 import { configuredChecks, createHealthMonitor } from './health/monitor.js'
 import { createModelRegistry, type ModelRegistry } from './models/registry.js'
+import { servedRuntimes } from './models/runtimes.js'
 import { createStore } from './models/storage.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
@@ -64,10 +65,11 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const models = createModelRegistry({
-    store: createStore(config.models.store),
+    store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
     logger,
     metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,
+    runtimes: servedRuntimes({ onnxThreads: config.models.onnxThreads }),
   })
   const drift = config.drift.isEnabled ? createDrift(config, models, metricsRegistry, logger) : undefined
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }

@@ -112,6 +112,10 @@ export type ModelsConfig = Readonly<{
   reloadIntervalS: number
   /** Most rows one prediction request may carry. */
   maxBatch: number
+  /** Largest store file read; a larger one refuses its version (TOO_LARGE), never downloaded. */
+  maxBytes: number
+  /** Intra-op threads per ONNX session: one suits a VM that runs one instance per core. */
+  onnxThreads: number
 }>
 
 /** Drift monitoring (lib/README.md §10): the live window, when it is checked, and the PSI thresholds. */
@@ -240,6 +244,8 @@ const readModels = (r: Reader): ModelsConfig => ({
   store: r.read('SVC_MODEL_STORE'),
   reloadIntervalS: r.read('SVC_MODEL_RELOAD_INTERVAL_S'),
   maxBatch: r.read('SVC_MAX_BATCH'),
+  maxBytes: r.read('SVC_MODEL_MAX_BYTES'),
+  onnxThreads: r.read('SVC_ONNX_THREADS'),
 })
 
 const readDrift = (r: Reader): DriftConfig => {

@@ -35,7 +35,7 @@ t.test('defaults apply when nothing is set', async (t) => {
       staleMs: 300_000,
     },
     maxStreams: 100,
-    models: { store: { kind: 'directory', root: DEFAULT_STORE_ROOT }, reloadIntervalS: 0, maxBatch: 1000 },
+    models: { store: { kind: 'directory', root: DEFAULT_STORE_ROOT }, reloadIntervalS: 0, maxBatch: 1000, maxBytes: 16 * 1024 * 1024, onnxThreads: 1 },
     drift: { isEnabled: true, window: 1000, minSamples: 500, schedule: '* * * * *', thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 } },
   })
 })

@@ -16,6 +16,12 @@ export const STORE_SPEC_FORMS =
   'an absolute directory path, a file:///path URL, or an http(s):// base URL without query or fragment (unset: the artifacts shipped with svc)'
 
 /**
+ * SVC_MODEL_MAX_BYTES's default: a model.json is kilobytes, a forest or a small network in ONNX a
+ * few megabytes; 16 MiB leaves room for both without buffering whatever a store serves.
+ */
+export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+
+/**
  * The shipped artifacts: `lib/models/artifacts` under svc's package root (lib/package-root.ts).
  * tsc does not copy JSON, so a build reads the artifacts from the source tree.
  */

@@ -3,7 +3,7 @@
 // --help, and test/config/readme.test.ts holds README.md's configuration table to them. A new
 // variable is one entry here, one read in its section, and one row in README.md.
 import { ENVIRONMENTS, LOG_FORMATS, LOG_LEVELS, RATE_PROVIDERS, SAMPLERS } from './choices.js'
-import { DEFAULT_STORE_ROOT, redactStoreSpec } from './model-store.js'
+import { DEFAULT_MAX_BYTES, DEFAULT_STORE_ROOT, redactStoreSpec } from './model-store.js'
 import {
   baseUrl,
   boolean,
@@ -110,6 +110,12 @@ export const VARIABLES = {
   },
   SVC_MODEL_RELOAD_INTERVAL_S: { help: 'seconds between model hot-reload passes, 0 for none', default: '0', parse: integer(0, MAX_RELOAD_INTERVAL_S) },
   SVC_MAX_BATCH: { help: 'most rows in one prediction request', default: '1000', parse: integer(1, 100_000) },
+  SVC_MODEL_MAX_BYTES: {
+    help: 'largest model store file read (model.json, model.onnx, a profile), in bytes',
+    default: String(DEFAULT_MAX_BYTES),
+    parse: integer(1024, 4 * 1024 * 1024 * 1024),
+  },
+  SVC_ONNX_THREADS: { help: 'threads each ONNX model runs a prediction on (intra-op)', default: '1', parse: integer(1, 256) },
 
   SVC_DRIFT_ENABLED: { help: 'false turns drift monitoring off', default: 'true', parse: boolean },
   SVC_DRIFT_WINDOW: { help: 'input rows kept per model for drift checks', default: '1000', parse: integer(1, 1_000_000) },

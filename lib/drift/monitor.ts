@@ -1,32 +1,42 @@
-// Drift monitoring (lib/README.md §10): the predict path records accepted rows into a window per
-// model, and each check scores every READY model's default version against its reference (from
-// the version's description, whatever runtime serves it).
+// Drift monitoring (lib/README.md §10): the predict path records accepted rows, and what the model
+// answered for each, into a window per model, and each check scores every READY model's default
+// version against its reference (from the version's description, whatever runtime serves it): each
+// input feature, and the model's answers (the share of each predicted class, or a regressor's values
+// in the reference's bins) when the reference profiles them. Prediction drift is the signal that
+// still moves when the inputs shift together in a way no single feature shows.
 //
-// Windows. One per model and input schema (names, types, levels), shared by every version with
-// that schema: a retrained version keeps the traffic already seen, while a version whose inputs
+// Windows. One per model and schema (inputs with their types and levels, task and classes), shared
+// by every version with that schema: a retrained version keeps the traffic already seen, while a version whose inputs
 // differ starts its own. Windows no served version uses any more are dropped at the next check.
 //
-// A check, per model: a window below `minSamples` rows is `insufficient_data` and touches neither
-// the PSI gauges nor the last-check timestamp (the stale alert watches that timestamp); otherwise
-// every feature with at least `minSamples` non-missing values is scored, `svc_drift_psi` set, each
+// A check, per model: a version without a reference (an ONNX model served without a profile) is
+// `no_reference`; a window below `minSamples` rows is `insufficient_data`; neither touches the PSI
+// gauges or the last-check timestamp (the stale alert watches that timestamp). Otherwise every
+// feature with at least `minSamples` non-missing values is scored, `svc_drift_psi` set, each
 // breached threshold counted in `svc_drift_alerts_total` on every check that breaches it, and
-// `drift_detected` logged when a feature's severity rises or it spikes. A check that throws for
+// `drift_detected` logged when a feature's severity rises or it spikes; the answers likewise, in
+// the `svc_drift_prediction_*` series and with `output` in the log line. A check that throws for
 // one model is counted as `error` and logged; the others still run.
 //
 // Series:
 //   svc_drift_psi{model,feature}                         gauge, set by checks that score
 //   svc_drift_alerts_total{model,feature,severity}       moderate, severe, spike
-//   svc_drift_checks_total{model,result}                 ok, insufficient_data, error
+//   svc_drift_prediction_psi{model,output}               gauge: the answers' PSI, `output` the label
+//                                                        or value output's name
+//   svc_drift_prediction_alerts_total{model,output,severity}
+//   svc_drift_checks_total{model,result}                 ok, insufficient_data, no_reference, error
 //   svc_drift_last_check_timestamp_seconds{model}        Unix seconds of the last check that scored
 //   svc_drift_window_samples{model}                      rows in the window, read at scrape time
 // The registry's default labels add `environment`.
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Logger } from '../telemetry/logger.js'
 import type { ModelRegistry, ServedModel } from '../models/registry.js'
+import type { Prediction, Reference } from '../models/runtime.js'
+import { predictionInput } from '../profile/profile.js'
 import { compileBins, isSpike, scoreColumn, severityOf, type FeatureBins, type Severity, type Thresholds } from './psi.js'
 import { FeatureWindow } from './window.js'
 
-export const DRIFT_CHECK_RESULTS = ['ok', 'insufficient_data', 'error'] as const
+export const DRIFT_CHECK_RESULTS = ['ok', 'insufficient_data', 'no_reference', 'error'] as const
 export type DriftCheckResult = (typeof DRIFT_CHECK_RESULTS)[number]
 export const ALERT_KINDS = ['moderate', 'severe', 'spike'] as const
 
@@ -54,11 +64,13 @@ export type DriftStatus = Readonly<{
   thresholds: Thresholds
   /** Scores of the last check that scored. */
   features: readonly FeatureDrift[]
+  /** The answers' score at the last check that scored them (`name` is the output's); null when not scored. */
+  predictions: FeatureDrift | null
 }>
 
 export type DriftMonitor = Readonly<{
-  /** hot path: keeps the first `rows` rows of a successful prediction's `features`. */
-  record(served: ServedModel, features: Float64Array, rows: number): void
+  /** hot path: keeps the first `rows` rows of a successful prediction's `features`, and its answers. */
+  record(served: ServedModel, features: Float64Array, rows: number, prediction?: Prediction): void
   /** One check of every READY model; never throws for one model's failure. */
   check(): void
   /** The model's drift as last checked, with its window now. */
@@ -86,11 +98,15 @@ type ModelDrift = {
   /** The build (sha256) the scores are for; scores against another reference are not compared. */
   scoredSha256: string | undefined
   features: readonly FeatureDrift[]
+  predictions: FeatureDrift | undefined
   /** Features whose series exist, to remove those a new version no longer has. */
   seriesFeatures: ReadonlySet<string>
+  /** The output whose prediction series exist, if any. */
+  seriesOutput: string | undefined
 }
 
-const schemaKey = (served: ServedModel): string => `${served.name}\n${JSON.stringify(served.model.inputs)}`
+const schemaKey = ({ name, model }: ServedModel): string =>
+  `${name}\n${JSON.stringify(model.inputs)}\n${model.task === 'classification' ? JSON.stringify(model.classes) : model.task}`
 
 export const createDriftMonitor = ({ models, settings, metrics, logger, now = Date.now }: DriftMonitorOptions): DriftMonitor => {
   const { window: capacity, minSamples, thresholds } = settings
@@ -115,6 +131,18 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     labelNames: ['model', 'result'] as const,
     registers: [metrics],
   })
+  const predictionPsi = new Gauge({
+    name: 'svc_drift_prediction_psi',
+    help: "Population Stability Index of a model's answers (class shares, or binned values) at the last drift check that scored them.",
+    labelNames: ['model', 'output'] as const,
+    registers: [metrics],
+  })
+  const predictionAlerts = new Counter({
+    name: 'svc_drift_prediction_alerts_total',
+    help: "Drift checks that found a model's answers at or above a threshold, by severity (moderate, severe, spike).",
+    labelNames: ['model', 'output', 'severity'] as const,
+    registers: [metrics],
+  })
   const lastCheck = new Gauge({
     name: 'svc_drift_last_check_timestamp_seconds',
     help: 'Unix time of the last drift check that produced scores.',
@@ -124,6 +152,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
 
   const windows = new Map<string, SharedWindow>()
   const windowOf = new WeakMap<ServedModel, SharedWindow>()
+  /** Per build: the bins of each input, then of its answers when the reference profiles them. */
   const binsOf = new WeakMap<ServedModel, readonly FeatureBins[]>()
   const drifts = new Map<string, ModelDrift>()
   // Scratch for one feature's bin counts: grown to the widest feature met so far.
@@ -134,14 +163,21 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     if (shared !== undefined) return shared
     const key = schemaKey(served)
     shared = windows.get(key)
-    if (shared === undefined) windows.set(key, (shared = { key, window: new FeatureWindow(served.model.inputs.length, capacity) }))
+    // One column per input, and the answers last.
+    if (shared === undefined) windows.set(key, (shared = { key, window: new FeatureWindow(served.model.inputs.length + 1, capacity) }))
     windowOf.set(served, shared)
     return shared
   }
 
-  const binsFor = (served: ServedModel): readonly FeatureBins[] => {
+  const binsFor = (served: ServedModel, reference: Reference): readonly FeatureBins[] => {
     let bins = binsOf.get(served)
-    if (bins === undefined) binsOf.set(served, (bins = compileBins(served.model.inputs, served.model.reference.features)))
+    if (bins === undefined) {
+      const { model } = served
+      const { features, predictions } = reference
+      bins =
+        predictions === undefined ? compileBins(model.inputs, features) : compileBins([...model.inputs, predictionInput(model)], [...features, predictions])
+      binsOf.set(served, bins)
+    }
     return bins
   }
 
@@ -169,7 +205,9 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
         scoredVersion: undefined,
         scoredSha256: undefined,
         features: [],
+        predictions: undefined,
         seriesFeatures: new Set(),
+        seriesOutput: undefined,
       }
       drifts.set(name, drift)
       // Every result from zero, so rate() and increase() see the first check.
@@ -178,46 +216,87 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     return drift
   }
 
-  /** Scores every feature with enough values; what the check came to. */
-  const score = (served: ServedModel, drift: ModelDrift, window: FeatureWindow, at: number): DriftCheckResult => {
-    const bins = binsFor(served)
-    const previous = drift.scoredSha256 === served.model.sha256 ? new Map(drift.features.map((f) => [f.name, f])) : new Map<string, FeatureDrift>()
+  /** The series of one scored column: an input's, or the answers'. */
+  type Series = Readonly<{ psi: typeof psiGauge; alerts: typeof alerts; labels: Record<string, string>; field: 'feature' | 'output' }>
+
+  /** Scores one column when it has enough values: sets its series, counts breaches, logs rises and spikes. */
+  const scoreOne = (
+    served: ServedModel,
+    feature: FeatureBins,
+    window: FeatureWindow,
+    column: number,
+    before: FeatureDrift | undefined,
+    series: Series,
+    isNew: boolean,
+  ): FeatureDrift | undefined => {
+    if (counts.length < feature.reference.length) counts = new Float64Array(feature.reference.length)
+    const { psi, samples, missing } = scoreColumn(feature, window.values, window.width, window.size, column, counts)
+    if (samples < minSamples) return undefined
+    const severity = severityOf(psi, thresholds)
+    const isSpiking = isSpike(psi, before?.psi, thresholds)
+    const { labels } = series
+    if (isNew) for (const kind of ALERT_KINDS) series.alerts.inc({ ...labels, severity: kind }, 0)
+    series.psi.set(labels, psi)
+    if (severity !== 'none') series.alerts.inc({ ...labels, severity })
+    if (isSpiking) series.alerts.inc({ ...labels, severity: 'spike' })
+    const isRise = severity !== 'none' && severity !== (before?.severity ?? 'none')
+    if (isRise || isSpiking) {
+      logger.warning('drift_detected', {
+        model: served.name,
+        version: served.version,
+        [series.field]: feature.name,
+        psi,
+        severity: isSpiking ? 'spike' : severity,
+        ...(isSpiking ? { previous_psi: before?.psi } : {}),
+        samples,
+      })
+    }
+    return { name: feature.name, psi, severity, samples, missing }
+  }
+
+  /** Scores every input and the answers, each with enough values; what the check came to. */
+  const score = (served: ServedModel, reference: Reference, drift: ModelDrift, window: FeatureWindow, at: number): DriftCheckResult => {
+    const bins = binsFor(served, reference)
+    const isSameBuild = drift.scoredSha256 === served.model.sha256
+    const previous = isSameBuild ? new Map(drift.features.map((f) => [f.name, f])) : new Map<string, FeatureDrift>()
+    const inputs = served.model.inputs.length
     const features: FeatureDrift[] = []
-    bins.forEach((feature, column) => {
-      if (counts.length < feature.reference.length) counts = new Float64Array(feature.reference.length)
-      const { psi, samples, missing } = scoreColumn(feature, window.values, window.width, window.size, column, counts)
-      if (samples < minSamples) return
-      const severity = severityOf(psi, thresholds)
-      const before = previous.get(feature.name)
-      const isSpiking = isSpike(psi, before?.psi, thresholds)
+    for (let column = 0; column < inputs; column++) {
+      const feature = bins[column] as FeatureBins
       const labels = { model: served.name, feature: feature.name }
-      if (!drift.seriesFeatures.has(feature.name)) for (const kind of ALERT_KINDS) alerts.inc({ ...labels, severity: kind }, 0)
-      psiGauge.set(labels, psi)
-      if (severity !== 'none') alerts.inc({ ...labels, severity })
-      if (isSpiking) alerts.inc({ ...labels, severity: 'spike' })
-      const isRise = severity !== 'none' && severity !== (before?.severity ?? 'none')
-      if (isRise || isSpiking) {
-        logger.warning('drift_detected', {
-          model: served.name,
-          version: served.version,
-          feature: feature.name,
-          psi,
-          severity: isSpiking ? 'spike' : severity,
-          ...(isSpiking ? { previous_psi: before?.psi } : {}),
-          samples,
-        })
-      }
-      features.push({ name: feature.name, psi, severity, samples, missing })
-    })
-    if (features.length === 0) return 'insufficient_data'
+      const series = { psi: psiGauge, alerts, labels, field: 'feature' } as const
+      const scored = scoreOne(served, feature, window, column, previous.get(feature.name), series, !drift.seriesFeatures.has(feature.name))
+      if (scored !== undefined) features.push(scored)
+    }
+    const answers = bins[inputs]
+    const output = answers?.name
+    const predictions =
+      answers === undefined
+        ? undefined
+        : scoreOne(
+            served,
+            answers,
+            window,
+            inputs,
+            isSameBuild && drift.predictions?.name === output ? drift.predictions : undefined,
+            { psi: predictionPsi, alerts: predictionAlerts, labels: { model: served.name, output: answers.name }, field: 'output' },
+            drift.seriesOutput !== output,
+          )
+    if (features.length === 0 && predictions === undefined) return 'insufficient_data'
     const scored = new Set(features.map((f) => f.name))
     for (const name of drift.seriesFeatures) {
       if (scored.has(name)) continue
       psiGauge.remove({ model: served.name, feature: name })
       for (const kind of ALERT_KINDS) alerts.remove({ model: served.name, feature: name, severity: kind })
     }
+    if (drift.seriesOutput !== undefined && drift.seriesOutput !== predictions?.name) {
+      predictionPsi.remove({ model: served.name, output: drift.seriesOutput })
+      for (const kind of ALERT_KINDS) predictionAlerts.remove({ model: served.name, output: drift.seriesOutput, severity: kind })
+    }
     drift.seriesFeatures = scored
+    drift.seriesOutput = predictions?.name
     drift.features = features
+    drift.predictions = predictions
     drift.scoredAt = at
     drift.scoredVersion = served.version
     drift.scoredSha256 = served.model.sha256
@@ -230,7 +309,8 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     let result: DriftCheckResult
     try {
       const { window } = windowFor(served)
-      result = window.size < minSamples ? 'insufficient_data' : score(served, drift, window, at)
+      const { reference } = served.model
+      result = reference === undefined ? 'no_reference' : window.size < minSamples ? 'insufficient_data' : score(served, reference, drift, window, at)
     } catch (error: unknown) {
       result = 'error'
       logger.error('drift_check_failed', { model: served.name, version: served.version, message: (error as Error).message })
@@ -253,7 +333,10 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
   }
 
   return {
-    record: (served, features, rows) => windowFor(served).window.record(features, rows),
+    record: (served, features, rows, prediction) => {
+      const answers = prediction === undefined ? undefined : 'labels' in prediction ? prediction.labels : prediction.values
+      windowFor(served).window.recordAnswered(features, rows, answers)
+    },
     check: () => {
       const at = now()
       for (const served of defaults()) checkModel(served, at)
@@ -263,7 +346,8 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
       const drift = drifts.get(served.name)
       const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString())
       return {
-        status: drift?.result ?? 'not_checked',
+        // Nothing to check against, whether or not a check has run yet.
+        status: served.model.reference === undefined ? 'no_reference' : (drift?.result ?? 'not_checked'),
         checked_at: iso(drift?.checkedAt),
         scored_at: iso(drift?.scoredAt),
         version: drift?.scoredVersion ?? null,
@@ -271,6 +355,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
         min_samples: minSamples,
         thresholds,
         features: drift?.features ?? [],
+        predictions: drift?.predictions ?? null,
       }
     },
   }

@@ -1,7 +1,9 @@
 // The live side of drift: per model, the last `capacity` input rows the predict path accepted, in
 // one Float64Array used as a ring (row-major, `width` values a row, as lib/models/features.ts
 // encodes them for every runtime: a numerical input as its value, a categorical one as its level
-// index). NaN marks a missing value; the drift check counts those apart from the bins.
+// index), and with `recordAnswered` what the model answered as each row's last value (a class
+// index, or a regressor's value). NaN marks a missing value; the drift check counts those apart
+// from the bins.
 //
 // hot path: `record` runs inside every successful prediction. It copies values into preallocated
 // memory and allocates nothing, per row or per call.
@@ -37,6 +39,27 @@ export class FeatureWindow {
       const from = r * width
       const to = slot * width
       for (let j = 0; j < width; j++) values[to + j] = features[from + j] as number
+      slot = slot + 1 === capacity ? 0 : slot + 1
+    }
+    this.next = slot
+    this.total += rows
+    this.size = Math.min(capacity, this.size + rows)
+  }
+
+  /**
+   * Appends the first `rows` rows of `features` (`width - 1` values a row) with, as each row's last
+   * value, what the model answered for it (`answers[r]`; NaN, missing, when there are none).
+   */
+  recordAnswered(features: Float64Array, rows: number, answers: ArrayLike<number> | undefined): void {
+    const { width, capacity, values } = this
+    const inputs = width - 1
+    const skipped = rows > capacity ? rows - capacity : 0
+    let slot = (this.next + skipped) % capacity
+    for (let r = skipped; r < rows; r++) {
+      const from = r * inputs
+      const to = slot * width
+      for (let j = 0; j < inputs; j++) values[to + j] = features[from + j] as number
+      values[to + inputs] = answers === undefined ? Number.NaN : (answers[r] as number)
       slot = slot + 1 === capacity ? 0 : slot + 1
     }
     this.next = slot

@@ -54,7 +54,7 @@ export type ModelRoutesOptions = Readonly<{
   drift: DriftMonitor | undefined
 }>
 
-type TensorMetadata = Readonly<{ name: string; datatype: 'FP64' | 'BYTES'; shape: readonly number[] }>
+type TensorMetadata = Readonly<{ name: string; datatype: string; shape: readonly number[] }>
 
 const fail = (status: number, code: string, detail: string, extra?: Readonly<Record<string, unknown>>): HttpError =>
   new HttpError(status, code, detail, { extra: { error: detail, ...extra } })
@@ -78,7 +78,11 @@ const readJson = async (ctx: Ctx): Promise<unknown> => {
   }
 }
 
-const inputMetadata = (input: Input): TensorMetadata => ({ name: input.name, datatype: input.type === 'numerical' ? 'FP64' : 'BYTES', shape: [-1] })
+const inputMetadata = (input: Input): TensorMetadata => ({
+  name: input.name,
+  datatype: input.type === 'numerical' ? (input.datatype ?? 'FP64') : 'BYTES',
+  shape: [-1],
+})
 
 const outputMetadata = (model: ModelVersion): TensorMetadata[] => {
   const classes = model.task === 'classification' ? model.classes.length : 0
@@ -106,12 +110,23 @@ const summary = (entry: ModelEntry): Record<string, unknown> => ({
  * deviation the model standardises with. Enough for a client to draw realistic inputs.
  */
 const describeInput = (model: ModelVersion, input: Input, j: number): Record<string, unknown> => {
-  const { name: _, type: __, ...reference } = model.reference.features[j] as FeatureReference
-  if (input.type === 'categorical') return { ...inputMetadata(input), ...input, reference }
+  const reference = referenceOf(model.reference?.features[j])
+  if (input.type === 'categorical' || model.standardisation === undefined) return { ...inputMetadata(input), ...input, reference }
   const k = model.inputs.slice(0, j).filter((other) => other.type === 'numerical').length
   const { mean, scale } = model.standardisation
   return { ...inputMetadata(input), ...input, reference, standardisation: { mean: mean[k], scale: scale[k] } }
 }
+
+/** A reference without its name and type (the input or output beside it says them); null when there is none. */
+const referenceOf = (feature: FeatureReference | undefined): Record<string, unknown> | null => {
+  if (feature === undefined) return null
+  const { name: _, type: __, ...reference } = feature
+  return reference
+}
+
+/** The outputs, the one whose answers are profiled (label or value) with its reference. */
+const describeOutputs = (model: ModelVersion): Record<string, unknown>[] =>
+  outputMetadata(model).map((output, i) => (i === 0 ? { ...output, reference: referenceOf(model.reference?.predictions) } : output))
 
 /** What /api/v1/models/{name} adds for a served version: its schema and how it was trained. */
 const schema = ({ model }: ServedModel): Record<string, unknown> => ({
@@ -119,11 +134,11 @@ const schema = ({ model }: ServedModel): Record<string, unknown> => ({
   type: model.type,
   task: model.task,
   inputs: model.inputs.map((input, j) => describeInput(model, input, j)),
-  reference_rows: model.reference.rows,
-  outputs: outputMetadata(model),
+  reference_rows: model.reference?.rows ?? null,
+  outputs: describeOutputs(model),
   ...(model.task === 'classification' ? { classes: model.classes } : {}),
-  metrics: model.provenance.metrics,
-  dataset: model.provenance.dataset,
+  metrics: model.provenance?.metrics ?? null,
+  dataset: model.provenance?.dataset ?? null,
   sha256: model.sha256,
 })
 
@@ -163,7 +178,7 @@ export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOpt
 
   /** Records and counts a prediction of `served`, and builds its reply. */
   const answer = (served: ServedModel, request: InferRequest, cells: ModelCells, features: Float64Array, prediction: Prediction, start: number): Reply => {
-    drift?.record(served, features, request.rows)
+    drift?.record(served, features, request.rows, prediction)
     cells.duration.observe((performance.now() - start) / 1000)
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
@@ -237,12 +252,16 @@ export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOpt
   }
 
   const inferV2: Handler = async (ctx) => {
-    const served = find(ctx.params['name'] as string, ctx.params['version'])
-    const cells = metrics.cellsFor(served)
+    const name = ctx.params['name'] as string
+    const version = ctx.params['version']
+    const cells = metrics.cellsFor(find(name, version))
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>
     try {
-      reply = infer(served, readInferRequest(await readJson(ctx), requestOptions), cells)
+      const request = readInferRequest(await readJson(ctx), requestOptions)
+      // Found again once the body is read: a reload may have swapped (and released) the build found
+      // before, and the one served now predicts in this same turn, before any release can run.
+      reply = infer(find(name, version), request, cells)
     } catch (error: unknown) {
       throw counted(cells, error)
     }
@@ -261,7 +280,8 @@ export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOpt
     return { kind: 'json', status: 200, body: { ...summary(entry), ...detail(served), drift: drift === undefined ? DRIFT_DISABLED : drift.status(served) } }
   }
 
-  const metadata = memo(({ model }) => ({ inputs: model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
+  // An ONNX graph's own inputs when it has a signature; otherwise one tensor per input.
+  const metadata = memo(({ model }) => ({ inputs: model.signature ?? model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
   const getModelMetadata: Handler = (ctx) => {
     const served = find(ctx.params['name'] as string, ctx.params['version'])
     const { versions } = models.entry(served.name) as ModelEntry

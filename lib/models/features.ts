@@ -12,19 +12,39 @@
 //                                categorical levels; throws HttpError 400 INVALID_INPUT, naming the
 //                                input in `extra.input` and the reason in `extra.error`.
 //
+// A numerical input's `datatype` (runtime.ts; an ONNX graph's tensor type) narrows what it takes:
+// FP64 (or none) any finite number; FP32 one below 2^128 in magnitude; INT64 and INT32 whole numbers
+// in range, from an integer datatype (INT*, UINT*) in a tensor; BOOL true or false (BOOL in a
+// tensor), encoded 1 and 0. A request that does not fit is the client's 400, never the runtime's.
+//
 // Lookups by name are built once per `inputs` array (a version's description holds one, frozen)
 // and kept in a WeakMap, so a request does one map lookup, not a rebuild.
 import { invalidInput, shapeText, type InferRequest, type Tensor } from './inference-request.js'
 import { InputError, inputProblem, MAX_PROBLEMS, type InputProblem } from './input-error.js'
-import type { Input, ModelVersion } from './runtime.js'
+import type { Input, ModelVersion, NumericalDatatype } from './runtime.js'
 
 type Levels = Readonly<{ index: ReadonlyMap<string, number>; list: string }>
+
+/** What a numerical input takes: min <= x < limit, whole numbers only when `isInteger`. */
+type NumberRule = Readonly<{ datatype: NumericalDatatype; isInteger: boolean; isBool: boolean; min: number; limit: number; text: string }>
+const RULES: Readonly<Record<NumericalDatatype, NumberRule>> = {
+  FP64: { datatype: 'FP64', isInteger: false, isBool: false, min: -Infinity, limit: Infinity, text: 'a finite number' },
+  FP32: { datatype: 'FP32', isInteger: false, isBool: false, min: -(2 ** 128), limit: 2 ** 128, text: 'a number below 2^128 in magnitude (FP32)' },
+  INT64: { datatype: 'INT64', isInteger: true, isBool: false, min: -(2 ** 63), limit: 2 ** 63, text: 'a whole number from -2^63 to 2^63 - 1 (INT64)' },
+  INT32: { datatype: 'INT32', isInteger: true, isBool: false, min: -(2 ** 31), limit: 2 ** 31, text: 'a whole number from -2^31 to 2^31 - 1 (INT32)' },
+  BOOL: { datatype: 'BOOL', isInteger: true, isBool: true, min: 0, limit: 2, text: 'true or false (BOOL)' },
+}
+const INTEGER_DATATYPES: ReadonlySet<string> = new Set(['INT64', 'INT32', 'INT16', 'INT8', 'UINT64', 'UINT32', 'UINT16', 'UINT8'])
+
+const fits = (rule: NumberRule, x: number): boolean => x >= rule.min && x < rule.limit && (!rule.isInteger || Number.isInteger(x))
 
 /** What encoding looks up by name, made once per inputs array. */
 type Schema = Readonly<{
   index: ReadonlyMap<string, number>
   /** Per input: a categorical one's level → index and its levels as text; undefined for a numerical one. */
   levels: readonly (Levels | undefined)[]
+  /** Per input: what a numerical one takes; undefined for a categorical one. */
+  rules: readonly (NumberRule | undefined)[]
   isNumerical: boolean
   names: string
 }>
@@ -38,6 +58,7 @@ const schemaOf = (inputs: readonly Input[]): Schema => {
       levels: inputs.map((input) =>
         input.type === 'numerical' ? undefined : { index: new Map(input.levels.map((level, i) => [level, i])), list: input.levels.join(', ') },
       ),
+      rules: inputs.map((input) => (input.type === 'numerical' ? RULES[input.datatype ?? 'FP64'] : undefined)),
       isNumerical: inputs.every((input) => input.type === 'numerical'),
       names: inputs.map((input) => input.name).join(', '),
     }
@@ -62,10 +83,15 @@ export const encodeRows = (inputs: readonly Input[], rows: readonly unknown[]): 
     for (let j = 0; j < F; j++) {
       const input = inputs[j] as Input
       const value = Object.hasOwn(record, input.name) ? record[input.name] : undefined
+      const rule = schema.rules[j]
       if (value === undefined || value === null) problems.push(inputProblem(r, input.name, 'MISSING_FEATURE', 'is missing'))
-      else if (input.type === 'numerical') {
+      else if (rule?.isBool === true) {
+        if (typeof value !== 'boolean') problems.push(inputProblem(r, input.name, 'WRONG_TYPE', 'must be true or false'))
+        else out[r * F + j] = value ? 1 : 0
+      } else if (rule !== undefined) {
         if (typeof value !== 'number') problems.push(inputProblem(r, input.name, 'WRONG_TYPE', 'must be a number'))
         else if (!Number.isFinite(value)) problems.push(inputProblem(r, input.name, 'NON_FINITE_VALUE', 'must be a finite number'))
+        else if (!fits(rule, value)) problems.push(inputProblem(r, input.name, 'OUT_OF_RANGE', `must be ${rule.text}`))
         else out[r * F + j] = value
       } else {
         const levels = schema.levels[j] as Levels
@@ -99,7 +125,21 @@ const encodeMatrix = (tensor: Tensor, model: ModelVersion, schema: Schema): Floa
     )
   }
   if (tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name}: datatype BYTES does not fit numerical inputs; use FP64 or another numeric datatype`)
+  // One tensor for every column: the columns share one datatype (one graph input).
+  checkNumbers(tensor, schema.rules[0] as NumberRule)
   return Float64Array.from(tensor.data)
+}
+
+/** Throws unless a numeric tensor's datatype and values fit what the input takes. */
+const checkNumbers = (tensor: Tensor & { datatype: Exclude<Tensor['datatype'], 'BYTES'> }, rule: NumberRule): void => {
+  const { name, datatype, data } = tensor
+  const isFit = rule.isBool ? datatype === 'BOOL' : datatype !== 'BOOL' && (!rule.isInteger || INTEGER_DATATYPES.has(datatype))
+  if (!isFit) throw invalidInput(name, `input ${name}: the model takes ${rule.text}; datatype ${datatype} does not fit`)
+  // FP64 takes every value a request tensor can hold; the others are checked value by value.
+  if (rule.limit === Infinity) return
+  for (let k = 0; k < data.length; k++) {
+    if (!fits(rule, data[k] as number)) throw invalidInput(name, `input ${name}: data[${k}] is ${data[k]}; the model takes ${rule.text}`)
+  }
 }
 
 const encodeInstances = (instances: readonly unknown[], model: ModelVersion): Float64Array => {
@@ -134,6 +174,7 @@ export const encodeInputs = (request: InferRequest, model: ModelVersion): Float6
     if (levels === undefined) {
       if (tensor.datatype === 'BYTES')
         throw invalidInput(name, `input ${name}: datatype BYTES does not fit a numerical input; use FP64 or another numeric datatype`)
+      checkNumbers(tensor, schema.rules[j] as NumberRule)
       for (let r = 0; r < rows; r++) features[r * F + j] = tensor.data[r] as number
     } else {
       if (tensor.datatype !== 'BYTES')

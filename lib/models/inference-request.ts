@@ -11,7 +11,8 @@
 // Forms of `inputs` (OIP tensors; `data` flat row-major, or for shape [N, F] also N nested rows):
 //   one tensor per model input, named as the input, shape [N] or [N, 1], all with the same N;
 //     numerical inputs take FP64, FP32, INT8..INT64 or UINT8..UINT64 (JSON numbers; integers in
-//     range for the INT and UINT types), categorical inputs take BYTES (strings, one of the levels);
+//     range for the INT and UINT types) or BOOL (true or false), as the input's own datatype allows
+//     (features.ts), categorical inputs take BYTES (strings, one of the levels);
 //   one tensor [N, F] named otherwise, F = the model's input count, columns in the model's input
 //     order: numerical datatypes only, so only for models whose inputs are all numerical.
 // /api/v1 also takes `instances`: named-feature rows, checked by `encodeRows` (features.ts).
@@ -22,14 +23,15 @@ import { HttpError } from '../http/errors.js'
 
 export const NUMERIC_DATATYPES = ['FP64', 'FP32', 'INT64', 'INT32', 'INT16', 'INT8', 'UINT64', 'UINT32', 'UINT16', 'UINT8'] as const
 export type NumericDatatype = (typeof NUMERIC_DATATYPES)[number]
-export type Datatype = NumericDatatype | 'BYTES'
+export type Datatype = NumericDatatype | 'BOOL' | 'BYTES'
 
 /** Longest `id` echoed back; a correlation id, not a payload. */
 export const MAX_ID_LENGTH = 256
 
 /** One checked input tensor; `data` is flat and row-major whatever the request sent. */
 export type Tensor =
-  | Readonly<{ name: string; datatype: NumericDatatype; shape: readonly number[]; data: readonly number[] }>
+  /** BOOL data as 1 for true, 0 for false. */
+  | Readonly<{ name: string; datatype: NumericDatatype | 'BOOL'; shape: readonly number[]; data: readonly number[] }>
   | Readonly<{ name: string; datatype: 'BYTES'; shape: readonly number[]; data: readonly string[] }>
 
 type Common = Readonly<{
@@ -66,7 +68,7 @@ const RANGES: ReadonlyMap<string, Range> = new Map<NumericDatatype, Range>([
   ['UINT16', integers(16, false)],
   ['UINT8', integers(8, false)],
 ])
-const DATATYPE_LIST = [...NUMERIC_DATATYPES, 'BYTES'].join(', ')
+const DATATYPE_LIST = [...NUMERIC_DATATYPES, 'BOOL', 'BYTES'].join(', ')
 
 const V1_MEMBERS: ReadonlySet<string> = new Set(['model', 'version', 'id', 'inputs', 'instances', 'parameters', 'outputs'])
 const V2_MEMBERS: ReadonlySet<string> = new Set(['id', 'inputs', 'parameters', 'outputs'])
@@ -114,6 +116,17 @@ const unnest = (data: readonly unknown[], shape: readonly number[], name: string
   return (data as readonly (readonly unknown[])[]).flat()
 }
 
+/** BOOL data as numbers, 1 for true: the features are numbers. */
+const readBooleans = (data: readonly unknown[], name: string): number[] => {
+  const out = new Array<number>(data.length)
+  for (let k = 0; k < data.length; k++) {
+    const x = data[k]
+    if (typeof x !== 'boolean') throw invalidInput(name, `input ${name}: data[${k}] must be true or false (datatype BOOL)`)
+    out[k] = x ? 1 : 0
+  }
+  return out
+}
+
 const readTensor = (value: unknown, i: number, maxBatch: number): Tensor => {
   if (!isObject(value)) throw invalidInput(undefined, `inputs[${i}] must be an object with name, datatype, shape and data`)
   for (const key of Object.keys(value)) {
@@ -123,7 +136,7 @@ const readTensor = (value: unknown, i: number, maxBatch: number): Tensor => {
   if (typeof name !== 'string' || name.length === 0) throw invalidInput(undefined, `inputs[${i}].name must be a non-empty string`)
   const datatype = value['datatype']
   const range = RANGES.get(datatype as string)
-  if (datatype !== 'BYTES' && range === undefined) throw invalidInput(name, `input ${name}: datatype must be one of ${DATATYPE_LIST}`)
+  if (datatype !== 'BYTES' && datatype !== 'BOOL' && range === undefined) throw invalidInput(name, `input ${name}: datatype must be one of ${DATATYPE_LIST}`)
 
   const shape = value['shape']
   if (!Array.isArray(shape) || (shape.length !== 1 && shape.length !== 2) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
@@ -139,6 +152,7 @@ const readTensor = (value: unknown, i: number, maxBatch: number): Tensor => {
   const size = rows * (shape[1] ?? 1)
   if (data.length !== size) throw invalidInput(name, `input ${name}: shape ${shapeText(shape)} holds ${size} values, data has ${data.length}`)
 
+  if (datatype === 'BOOL') return { name, datatype, shape, data: readBooleans(data, name) }
   if (range === undefined) {
     for (let k = 0; k < data.length; k++) {
       if (typeof data[k] !== 'string') throw invalidInput(name, `input ${name}: data[${k}] must be a string (datatype BYTES)`)

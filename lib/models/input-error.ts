@@ -2,7 +2,7 @@
 // request's named rows, and what the kernel throws for a value it is handed that encoding would
 // have refused. Depends on nothing, so the kernel does not depend on request handling.
 
-export type InputProblemCode = 'NOT_AN_OBJECT' | 'MISSING_FEATURE' | 'UNKNOWN_FEATURE' | 'WRONG_TYPE' | 'NON_FINITE_VALUE' | 'UNKNOWN_LEVEL'
+export type InputProblemCode = 'NOT_AN_OBJECT' | 'MISSING_FEATURE' | 'UNKNOWN_FEATURE' | 'WRONG_TYPE' | 'NON_FINITE_VALUE' | 'OUT_OF_RANGE' | 'UNKNOWN_LEVEL'
 /** One bad value: `row` is its index in the batch, `feature` the input's name ('' for a whole row). */
 export type InputProblem = Readonly<{ row: number; feature: string; code: InputProblemCode; message: string }>
 

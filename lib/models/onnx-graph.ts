@@ -74,6 +74,12 @@ export type GraphSummary = Readonly<{
   inputs: readonly GraphValue[]
   outputs: readonly GraphValue[]
   zipMaps: readonly ZipMap[]
+  /**
+   * The class labels of the graph's classifier, as text, in the order of its probability columns:
+   * the `classlabels_strings`, `_int64s` or `_ints` of the first ai.onnx.ml node that has them
+   * (LinearClassifier, TreeEnsembleClassifier, SVMClassifier, ZipMap); undefined when none does.
+   */
+  classLabels: readonly string[] | undefined
 }>
 
 /** What one model holds, read without running it. Throws OnnxGraphError. */
@@ -83,6 +89,7 @@ export const inspectGraph = (bytes: Uint8Array): GraphSummary => {
     inputs: graph.inputs.filter((input) => !graph.initializers.has(input.name)).map(publicValue),
     outputs: graph.outputs.map(publicValue),
     zipMaps: graph.zipMaps.map(({ input, output }) => ({ input, output })),
+    classLabels: graph.classLabels,
   }
 }
 
@@ -164,7 +171,7 @@ type ReadGraph = Readonly<{
   consumed: Set<string>
   /** Every domain a node uses, with the first such node (`model.graph.node[1] (ZipMap)`). */
   domains: Map<string, string>
-}>
+}> & { classLabels: string[] | undefined }
 
 /** Reads the fields of one message, between `start` and `end`, one `next()` at a time. */
 class Fields {
@@ -236,6 +243,11 @@ class Fields {
     return new OnnxGraphError('MALFORMED', this.where, reason)
   }
 
+  /** The next varint of a packed repeated field (this message being the field's bytes). */
+  packedVarint(): number {
+    return this.varint()
+  }
+
   /** Up to 10 bytes, as a number: exact to 2^53, which covers every length and field number. */
   private varint(): number {
     const at = this.pos
@@ -291,7 +303,15 @@ const readOpsetDomain = (opset: Fields): string => {
 }
 
 const readGraph = (graph: Fields): ReadGraph => {
-  const read: ReadGraph = { inputs: [], outputs: [], initializers: new Set(), zipMaps: [], consumed: new Set(), domains: new Map() }
+  const read: ReadGraph = {
+    inputs: [],
+    outputs: [],
+    initializers: new Set(),
+    zipMaps: [],
+    consumed: new Set(),
+    domains: new Map(),
+    classLabels: undefined,
+  }
   let nodes = 0
   while (graph.next()) {
     if (graph.number === GRAPH_NODE) readNode(graph, `model.graph.node[${nodes++}]`, read)
@@ -310,6 +330,8 @@ const readNode = (graph: Fields, where: string, read: ReadGraph): void => {
   const outputs: string[] = []
   let opType = ''
   let domain = ''
+  let labels: string[] | undefined
+  let attributes = 0
   while (node.next()) {
     if (node.number === 1) {
       const input = node.string()
@@ -318,15 +340,51 @@ const readNode = (graph: Fields, where: string, read: ReadGraph): void => {
     } else if (node.number === 2) outputs.push(node.string())
     else if (node.number === 4) opType = node.string()
     else if (node.number === 7) domain = node.string()
+    else if (node.number === NODE_ATTRIBUTE) labels = readClassLabels(node.message(`${where}.attribute[${attributes++}]`, 3)) ?? labels
   }
   const opsetDomain = defaultDomain(domain)
   if (!read.domains.has(opsetDomain)) read.domains.set(opsetDomain, `${where} (${opType})`)
-  if (opType !== 'ZipMap' || domain !== 'ai.onnx.ml') return
+  if (domain !== 'ai.onnx.ml') return
+  if (LABELLED_OPS.has(opType)) read.classLabels ??= labels
+  if (opType !== 'ZipMap') return
   const [input] = inputs
   const [output] = outputs
   if (inputs.length !== 1 || outputs.length !== 1 || input === '' || output === '')
     throw node.malformed(`ZipMap takes one input and writes one output, not ${JSON.stringify(inputs)} → ${JSON.stringify(outputs)}`)
   read.zipMaps.push({ input: input as string, output: output as string, fieldStart, fieldEnd })
+}
+
+/** The ai.onnx.ml operators whose class labels name a classifier's probability columns. */
+const LABELLED_OPS: ReadonlySet<string> = new Set(['LinearClassifier', 'TreeEnsembleClassifier', 'SVMClassifier', 'ZipMap'])
+const NODE_ATTRIBUTE = 5
+
+/**
+ * An AttributeProto (name = 1, ints = 8, strings = 9): its values as text when it is
+ * `classlabels_strings`, `classlabels_int64s` (trees, ZipMap) or `classlabels_ints` (LinearClassifier,
+ * SVMClassifier), else undefined. Int64 labels are read as varints
+ * (packed or not); one past 2^53, where a double is no longer exact, is refused.
+ */
+const readClassLabels = (attribute: Fields): string[] | undefined => {
+  let name = ''
+  const strings: string[] = []
+  const ints: number[] = []
+  while (attribute.next()) {
+    if (attribute.number === 1) name = attribute.string()
+    else if (attribute.number === 9) strings.push(attribute.string())
+    else if (attribute.number === 8 && attribute.wire === VARINT) ints.push(attribute.value)
+    else if (attribute.number === 8) {
+      const packed = attribute.message(`${attribute.where}.ints`, 0)
+      while (packed.pos < packed.end) ints.push(packed.packedVarint())
+    }
+  }
+  if (name === 'classlabels_strings') return strings
+  if (name !== 'classlabels_int64s' && name !== 'classlabels_ints') return undefined
+  return ints.map((n) => {
+    // A negative int64 is written as its 64-bit two's complement: ten bytes, past 2^63.
+    const value = n >= 2 ** 63 ? n - 2 ** 64 : n
+    if (!Number.isSafeInteger(value)) throw attribute.malformed(`class label ${n} is not an integer a double holds exactly`)
+    return String(value)
+  })
 }
 
 const readTensorName = (tensor: Fields): string => {

@@ -11,10 +11,11 @@
 // - A model is READY when its default version loads, UNAVAILABLE (with a reason) when it does not
 //   and it was not READY before. Another version that fails is left out and logged.
 // - A version's runtime (runtime.ts) is the first of `runtimes` whose first file the version holds
-//   (`<model>/<version>/model.json` for the kernel); the registry reads the files that runtime
-//   names. Its description's `name` and `version` must be those of its path.
-// - Each file is `stat`ed first and a version read only when one of its etags changed since the
-//   last pass; unchanged files keep their outcome (the served version, or why it was refused).
+//   (`<model>/<version>/model.json` for the kernel, `model.onnx` for ONNX); the registry reads the
+//   files that runtime names, and its optional ones when the store holds them. Its description's
+//   `name` and `version` must be those of its path.
+// - Each file is `stat`ed first and a version read only when one of its etags changed (or an
+//   optional file came or went) since the last pass; unchanged files keep their outcome (the served version, or why it was refused).
 //   Store failures are never kept, so a timeout is retried on the next pass. A version read again
 //   with the sha256 already served keeps that build: nothing is loaded, swapped or logged.
 // - A model the store stops listing is still polled and keeps serving what it has: a listing that
@@ -29,7 +30,7 @@ import { parseManifest, type Manifest } from './manifest.js'
 import { cronPlan, cronScheduler, isReloadInterval, MAX_RELOAD_INTERVAL_S, type Scheduler } from './reload-schedule.js'
 import type { ModelVersion, Predictor, Runtime } from './runtime.js'
 import { kernelRuntime } from './runtime-kernel.js'
-import type { Store } from './store.js'
+import type { Store, StoreStat } from './store.js'
 import type { StoreError, StoreErrorCode } from './store-error.js'
 
 export type ModelState = 'READY' | 'UNAVAILABLE'
@@ -198,6 +199,16 @@ export const createModelRegistry = ({
     return outcome
   }
 
+  /** An optional file's stat, or undefined when the store does not hold it; other failures reject. */
+  const statIfPresent = async (path: string): Promise<StoreStat | undefined> => {
+    try {
+      return await store.stat(path)
+    } catch (error: unknown) {
+      if ((error as StoreError).code === 'NOT_FOUND') return undefined
+      throw error
+    }
+  }
+
   /** The runtime whose first file `dir` holds, with that file's etag; or the first runtime's NOT_FOUND when it holds none. */
   const findRuntime = async (dir: string): Promise<Readonly<{ runtime: Runtime; etag: string }> | VersionOutcome> => {
     let missing: VersionOutcome | undefined
@@ -226,27 +237,35 @@ export const createModelRegistry = ({
     const key = dir + (runtime.files[0] as string)
     let path = key
     let etag = found.etag
-    const bytes: Buffer[] = []
+    const bytes: (Buffer | undefined)[] = []
+    const present: boolean[] = runtime.files.map(() => true)
     try {
       for (const file of runtime.files.slice(1)) {
         path = dir + file
         etag += ` ${(await store.stat(path)).etag}`
+      }
+      for (const file of runtime.optional) {
+        path = dir + file
+        const stat = await statIfPresent(path)
+        present.push(stat !== undefined)
+        etag += ` ${stat?.etag ?? '-'}`
       }
       const seen = versionsSeen.get(key)
       if (seen?.etag === etag) {
         next.set(key, seen)
         return { runtime, outcome: seen.outcome }
       }
-      for (const file of runtime.files) {
-        path = dir + file
-        bytes.push(await store.read(path))
+      const files = [...runtime.files, ...runtime.optional]
+      for (let i = 0; i < files.length; i++) {
+        path = dir + (files[i] as string)
+        bytes.push(present[i] === true ? await store.read(path) : undefined)
       }
     } catch (error: unknown) {
       return { runtime, outcome: storeFailure(path, error) }
     }
     let outcome: LoadOutcome<ServedModel>
     try {
-      const { model, payload } = runtime.read(bytes)
+      const { model, payload } = runtime.read(bytes, { name, version })
       checkPlace(model, name, version)
       // Read again with the same content (touched, or its manifest came back): nothing to load or swap.
       outcome = { isOk: true, value: old !== undefined && old.model.sha256 === model.sha256 ? old : await serve(runtime, model, payload) }

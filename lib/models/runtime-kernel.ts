@@ -19,6 +19,7 @@ export const describeArtifact = (artifact: Artifact): ModelVersion => {
     standardisation: artifact.preprocessing.standardisation,
     reference: artifact.reference,
     provenance: artifact.provenance,
+    signature: undefined,
     sha256: artifact.sha256,
   }
   return Object.freeze(artifact.task === 'classification' ? { ...common, task: artifact.task, classes: artifact.classes } : { ...common, task: artifact.task })
@@ -58,7 +59,8 @@ const predictorOf = (compiled: CompiledModel): Predictor => {
 export const kernelRuntime: Runtime<Artifact> = Object.freeze({
   platform: KERNEL_PLATFORM,
   files: Object.freeze(['model.json']),
-  read: (files: readonly Buffer[]) => {
+  optional: Object.freeze([]),
+  read: (files: readonly (Buffer | undefined)[]) => {
     const artifact = parseArtifact(files[0] as Buffer)
     return Object.freeze({ model: describeArtifact(artifact), payload: artifact })
   },

@@ -8,13 +8,15 @@
 //                                   that serves it. Endpoints, drift, metrics and the registry read
 //                                   only this.
 //   a payload                       the runtime's own: the kernel's checked artifact, an ONNX graph.
-// Both come from the version's files, `<model>/<version>/<file>` for each of `Runtime.files`. The
-// registry picks a version's runtime (the first, in its list, whose first file the version holds),
-// stats and reads the files that runtime names, and hands over their bytes; a runtime never touches
-// a store.
+// Both come from the version's files, `<model>/<version>/<file>` for each of `Runtime.files` and,
+// when present, each of `Runtime.optional`. The registry picks a version's runtime (the first, in
+// its list, whose first file the version holds), stats and reads the files that runtime names, and
+// hands over their bytes; a runtime never touches a store.
 //
 // A runtime:
-//   read(files)            sync and pure: parses and checks every byte it is given and returns the
+//   read(files, place)     sync and pure: parses and checks every byte it is given (an absent
+//                          optional file as undefined; `place` is the model and version its path
+//                          names, for a format that does not carry them) and returns the
 //                          description and the payload, or throws an Error whose message names the
 //                          member (`inputs[1].name: …`, and the file when a version has several); the
 //                          registry prefixes it with the version's first file, and refuses a
@@ -53,7 +55,12 @@
 
 export type Task = 'classification' | 'regression'
 
-export type NumericalInput = Readonly<{ name: string; type: 'numerical' }>
+/**
+ * What a numerical input takes, when its runtime is stricter than any finite number (FP64): an ONNX
+ * graph's tensor element type. Encoding (features.ts) refuses values the type cannot hold.
+ */
+export type NumericalDatatype = 'FP64' | 'FP32' | 'INT64' | 'INT32' | 'BOOL'
+export type NumericalInput = Readonly<{ name: string; type: 'numerical'; datatype?: NumericalDatatype }>
 export type CategoricalInput = Readonly<{ name: string; type: 'categorical'; levels: readonly string[] }>
 export type Input = NumericalInput | CategoricalInput
 
@@ -68,8 +75,15 @@ export type NumericalReference = Readonly<{ name: string; type: 'numerical'; edg
 export type CategoricalReference = Readonly<{ name: string; type: 'categorical'; levels: readonly string[]; proportions: readonly number[] }>
 export type FeatureReference = NumericalReference | CategoricalReference
 
-/** The reference of every input, in input order, over `rows` training rows. */
-export type Reference = Readonly<{ rows: number; features: readonly FeatureReference[] }>
+/**
+ * The reference of every input, in input order, over `rows` training rows, and, when known, of what
+ * the model answered on them (`predictions`: a classifier's label output as categorical over its
+ * classes, a regressor's value output as numerical; lib/profile/profile.ts `predictionInput`).
+ */
+export type Reference = Readonly<{ rows: number; features: readonly FeatureReference[]; predictions?: FeatureReference }>
+
+/** A tensor as OIP metadata shows it: -1 for a free dimension (the batch). */
+export type TensorSignature = Readonly<{ name: string; datatype: string; shape: readonly number[] }>
 
 export type Provenance = Readonly<{
   dataset: Readonly<{ name: string; source: string; rows: number }>
@@ -96,9 +110,16 @@ type Description = Readonly<{
    * The training mean and standard deviation of each numerical input, in input order: what
    * /api/v1/models/{name} shows so a client can draw realistic inputs (`svc loadgen` does).
    */
-  standardisation: Readonly<{ mean: readonly number[]; scale: readonly number[] }>
-  reference: Reference
-  provenance: Provenance
+  standardisation: Readonly<{ mean: readonly number[]; scale: readonly number[] }> | undefined
+  /** What drift is measured against; undefined for a version served without one (no profile). */
+  reference: Reference | undefined
+  /** How it was trained; undefined when its files do not say (a model trained elsewhere). */
+  provenance: Provenance | undefined
+  /**
+   * The tensors a client sends, as the model's own format declares them (an ONNX graph's inputs);
+   * undefined when the inputs themselves are the tensors (one [N] tensor each, FP64 or BYTES).
+   */
+  signature: readonly TensorSignature[] | undefined
   /** Hex SHA-256 of the version's content: equal digests are the same build. */
   sha256: string
 }>
@@ -119,6 +140,9 @@ export type Predictor = Readonly<{
   dispose(): void | Promise<void>
 }>
 
+/** The model and version a version's path names. */
+export type Place = Readonly<{ name: string; version: string }>
+
 /** What `Runtime.read` makes of a version's files. */
 export type ReadVersion<Payload> = Readonly<{ model: ModelVersion; payload: Payload }>
 
@@ -128,7 +152,9 @@ export type Runtime<Payload = unknown> = Readonly<{
   platform: string
   /** A version's files, relative to `<model>/<version>/`, at least one; the first marks a version as this runtime's. */
   files: readonly string[]
-  /** The files' bytes, in `files` order, checked and described. */
-  read(files: readonly Buffer[]): ReadVersion<Payload>
+  /** Files a version may hold beside those: read when present. */
+  optional: readonly string[]
+  /** The bytes of `files` then of `optional` (undefined when absent), checked and described. */
+  read(files: readonly (Buffer | undefined)[], place: Place): ReadVersion<Payload>
   load(model: ModelVersion, payload: Payload): Predictor | Promise<Predictor>
 }>

@@ -37,5 +37,4 @@ export type StoreOptions = Readonly<{
 }>
 
 export const DEFAULT_TIMEOUT_MS = 5000
-/** A model.json of a linear model or a small tree ensemble is kilobytes; 16 MiB leaves room for forests. */
-export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+export { DEFAULT_MAX_BYTES } from '../config/model-store.js'

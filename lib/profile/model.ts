@@ -5,6 +5,7 @@
 import { Registry } from 'prom-client'
 import type { StoreSpec } from '../config/model-store.js'
 import { createModelRegistry, type ModelEntry, type ServedModel } from '../models/registry.js'
+import { servedRuntimes } from '../models/runtimes.js'
 import { createStore } from '../models/storage.js'
 import type { Store } from '../models/store.js'
 import { createLogger } from '../telemetry/logger.js'
@@ -45,6 +46,7 @@ export const loadModel = async ({ store, name, version }: LoadModelOptions): Pro
     logger,
     metrics: new Registry(),
     reloadIntervalS: 0,
+    runtimes: servedRuntimes({ onnxThreads: 1 }),
   })
   await registry.load()
   const failures = logged

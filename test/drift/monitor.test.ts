@@ -33,7 +33,7 @@ const setup = async (t: Test, files = shippedFiles(), settings = SETTINGS): Prom
 /** `m` iris rows drawn with replacement, each feature moved by `shift` training standard deviations. */
 const irisRows = (served: ServedModel, m: number, shift = 0, seed = 1): Float64Array => {
   const random = mulberry32(seed)
-  const scale = served.model.standardisation.scale
+  const scale = (served.model.standardisation as NonNullable<typeof served.model.standardisation>).scale
   const table = new Float64Array(m * 4)
   for (let r = 0; r < m; r++) {
     const row = IRIS_ROWS[Math.floor(random() * IRIS_ROWS.length)] as number[]

@@ -132,7 +132,7 @@ const READ_ERRORS: readonly (Expected & { name: string; body: unknown; form?: 'v
     body: { inputs: [{ name: 'a', shape: [1], data: [1] }] },
     form: 'v2',
     code: 'INVALID_INPUT',
-    detail: /^input a: datatype must be one of FP64, FP32, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BYTES$/,
+    detail: /^input a: datatype must be one of FP64, FP32, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BOOL, BYTES$/,
     input: 'a',
   },
   {

@@ -418,13 +418,15 @@ t.test('the generated graphs read as onnx describes them', async (t) => {
   const graphs = await onnxGraphs(t)
   if (graphs === undefined) return
   for (const name of ONNX_GRAPHS) {
-    const params = graphs.params(name) as { inputs: unknown[]; outputs: unknown[]; zipmap?: unknown }
+    const params = graphs.params(name) as { inputs: unknown[]; outputs: unknown[]; zipmap?: unknown; classes?: unknown[] }
     const summary = inspectGraph(graphs.bytes(name))
     const described = (values: readonly { name: string; type: string; shape: unknown }[]) =>
       values.map(({ name, type, shape }) => (shape === undefined ? { name, type } : { name, type, shape }))
     t.same(described(summary.inputs), params.inputs, `${name}: inputs`)
     t.same(described(summary.outputs), params.outputs, `${name}: outputs`)
     t.same(summary.zipMaps, params.zipmap === undefined ? [] : [params.zipmap], `${name}: ZipMap`)
+    // Integer labels (classlabels_ints on LinearClassifier, _int64s on trees and ZipMap) read as text.
+    t.same(summary.classLabels, params.classes?.map(String), `${name}: class labels`)
   }
   t.same(
     ONNX_GRAPHS.filter((name) => inspectGraph(graphs.bytes(name)).zipMaps.length > 0),

@@ -12,7 +12,7 @@ t.test('the kernel runtime is "svc", reads one model.json and describes it with 
   t.equal(kernelRuntime.platform, 'svc')
   t.equal(KERNEL_PLATFORM, 'svc')
   t.same(kernelRuntime.files, ['model.json'])
-  const { model, payload } = kernelRuntime.read([artifactBytes('iris')])
+  const { model, payload } = kernelRuntime.read([artifactBytes('iris')], { name: 'iris', version: '1' })
   t.same(payload, parseArtifact(artifactBytes('iris')), 'the payload is the checked artifact')
   t.match(model, { name: 'iris', version: '1', platform: 'svc', type: 'logistic_regression', task: 'classification', sha256: payload.sha256 })
   t.equal(model.inputs, payload.inputs, 'shared, not copied')
@@ -25,11 +25,11 @@ t.test('the kernel runtime is "svc", reads one model.json and describes it with 
   const cars = describeArtifact(parseArtifact(artifactBytes('cars')))
   t.same({ name: cars.name, version: cars.version, task: cars.task, inputs: cars.inputs.length }, { name: 'cars', version: '1', task: 'regression', inputs: 7 })
   t.notOk('classes' in cars)
-  t.throws(() => kernelRuntime.read([Buffer.from('{}')]), { name: 'ArtifactError' }, 'read checks what it is given')
+  t.throws(() => kernelRuntime.read([Buffer.from('{}')], { name: 'iris', version: '1' }), { name: 'ArtifactError' }, 'read checks what it is given')
 })
 
 t.test('the kernel predictor answers synchronously what the kernel computes, in new arrays every call', async (t) => {
-  const { model, payload } = kernelRuntime.read([artifactBytes('iris')])
+  const { model, payload } = kernelRuntime.read([artifactBytes('iris')], { name: 'iris', version: '1' })
   const predictor = kernelRuntime.load(model, payload)
   t.notOk(predictor instanceof Promise, 'loaded synchronously')
   if (predictor instanceof Promise) return
@@ -49,7 +49,7 @@ t.test('the kernel predictor answers synchronously what the kernel computes, in 
   t.same([...probabilities], [...expected.probabilities])
   t.equal(predictor.dispose(), undefined, 'nothing to free')
 
-  const cars = kernelRuntime.read([artifactBytes('cars')])
+  const cars = kernelRuntime.read([artifactBytes('cars')], { name: 'cars', version: '1' })
   const regressor = kernelRuntime.load(cars.model, cars.payload)
   if (regressor instanceof Promise) return
   const { values } = regressor.predict(new Float64Array(14), 2) as ValuePrediction

@@ -17,6 +17,7 @@ const ROUTES: ReadonlyArray<readonly [labels: string, receiver: string]> = [
   ['alertname=SvcLatencyHigh environment=dev severity=warning', 'ops-email'],
   ['alertname=SvcSaturationHigh environment=stage severity=warning instance=10.0.2.10:8000', 'ops-email'],
   ['alertname=SvcDriftModerate environment=prod severity=warning model=iris feature=petal_length', 'ops-email'],
+  ['alertname=SvcPredictionDriftSevere environment=prod severity=page model=iris output=species', 'chat-page'],
   ['alertname=Watchdog severity=none', 'deadmans-switch'],
   // The heartbeat route comes first: whatever severity it were given, no person is notified.
   ['alertname=Watchdog severity=page', 'deadmans-switch'],

@@ -26,6 +26,8 @@ const REQUIRED: Readonly<Record<string, RegExp>> = {
   'model prediction rate': /svc_model_prediction_requests_total/,
   'model prediction latency': /svc_model_prediction_duration_seconds_bucket/,
   'PSI per feature': /by \(model, feature\) \(svc_drift_psi/,
+  'prediction PSI per output': /by \(model, output\) \(svc_drift_prediction_psi/,
+  'prediction drift alert rate': /by \(model, output, severity\) \(increase\(svc_drift_prediction_alerts_total/,
 }
 
 t.test('the dashboard: stable uid, datasource and environment variables, no __inputs', async (t) => {

@@ -14,6 +14,9 @@ const ALERTS = [
   'SvcDriftSevere',
   'SvcDriftSpike',
   'SvcDriftStale',
+  'SvcPredictionDriftModerate',
+  'SvcPredictionDriftSevere',
+  'SvcPredictionDriftSpike',
   'SvcTargetDown',
   'Watchdog',
 ]

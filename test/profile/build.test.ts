@@ -203,7 +203,7 @@ const fake = (isAsync: boolean, calls: Array<[number[], number]>): Predictor => 
 
 /** A shipped model, loaded by its runtime. */
 const shipped = async (name: string): Promise<{ model: ModelVersion; predictor: Predictor }> => {
-  const { model, payload } = kernelRuntime.read([artifactBytes(name)])
+  const { model, payload } = kernelRuntime.read([artifactBytes(name)], { name, version: '1' })
   return { model, predictor: await kernelRuntime.load(model, payload) }
 }
 
