@@ -6,6 +6,12 @@
 // Variants run in interleaved rounds and each figure is the median over the rounds, so a noisy
 // moment on the machine moves one sample, not the comparison.
 //
+// Predictions are also measured from a model store written for the run (onnx-store.ts), served with
+// SVC_MODEL_STORE: the kernel's iris beside ONNX Runtime's iris-sized classifier and 300-tree
+// forest, at batch 1 and 64, in the same rounds. Beside CPU µs per request the table prints rows
+// per CPU-second (rows ÷ the server's CPU seconds: the throughput of one core kept busy), and the
+// summary checks the ONNX targets against the kernel.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50),
 // BENCH_LOADGEN (wrk if installed, else autocannon).
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -17,6 +23,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startCollector } from './collector.js'
 import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
+import { createBenchStore, forestRows } from './onnx-store.js'
 import { inProcessRowNs, inProcessWindowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
@@ -47,11 +54,36 @@ const NEVER = otlp('parentbased_traceidratio', '0')
 const NO_DRIFT = { SVC_DRIFT_ENABLED: 'false' }
 const CLI = ['dist/bin/svc.js', '--log-level', 'info', '--port']
 const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
-const predict = (rows: number): Post => ({
+const predictRows = (model: string, instances: readonly Readonly<Record<string, number>>[]): Post => ({
   path: '/api/v1/predict',
-  body: JSON.stringify({ model: 'iris', instances: Array.from({ length: rows }, () => IRIS_ROW) }),
-  rows,
+  body: JSON.stringify({ model, instances }),
+  rows: instances.length,
 })
+const irisRows = (rows: number): (typeof IRIS_ROW)[] => Array.from({ length: rows }, () => IRIS_ROW)
+const predict = (rows: number, model = 'iris'): Post => predictRows(model, irisRows(rows))
+
+// The run's model store: iris for the kernel, and the ONNX graphs when /usr/bin/python3 can write them.
+const store = await createBenchStore(ROOT)
+const STORE = { SVC_MODEL_STORE: store.dir }
+const KERNEL_1 = 'store: kernel iris, batch 1'
+const KERNEL_64 = 'store: kernel iris, batch 64'
+const ONNX_1 = 'store: ONNX iris-size classifier, batch 1'
+const ONNX_64 = 'store: ONNX iris-size classifier, batch 64'
+const FOREST_1 = 'store: ONNX forest 300 trees, batch 1'
+const FOREST_64 = 'store: ONNX forest 300 trees, batch 64'
+const STORE_VARIANTS: readonly Variant[] = [
+  { name: KERNEL_1, args: CLI, env: STORE, post: predict(1) },
+  { name: KERNEL_64, args: CLI, env: STORE, post: predict(64) },
+  ...(store.skipped === undefined
+    ? [
+        { name: ONNX_1, args: CLI, env: STORE, post: predict(1, 'iris_onnx') },
+        { name: ONNX_64, args: CLI, env: STORE, post: predict(64, 'iris_onnx') },
+        { name: FOREST_1, args: CLI, env: STORE, post: predictRows('forest', forestRows(1)) },
+        { name: FOREST_64, args: CLI, env: STORE, post: predictRows('forest', forestRows(64)) },
+      ]
+    : []),
+]
+
 const VARIANTS: readonly Variant[] = [
   { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
   { name: 'svc CLI: logging (to a file) + metrics', args: CLI },
@@ -67,6 +99,7 @@ const VARIANTS: readonly Variant[] = [
   { name: 'logging + metrics', args: ['dist/test/bench/servers.js', 'both'] },
   { name: 'tracing layer only, sampled + OTLP', args: ['dist/test/bench/servers.js', 'tracing'], env: ALWAYS },
   { name: 'tracing layer only, unsampled', args: ['dist/test/bench/servers.js', 'tracing'], env: NEVER },
+  ...STORE_VARIANTS,
 ]
 
 /** wrk sends a body through a Lua script; one per request shape, written once. */
@@ -141,7 +174,9 @@ const logDir = await mkdtemp(join(tmpdir(), 'svc-bench-'))
 process.stdout.write(
   `node ${process.version}, ${availableParallelism()} CPUs, load: ${loadgen} ${CONNECTIONS} connections × ${SECONDS} s after ${WARMUP_SECONDS} s warm-up, ` +
     `median of ${ROUNDS} interleaved rounds, ` +
-    `${pinning ? 'server on CPU 0, load on CPU 1' : 'no CPU pinning'}; logs in ${logDir}\n\n`,
+    `${pinning ? 'server on CPU 0, load on CPU 1' : 'no CPU pinning'}; logs in ${logDir}\n` +
+    `"store:" variants serve SVC_MODEL_STORE=${store.dir}` +
+    (store.skipped === undefined ? ' (kernel iris, ONNX iris-size classifier, ONNX forest)\n\n' : `; ONNX rows skipped: ${store.skipped}\n\n`),
 )
 const rounds: Array<Map<string, Result>> = []
 for (let round = 0; round < ROUNDS; round++) {
@@ -162,6 +197,8 @@ const perRound = (figure: (round: Map<string, Result>) => number): number => med
 const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
 const [BARE, FULL, PREDICT_1, PREDICT_100, PREDICT_1_NO_DRIFT, PREDICT_100_NO_DRIFT, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] =
   VARIANTS.map((v) => v.name) as [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+const ONNX_BATCH_1_MAX_US = 15
+const ONNX_BATCH_64_MIN_ROWS = 200_000
 
 process.stdout.write('\n')
 const row = (cells: readonly string[]): string =>
@@ -169,8 +206,10 @@ const row = (cells: readonly string[]): string =>
     .slice(1)
     .map((c) => c.padStart(12))
     .join('')}\n`
-process.stdout.write(row(['variant', 'req/s', '× bare', 'p99 ms', 'CPU µs/req', 'server CPU', 'errors']))
-for (const { name } of VARIANTS) {
+process.stdout.write(row(['variant', 'req/s', '× bare', 'p99 ms', 'CPU µs/req', 'rows/CPU s', 'server CPU', 'errors']))
+/** Rows per second of server CPU: rows per request ÷ CPU seconds per request. */
+const rowsPerCpuSecond = (round: Map<string, Result>, name: string, rows: number): number => (rows * 1e6) / get(round, name).cpuUsPerRequest
+for (const { name, post } of VARIANTS) {
   process.stdout.write(
     row([
       name,
@@ -178,6 +217,7 @@ for (const { name } of VARIANTS) {
       perRound((r) => get(r, name).rps / get(r, BARE).rps).toFixed(2),
       perRound((r) => get(r, name).p99Ms).toFixed(2),
       perRound((r) => get(r, name).cpuUsPerRequest).toFixed(1),
+      post === undefined ? '' : perRound((r) => rowsPerCpuSecond(r, name, post.rows)).toFixed(0),
       `${(perRound((r) => get(r, name).serverCpu) * 100).toFixed(0)} %`,
       String(rounds.reduce((sum, r) => sum + get(r, name).errors, 0)),
     ]),
@@ -198,5 +238,24 @@ process.stdout.write(
     `Drift window (on minus off, CPU µs per request): batch 1 ${drift(PREDICT_1, PREDICT_1_NO_DRIFT)}, batch 100 ${drift(PREDICT_100, PREDICT_100_NO_DRIFT)}; ` +
     `in process ${inProcessWindowNs(1).toFixed(0)} ns per request of 1 row, ${inProcessWindowNs(100).toFixed(0)} ns per request of 100\n`,
 )
+const verdict = (isMet: boolean): string => (isMet ? 'met' : 'NOT met')
+const over = (name: string, base: string): number => perRound((r) => get(r, name).cpuUsPerRequest - get(r, base).cpuUsPerRequest)
+const rows64 = (name: string): number => perRound((r) => rowsPerCpuSecond(r, name, 64))
+if (store.skipped !== undefined) {
+  process.stdout.write(`ONNX: skipped, ${store.skipped}\n`)
+} else {
+  const extra = over(ONNX_1, KERNEL_1)
+  const small = rows64(ONNX_64)
+  process.stdout.write(
+    `ONNX batch 1, CPU µs per request over the kernel's (median of per-round differences, same store): iris-size classifier ` +
+      `${extra.toFixed(1)} (target ≤ ${ONNX_BATCH_1_MAX_US}: ${verdict(extra <= ONNX_BATCH_1_MAX_US)}), forest ${over(FOREST_1, KERNEL_1).toFixed(1)}; ` +
+      `the kernel from the store over the shipped one: ${over(KERNEL_1, PREDICT_1).toFixed(1)}\n` +
+      `ONNX batch 64, rows per CPU-second of the one-core server: iris-size classifier ${small.toFixed(0)} ` +
+      `(target ≥ ${ONNX_BATCH_64_MIN_ROWS}: ${verdict(small >= ONNX_BATCH_64_MIN_ROWS)}), kernel ${rows64(KERNEL_64).toFixed(0)}, ` +
+      `forest ${rows64(FOREST_64).toFixed(0)}; over HTTP (req/s × 64): ${(perRound((r) => get(r, ONNX_64).rps) * 64).toFixed(0)}, ` +
+      `${(perRound((r) => get(r, KERNEL_64).rps) * 64).toFixed(0)}, ${(perRound((r) => get(r, FOREST_64).rps) * 64).toFixed(0)}\n`,
+  )
+}
 collector.close()
+await store.remove()
 if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1
