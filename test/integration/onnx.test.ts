@@ -86,7 +86,10 @@ const checkClassifier = (t: Test, body: Json, expected: readonly number[][], cla
     expected.map((row) => classes[argmax(row)]),
     'the label is the most probable class',
   )
-  t.same({ name: probabilities.name, datatype: probabilities.datatype, shape: probabilities.shape }, { name: names[1], datatype: 'FP64', shape: [expected.length, classes.length] })
+  t.same(
+    { name: probabilities.name, datatype: probabilities.datatype, shape: probabilities.shape },
+    { name: names[1], datatype: 'FP64', shape: [expected.length, classes.length] },
+  )
   expected.flat().forEach((p, k) => t.ok(Math.abs(probabilities.data[k] - p) < 1e-6, `probability ${k}: ${probabilities.data[k]} ≈ ${p}`))
   for (let r = 0; r < expected.length; r++) {
     const sum = (probabilities.data as number[]).slice(r * classes.length, (r + 1) * classes.length).reduce((a, b) => a + b, 0)
@@ -204,7 +207,12 @@ t.test('a dense network takes its classes from metadata.json', async (t) => {
   const s = await serve(t, root)
   const p = graphs.params('dense') as { w1: number[][]; b1: number[]; w2: number[][]; b2: number[] }
   const expected = ROWS.map((x) => {
-    const hidden = p.b1.map((b, h) => Math.max(0, x.reduce((sum, v, f) => sum + v * ((p.w1[f] as number[])[h] as number), b)))
+    const hidden = p.b1.map((b, h) =>
+      Math.max(
+        0,
+        x.reduce((sum, v, f) => sum + v * ((p.w1[f] as number[])[h] as number), b),
+      ),
+    )
     return softmax(p.b2.map((b, c) => hidden.reduce((sum, v, h) => sum + v * ((p.w2[h] as number[])[c] as number), b)))
   })
   const res = await s.post('/v2/models/dense/infer', { inputs: [{ name: 'X', datatype: 'FP32', shape: [3, 4], data: ROWS }] })
@@ -250,7 +258,10 @@ t.test('string, whole-number, double and flag inputs: what the graph takes, and 
   ]
   const typedValues = typedRows.map(
     (row) =>
-      tp.intercept + (tp.coefficients[0] as number) * row.count + (tp.coefficients[1] as number) * row.ratio + (tp.coefficients[2] as number) * (row.flag ? 1 : 0),
+      tp.intercept +
+      (tp.coefficients[0] as number) * row.count +
+      (tp.coefficients[1] as number) * row.ratio +
+      (tp.coefficients[2] as number) * (row.flag ? 1 : 0),
   )
   const typed = await s.post('/api/v1/predict', { model: 'typed', instances: typedRows })
   t.same(typed.body.outputs, [{ name: 'variable', datatype: 'FP64', shape: [2], data: typedValues }], `${typedValues.join(', ')}`)
@@ -339,7 +350,8 @@ t.test('requests a graph cannot take are 400s naming the input, never 500s', asy
   const nan = await s.post('/api/v1/predict', { model: 'lin', instances: [{ sepal_length: 1, sepal_width: 2, petal_length: 3, petal_width: Number.NaN }] })
   t.match(nan.body, { status: 400, input: 'petal_width' }, 'NaN arrives as null: a missing value, refused')
   const scrape = await (await fetch(`${s.base}/metrics`)).text()
-  const outcome = (name: string) => sample(scrape, 'svc_model_prediction_requests_total', { model: 'lin', version: '1', outcome: name, environment: 'dev' }) ?? Number.NaN
+  const outcome = (name: string) =>
+    sample(scrape, 'svc_model_prediction_requests_total', { model: 'lin', version: '1', outcome: name, environment: 'dev' }) ?? Number.NaN
   t.equal(outcome('client_error'), cases.length + 2, 'each refusal counted as the client’s')
   t.equal(outcome('server_error'), 0, 'none as the server’s')
 })
@@ -378,7 +390,10 @@ t.test('a broken version is UNAVAILABLE with a reason, every other model keeps s
     const res = await s.post(`/v2/models/${name}/infer`, { inputs: [{ name: 'X', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }] })
     t.equal(res.status, 503, `${name}: 503 MODEL_NOT_READY`)
   }
-  t.match(models.find((m: Json) => m.name === 'good'), { state: 'READY' })
+  t.match(
+    models.find((m: Json) => m.name === 'good'),
+    { state: 'READY' },
+  )
   const good = await s.post('/v2/models/good/infer', { inputs: [{ name: 'X', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }] })
   t.equal(good.status, 200, 'the good model serves beside the broken ones')
   const logged = s.lines().filter((line) => line.event === 'model_unavailable')
@@ -396,10 +411,19 @@ t.test('hot reload: a broken new version leaves the old one serving; a good one 
   const before = await s.post('/v2/models/lin/infer', body)
   t.equal(before.status, 200)
 
-  await place(graphs, root, 'lin', { '1': { graph: 'linear-zipmap', metadata: IRIS_METADATA }, '2': { graph: 'unknown-operator', metadata: { features: IRIS_FEATURES } } }, '2')
+  await place(
+    graphs,
+    root,
+    'lin',
+    { '1': { graph: 'linear-zipmap', metadata: IRIS_METADATA }, '2': { graph: 'unknown-operator', metadata: { features: IRIS_FEATURES } } },
+    '2',
+  )
   await s.app.models.reload()
   t.match(s.app.models.entry('lin'), { state: 'READY', defaultVersion: '1', versions: ['1'] }, 'the broken default is not taken up')
-  t.match(s.lines().find((l) => l.event === 'model_reload_failed'), { model: 'lin', reason: /onnxruntime cannot load the graph/ })
+  t.match(
+    s.lines().find((l) => l.event === 'model_reload_failed'),
+    { model: 'lin', reason: /onnxruntime cannot load the graph/ },
+  )
   t.same((await s.post('/v2/models/lin/infer', body)).body.outputs, before.body.outputs, 'version 1 still answers')
 
   // Versions 2 and 3 alternate as the default while requests run: every request is answered by one of them.

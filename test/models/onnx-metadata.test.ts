@@ -109,11 +109,7 @@ t.test('features and classes must be non-empty arrays of distinct names of 1 to 
 
 t.test('levels must be an object of input name to a non-empty array of distinct strings', async (t) => {
   for (const value of [[], ['a'], null, 'colour', 1])
-    t.throws(
-      () => parseOnnxMetadata(json({ levels: value })),
-      { message: /^levels: must be an object of input name to its strings$/ },
-      JSON.stringify(value),
-    )
+    t.throws(() => parseOnnxMetadata(json({ levels: value })), { message: /^levels: must be an object of input name to its strings$/ }, JSON.stringify(value))
   t.throws(() => parseOnnxMetadata(json({ levels: { colour: [] } })), { message: /^levels\.colour: must be a non-empty array of strings$/ })
   t.throws(() => parseOnnxMetadata(json({ levels: { colour: 'red' } })), { message: /^levels\.colour: must be a non-empty array of strings$/ })
   t.throws(() => parseOnnxMetadata(json({ levels: { size: ['S'], colour: ['red', 2] } })), {

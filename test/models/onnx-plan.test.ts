@@ -69,10 +69,10 @@ t.test('the element type of a [N, F] input is each feature’s datatype and the 
     t.strictSame(
       model.inputs.map((i) => (i.type === 'numerical' ? i.datatype : i.type)),
       [datatype, datatype],
-      TYPE_NAMES[elemType],
+      kind,
     )
-    t.equal(planned.feeds[0]?.kind, kind, TYPE_NAMES[elemType])
-    t.strictSame(model.signature, [{ name: 'X', datatype, shape: [-1, 2] }], TYPE_NAMES[elemType])
+    t.equal(planned.feeds[0]?.kind, kind)
+    t.strictSame(model.signature, [{ name: 'X', datatype, shape: [-1, 2] }], kind)
   }
 })
 
@@ -253,7 +253,9 @@ t.test('a graph that takes no input is refused', async (t) => {
 })
 
 t.test('metadata levels must name a string input of the graph', async (t) => {
-  t.throws(() => plan(MIXED, meta({ levels: { colour: COLOURS, x: ['0', '1'] } })), { message: /^metadata\.json levels\.x: x is not a string input of the graph$/ })
+  t.throws(() => plan(MIXED, meta({ levels: { colour: COLOURS, x: ['0', '1'] } })), {
+    message: /^metadata\.json levels\.x: x is not a string input of the graph$/,
+  })
   t.throws(() => plan(MIXED, meta({ levels: { colour: COLOURS, size: ['S', 'M'] } })), {
     message: /^metadata\.json levels\.size: size is not a string input of the graph$/,
   })
@@ -281,6 +283,16 @@ t.test('one float output of one value per row is a regressor’s, fetched alone'
   const noisy = summary([INPUT], [sequenceOfMaps('extra'), tensor('cube', FLOAT, ['N', 1, 1]), tensor('variable', FLOAT, ['N', 1])])
   t.equal(plan(noisy, FEATURES).plan.fetch, 'variable', 'outputs that are not tensors of rank 1 or 2 are passed over')
   t.equal(plan(summary([INPUT], [tensor('variable', FLOAT, ['N', 1])]), meta({ ...FEATURES, task: 'regression' })).model.task, 'regression', 'said so')
+})
+
+t.test('an output tensor of no element type is neither probabilities, values nor a label', async (t) => {
+  // inspectGraph gives every tensor its element type; GraphValue allows none, and none is no float.
+  const untyped = (name: string, shape: Shape): GraphValue => ({ name, type: 'tensor(float)', elemType: undefined, shape })
+  const graph = summary([INPUT], [untyped('label', ['N']), untyped('scores', ['N', 3]), tensor('variable', FLOAT, ['N', 1])])
+  const { model, plan: planned } = plan(graph, FEATURES)
+  t.equal(model.task, 'regression', 'no label output and no wide float output: a regressor')
+  t.equal(planned.fetch, 'variable')
+  t.throws(() => plan(summary([INPUT], [untyped('variable', ['N', 1])]), FEATURES), { message: /^the graph has no float output of one value per row/ })
 })
 
 t.test('a regression needs a float output of one value per row', async (t) => {
@@ -387,7 +399,11 @@ t.test('a probabilities output must have one column per class', async (t) => {
 t.test('a classifier needs a float output for its probabilities', async (t) => {
   const message = /^the graph has no float output of class probabilities \(\[N, C\]\)$/
   t.throws(() => plan(summary([INPUT], [tensor('label', INT64, ['N'])], IRIS), FEATURES), { message }, 'a label alone')
-  t.throws(() => plan(summary([INPUT], [tensor('label', STRING, ['N']), sequenceOfMaps('probabilities')], IRIS), FEATURES), { message }, 'a ZipMap not rewritten')
+  t.throws(
+    () => plan(summary([INPUT], [tensor('label', STRING, ['N']), sequenceOfMaps('probabilities')], IRIS), FEATURES),
+    { message },
+    'a ZipMap not rewritten',
+  )
   t.throws(() => plan(summary([INPUT], [tensor('label', INT32, ['N', 1]), tensor('scores', INT64, ['N', 3])], IRIS), FEATURES), { message }, 'integer scores')
 })
 
@@ -436,20 +452,28 @@ t.test('a profile that matches the inputs becomes the reference, with its predic
   // A classifier's predictions are profiled as its label output, categorical over its classes.
   const classifier = summary([tensor('x', FLOAT, ['N'])], [tensor('label', INT64, ['N']), tensor('probabilities', FLOAT, ['N', 2])], ['no', 'yes'])
   const labels = { name: 'label', type: 'categorical', levels: ['no', 'yes'], proportions: [0.75, 0.25] }
-  const classified = plan(classifier, NO_METADATA, { ...FILES, profile: profileBytes({ format_version: 1, rows: 4, features: [X_REFERENCE], predictions: labels }) })
+  const classified = plan(classifier, NO_METADATA, {
+    ...FILES,
+    profile: profileBytes({ format_version: 1, rows: 4, features: [X_REFERENCE], predictions: labels }),
+  })
   t.strictSame(classified.model.reference, { rows: 4, features: [X_REFERENCE], predictions: labels })
 })
 
 t.test('a profile that does not describe the inputs or answers is refused, prefixed with its file', async (t) => {
   const profile = (p: unknown) => ({ ...FILES, profile: profileBytes(p) })
-  t.throws(() => plan(MIXED, NO_METADATA, profile({ format_version: 1, rows: 8, features: [X_REFERENCE, COLOUR_REFERENCE, X_REFERENCE] })), {
+  t.throws(() => plan(MIXED, NO_METADATA, profile({ format_version: 1, rows: 8, features: [X_REFERENCE, COLOUR_REFERENCE, { ...X_REFERENCE, name: 'z' }] })), {
     message: /^profile\.json features: must have one entry per input \(2\), has 3$/,
   })
   t.throws(() => plan(MIXED, NO_METADATA, profile({ format_version: 1, rows: 8, features: [COLOUR_REFERENCE, X_REFERENCE] })), {
     message: /^profile\.json features\[0\]: must describe x \(numerical\), describes colour \(categorical\)$/,
   })
   t.throws(
-    () => plan(MIXED, NO_METADATA, profile({ format_version: 1, rows: 8, features: [X_REFERENCE, COLOUR_REFERENCE], predictions: { ...VALUE_REFERENCE, name: 'y' } })),
+    () =>
+      plan(
+        MIXED,
+        NO_METADATA,
+        profile({ format_version: 1, rows: 8, features: [X_REFERENCE, COLOUR_REFERENCE], predictions: { ...VALUE_REFERENCE, name: 'y' } }),
+      ),
     { message: /^profile\.json predictions: must describe variable \(numerical\), describes y \(numerical\)$/ },
   )
 })
@@ -473,7 +497,11 @@ t.test('sha256 is a hex digest of all three files: a change to any, or a file co
   const others = {
     'another model': digest({ model: Buffer.from('other bytes of model.onnx'), metadata: Buffer.from('{}'), profile }),
     'other metadata': digest({ model: MODEL_BYTES, metadata: Buffer.from('{ }'), profile }),
-    'another profile': digest({ model: MODEL_BYTES, metadata: Buffer.from('{}'), profile: profileBytes({ format_version: 1, rows: 9, features: [X_REFERENCE] }) }),
+    'another profile': digest({
+      model: MODEL_BYTES,
+      metadata: Buffer.from('{}'),
+      profile: profileBytes({ format_version: 1, rows: 9, features: [X_REFERENCE] }),
+    }),
     'no metadata': digest({ model: MODEL_BYTES, metadata: undefined, profile }),
     'empty metadata': digest({ model: MODEL_BYTES, metadata: Buffer.alloc(0), profile }),
     'no profile': digest({ model: MODEL_BYTES, metadata: Buffer.from('{}'), profile: undefined }),
