@@ -31,19 +31,7 @@ export class FeatureWindow {
 
   /** Appends the first `rows` rows of `features` (row-major, `width` a row), dropping the oldest. */
   record(features: Float64Array, rows: number): void {
-    const { width, capacity, values } = this
-    // Rows a batch would overwrite before the batch ends are skipped, not copied twice.
-    const skipped = rows > capacity ? rows - capacity : 0
-    let slot = (this.next + skipped) % capacity
-    for (let r = skipped; r < rows; r++) {
-      const from = r * width
-      const to = slot * width
-      for (let j = 0; j < width; j++) values[to + j] = features[from + j] as number
-      slot = slot + 1 === capacity ? 0 : slot + 1
-    }
-    this.next = slot
-    this.total += rows
-    this.size = Math.min(capacity, this.size + rows)
+    this.append(features, rows, this.width, undefined)
   }
 
   /**
@@ -51,15 +39,20 @@ export class FeatureWindow {
    * value, what the model answered for it (`answers[r]`; NaN, missing, when there are none).
    */
   recordAnswered(features: Float64Array, rows: number, answers: ArrayLike<number> | undefined): void {
+    this.append(features, rows, this.width - 1, answers)
+  }
+
+  /** Copies `inputs` values a row, and the row's answer into the last slot when `inputs` < `width`. */
+  private append(features: Float64Array, rows: number, inputs: number, answers: ArrayLike<number> | undefined): void {
     const { width, capacity, values } = this
-    const inputs = width - 1
+    // Rows a batch would overwrite before the batch ends are skipped, not copied twice.
     const skipped = rows > capacity ? rows - capacity : 0
     let slot = (this.next + skipped) % capacity
     for (let r = skipped; r < rows; r++) {
       const from = r * inputs
       const to = slot * width
       for (let j = 0; j < inputs; j++) values[to + j] = features[from + j] as number
-      values[to + inputs] = answers === undefined ? Number.NaN : (answers[r] as number)
+      if (inputs < width) values[to + inputs] = answers === undefined ? Number.NaN : (answers[r] as number)
       slot = slot + 1 === capacity ? 0 : slot + 1
     }
     this.next = slot

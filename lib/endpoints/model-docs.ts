@@ -18,12 +18,23 @@ const NAME = pathParameter('name', 'The model', 'iris')
 const VERSION = pathParameter('version', 'One of its versions', '1')
 
 const stringArray: Schema = { type: 'array', items: { type: 'string' } }
-const shape: Schema = { type: 'array', items: { type: 'integer' }, description: 'Dimensions; -1 is the batch dimension' }
+const shape: Schema = { type: 'array', items: { type: 'integer' }, description: 'Dimensions; -1 is a free one (the batch)' }
+/** What a tensor of the metadata may hold: FP64 and BYTES for svc's models, an ONNX graph's own input types. */
+const METADATA_DATATYPES = ['FP64', 'FP32', 'INT64', 'INT32', 'BOOL', 'BYTES']
+const PLATFORM: Schema = {
+  type: 'string',
+  enum: ['svc', 'onnxruntime'],
+  description: "The runtime that serves it: svc's own kernel, or ONNX Runtime for a model.onnx",
+}
+const nullableReference: Schema = {
+  type: ['object', 'null'],
+  description: 'The training distribution drift is measured against: bin `edges` and `proportions`, or level `proportions`; null without a reference',
+}
 
 const TENSOR_METADATA: Schema = {
   type: 'object',
   required: ['name', 'datatype', 'shape'],
-  properties: { name: { type: 'string' }, datatype: { type: 'string', enum: ['FP64', 'BYTES'] }, shape },
+  properties: { name: { type: 'string' }, datatype: { type: 'string', enum: METADATA_DATATYPES }, shape },
 }
 
 const SUMMARY: Schema = {
@@ -33,7 +44,7 @@ const SUMMARY: Schema = {
     name: { type: 'string' },
     versions: { ...stringArray, description: 'Versions loaded and servable' },
     default_version: { type: ['string', 'null'], description: "The manifest's default version; null when unknown" },
-    platform: { type: 'string', const: 'svc', description: "svc's own kernel runs the models" },
+    platform: PLATFORM,
     state: { type: 'string', enum: ['READY', 'UNAVAILABLE'] },
     reason: { type: ['string', 'null'], description: 'Why it is UNAVAILABLE; null when READY' },
   },
@@ -42,11 +53,12 @@ const SUMMARY: Schema = {
 const DRIFT: Schema = {
   type: 'object',
   description:
-    'Drift of the live inputs from the training distribution: the population stability index (PSI) of each feature over a window ' +
-    'of recent rows, as of the last scheduled check. Only `status` when monitoring is off (`disabled`).',
+    'Drift of the live inputs and answers from the training distribution: the population stability index (PSI) of each feature, ' +
+    'and of what the model answered, over a window of recent rows, as of the last scheduled check. Only `status` when monitoring is ' +
+    'off (`disabled`); `no_reference` for a model served without a reference (an ONNX model without profile.json).',
   required: ['status'],
   properties: {
-    status: { type: 'string', enum: ['ok', 'insufficient_data', 'error', 'not_checked', 'disabled'] },
+    status: { type: 'string', enum: ['ok', 'insufficient_data', 'no_reference', 'error', 'not_checked', 'disabled'] },
     checked_at: { type: ['string', 'null'], format: 'date-time', description: 'The last check of any result; null before the first' },
     scored_at: { type: ['string', 'null'], format: 'date-time', description: 'The last check that computed PSI; null before the first' },
     version: { type: ['string', 'null'], description: 'The version the scores were computed for' },
@@ -62,21 +74,23 @@ const DRIFT: Schema = {
       properties: { moderate: { type: 'number', minimum: 0 }, severe: { type: 'number', minimum: 0 } },
       description: 'PSI at or above which drift is moderate, and severe',
     },
-    features: {
-      type: 'array',
-      description: 'The scores of the last check that computed PSI',
-      items: {
-        type: 'object',
-        required: ['name', 'psi', 'severity'],
-        properties: {
-          name: { type: 'string' },
-          psi: { type: 'number', minimum: 0 },
-          severity: { type: 'string', enum: ['none', 'moderate', 'severe'] },
-          samples: { type: 'integer', minimum: 0 },
-          missing: { type: 'integer', minimum: 0 },
-        },
-      },
+    features: { type: 'array', description: 'The scores of the last check that computed PSI', items: ref('FeatureDrift') },
+    predictions: {
+      description: "The answers' score (`name` is the label or value output) at the last check that scored them; null when not scored",
+      oneOf: [ref('FeatureDrift'), { type: 'null' }],
     },
+  },
+}
+
+const FEATURE_DRIFT: Schema = {
+  type: 'object',
+  required: ['name', 'psi', 'severity'],
+  properties: {
+    name: { type: 'string' },
+    psi: { type: 'number', minimum: 0 },
+    severity: { type: 'string', enum: ['none', 'moderate', 'severe'] },
+    samples: { type: 'integer', minimum: 0 },
+    missing: { type: 'integer', minimum: 0 },
   },
 }
 
@@ -88,7 +102,10 @@ const DETAIL: Schema = {
       type: 'object',
       properties: {
         version: { type: 'string', description: 'The version described' },
-        type: { type: 'string', enum: ['logistic_regression', 'linear_regression'] },
+        type: {
+          type: 'string',
+          description: "The model family: `logistic_regression` or `linear_regression` for svc's own, metadata.json's `type` (else `onnx`) for an ONNX model",
+        },
         task: { type: 'string', enum: ['classification', 'regression'] },
         inputs: {
           type: 'array',
@@ -97,39 +114,48 @@ const DETAIL: Schema = {
             required: ['name', 'datatype', 'shape', 'type'],
             properties: {
               name: { type: 'string' },
-              datatype: { type: 'string', enum: ['FP64', 'BYTES'] },
+              datatype: { type: 'string', enum: METADATA_DATATYPES, description: 'What the input takes: FP64, an ONNX graph’s own type, or BYTES' },
               shape,
               type: { type: 'string', enum: ['numerical', 'categorical'] },
               levels: { ...stringArray, description: 'A categorical input: its values' },
-              reference: {
-                type: 'object',
-                description: 'The training distribution drift is measured against: bin `edges` and `proportions`, or level `proportions`',
-              },
+              reference: nullableReference,
               standardisation: {
                 type: 'object',
-                description: 'A numerical input: the training mean and standard deviation the model standardises with',
+                description: "A numerical input of svc's own models: the training mean and standard deviation the model standardises with",
                 properties: { mean: { type: 'number' }, scale: { type: 'number' } },
               },
             },
           },
         },
-        reference_rows: { type: 'integer', minimum: 1, description: 'Training rows the reference distributions were taken from' },
-        outputs: { type: 'array', items: ref('TensorMetadata') },
+        reference_rows: { type: ['integer', 'null'], minimum: 1, description: 'Training rows the reference distributions were taken from' },
+        outputs: {
+          type: 'array',
+          description: 'The response tensors; the first (label or value) with the reference of the answers, or null',
+          items: { allOf: [ref('TensorMetadata'), { type: 'object', properties: { reference: nullableReference } }] },
+        },
         classes: { ...stringArray, description: 'A classifier: the class names, in probability column order' },
-        metrics: { type: 'object', additionalProperties: { type: 'number' }, description: 'Measured on the held-out split' },
+        metrics: {
+          type: ['object', 'null'],
+          additionalProperties: { type: 'number' },
+          description: 'Measured on the held-out split; null for a model trained elsewhere',
+        },
         dataset: {
-          type: 'object',
+          type: ['object', 'null'],
           required: ['name', 'source', 'rows'],
           properties: { name: { type: 'string' }, source: { type: 'string' }, rows: { type: 'integer', minimum: 0 } },
         },
-        sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Of the artifact (RFC 8785 canonical JSON, without this member)' },
+        sha256: {
+          type: 'string',
+          pattern: '^[0-9a-f]{64}$',
+          description: "Of the artifact (RFC 8785 canonical JSON, without this member), or of an ONNX version's files",
+        },
         drift: ref('DriftReport'),
       },
     },
   ],
 }
 
-const DATATYPES = [...NUMERIC_DATATYPES, 'BYTES']
+const DATATYPES = [...NUMERIC_DATATYPES, 'BOOL', 'BYTES']
 
 const INPUT_TENSOR: Schema = {
   type: 'object',
@@ -137,9 +163,14 @@ const INPUT_TENSOR: Schema = {
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, description: 'A model input, or any other name for one [N, F] tensor of every input in model order' },
-    datatype: { type: 'string', enum: DATATYPES, description: 'Numerical inputs take the numeric types; categorical ones BYTES' },
+    datatype: {
+      type: 'string',
+      enum: DATATYPES,
+      description:
+        "Numerical inputs take the numeric types (an ONNX graph's INT64 or INT32 input an integer type, its BOOL input BOOL); categorical ones BYTES",
+    },
     shape: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1, maxItems: 2, description: '[N] or [N, F]' },
-    data: { type: 'array', description: 'Row-major, flat or (for [N, F]) N nested rows; numbers, or strings for BYTES' },
+    data: { type: 'array', description: 'Row-major, flat or (for [N, F]) N nested rows; numbers, true or false for BOOL, strings for BYTES' },
     parameters: { type: 'object', description: 'Accepted and ignored' },
   },
 }
@@ -201,7 +232,7 @@ const METADATA: Schema = {
   properties: {
     name: { type: 'string' },
     versions: stringArray,
-    platform: { type: 'string', const: 'svc' },
+    platform: PLATFORM,
     inputs: { type: 'array', items: ref('TensorMetadata') },
     outputs: { type: 'array', items: ref('TensorMetadata') },
   },
@@ -221,6 +252,7 @@ const SCHEMAS: Readonly<Record<string, Schema>> = {
   ModelList: { type: 'object', required: ['models'], properties: { models: { type: 'array', items: ref('ModelSummary') } } },
   ModelDetail: DETAIL,
   DriftReport: DRIFT,
+  FeatureDrift: FEATURE_DRIFT,
   TensorMetadata: TENSOR_METADATA,
   InputTensor: INPUT_TENSOR,
   InferRequest: INFER_REQUEST,

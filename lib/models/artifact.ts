@@ -23,6 +23,9 @@
 //                               edges[i-1] <= v < edges[i], the outer bins open (see
 //                               `referenceBin` in lib/drift/psi.ts); edges.length + 1 proportions.
 //                   categorical { name, type, levels, proportions }: one proportion per level.
+//                   And `predictions`, optional: what the model answered on those rows, shaped as
+//                   an entry (a classifier's label output categorical over its classes, a
+//                   regressor's value output numerical), for prediction drift.
 //   provenance      { dataset: { name, source, rows }, seed, split, method, hyperparameters,
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
@@ -217,33 +220,37 @@ const checkProportions = (value: unknown, field: string, length: number): void =
     throw new ArtifactError('INVALID_REFERENCE', field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
 }
 
-const checkReference = (value: unknown, inputs: readonly Input[]): void => {
-  const reference = object(value, 'reference', ['rows', 'features'])
+/** One entry of a reference, describing `input`: what it holds and its shares. */
+const checkEntry = (value: unknown, field: string, input: Input): void => {
+  const members = input.type === 'numerical' ? ['name', 'type', 'edges', 'proportions'] : ['name', 'type', 'levels', 'proportions']
+  const feature = object(value, field, members)
+  if (feature['name'] !== input.name || feature['type'] !== input.type)
+    throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
+  if (input.type === 'numerical') {
+    const edges = array(feature['edges'], `${field}.edges`)
+    edges.forEach((edge, j) => {
+      finite(edge, `${field}.edges[${j}]`)
+      if (j > 0 && (edge as number) <= (edges[j - 1] as number))
+        throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
+    })
+    checkProportions(feature['proportions'], `${field}.proportions`, edges.length + 1)
+  } else {
+    const levels = array(feature['levels'], `${field}.levels`)
+    if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j]))
+      throw new ArtifactError('INVALID_REFERENCE', `${field}.levels`, `must equal the input's levels`)
+    checkProportions(feature['proportions'], `${field}.proportions`, levels.length)
+  }
+}
+
+const checkReference = (value: unknown, inputs: readonly Input[], answers: Input): void => {
+  const hasPredictions = typeof value === 'object' && value !== null && Object.hasOwn(value, 'predictions')
+  const reference = object(value, 'reference', hasPredictions ? ['rows', 'features', 'predictions'] : ['rows', 'features'])
   if (count(reference['rows'], 'reference.rows') === 0) throw schema('reference.rows', 'must be positive')
   const features = array(reference['features'], 'reference.features')
   if (features.length !== inputs.length)
     throw new ArtifactError('DIMENSION_MISMATCH', 'reference.features', `must have one entry per input (${inputs.length}), has ${features.length}`)
-  inputs.forEach((input, i) => {
-    const field = `reference.features[${i}]`
-    const members = input.type === 'numerical' ? ['name', 'type', 'edges', 'proportions'] : ['name', 'type', 'levels', 'proportions']
-    const feature = object(features[i], field, members)
-    if (feature['name'] !== input.name || feature['type'] !== input.type)
-      throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
-    if (input.type === 'numerical') {
-      const edges = array(feature['edges'], `${field}.edges`)
-      edges.forEach((edge, j) => {
-        finite(edge, `${field}.edges[${j}]`)
-        if (j > 0 && (edge as number) <= (edges[j - 1] as number))
-          throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
-      })
-      checkProportions(feature['proportions'], `${field}.proportions`, edges.length + 1)
-    } else {
-      const levels = array(feature['levels'], `${field}.levels`)
-      if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j]))
-        throw new ArtifactError('INVALID_REFERENCE', `${field}.levels`, `must equal the input's levels`)
-      checkProportions(feature['proportions'], `${field}.proportions`, levels.length)
-    }
-  })
+  inputs.forEach((input, i) => checkEntry(features[i], `reference.features[${i}]`, input))
+  if (hasPredictions) checkEntry(reference['predictions'], 'reference.predictions', answers)
 }
 
 const checkProvenance = (value: unknown): void => {
@@ -339,7 +346,11 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
     parameter(b, `parameters.intercepts[${k}]`)
   })
 
-  checkReference(artifact['reference'], inputs)
+  const [answers] = artifact['outputs'] as readonly Output[]
+  const answered: Input = isLogistic
+    ? { name: (answers as Output).name, type: 'categorical', levels: classes }
+    : { name: (answers as Output).name, type: 'numerical' }
+  checkReference(artifact['reference'], inputs, answered)
   checkProvenance(artifact['provenance'])
   return deepFreeze(artifact) as Artifact
 }

@@ -25,7 +25,14 @@ export type OnnxMetadata = Readonly<{
   type: string
 }>
 
-export const NO_METADATA: OnnxMetadata = Object.freeze({ features: undefined, classes: undefined, levels: Object.freeze({}), task: undefined, type: 'onnx' })
+// Levels are looked up by input name: no prototype, so an input named `constructor` has none.
+export const NO_METADATA: OnnxMetadata = Object.freeze({
+  features: undefined,
+  classes: undefined,
+  levels: Object.freeze(Object.create(null) as Record<string, readonly string[]>),
+  task: undefined,
+  type: 'onnx',
+})
 
 const MEMBERS: readonly string[] = ['features', 'classes', 'levels', 'task', 'type']
 const TASKS: readonly string[] = ['classification', 'regression']

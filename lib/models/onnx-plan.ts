@@ -5,7 +5,7 @@
 //
 // Inputs become features one of two ways:
 //   one [N, F] tensor (a numerical element type)  F features named by metadata.json `features`
-//                                                 (F = 1 may go unnamed: the input's own name)
+//                                                 (one [N, 1] input may go unnamed: its own name)
 //   one [N] or [N, 1] tensor per feature          each named as its input; a string input is a
 //                                                 categorical feature over its levels (metadata
 //                                                 `levels`, else the profile's), any other a
@@ -96,7 +96,7 @@ const planMatrix = (input: GraphValue, metadata: OnnxMetadata): PlannedInputs =>
   const { kind, datatype } = element(input)
   if (kind === 'string') throw fail(`input ${input.name}: a [N, F] string tensor is not supported; export one [N, 1] input per string column`)
   const width = columns(input)
-  const names = metadata.features ?? (width === 1 ? [input.name] : undefined)
+  const names = metadata.features
   if (names === undefined) {
     throw fail(`metadata.json features: required, to name the ${width ?? 'F'} columns of input ${input.name} ${shapeText(input)}`)
   }
@@ -136,8 +136,9 @@ const planColumns = (graphInputs: readonly GraphValue[], metadata: OnnxMetadata,
 const planInputs = (graph: GraphSummary, metadata: OnnxMetadata, profile: Profile | undefined): PlannedInputs => {
   const [first] = graph.inputs
   if (first === undefined) throw fail('the graph takes no input')
-  const planned =
-    graph.inputs.length === 1 && first.shape?.length === 2 && columns(first) !== 1 ? planMatrix(first, metadata) : planColumns(graph.inputs, metadata, profile)
+  // One [N, 1] input is a matrix of one column when metadata.json names it, else a feature by its own name.
+  const isMatrix = graph.inputs.length === 1 && first.shape?.length === 2 && (columns(first) !== 1 || metadata.features !== undefined)
+  const planned = isMatrix ? planMatrix(first, metadata) : planColumns(graph.inputs, metadata, profile)
   for (const name of Object.keys(metadata.levels)) {
     const feed = planned.feeds.find((f) => f.name === name)
     if (feed?.kind !== 'string') throw fail(`metadata.json levels.${name}: ${name} is not a string input of the graph`)
@@ -166,10 +167,12 @@ const planOutputs = (graph: GraphSummary, original: GraphSummary, metadata: Onnx
   if (probabilities === undefined) throw fail('the graph has no float output of class probabilities ([N, C])')
   const classes = original.classLabels ?? metadata.classes
   if (classes === undefined) throw fail('metadata.json classes: required: the graph names no class labels')
-  if (original.classLabels !== undefined && metadata.classes !== undefined && metadata.classes.join('\n') !== original.classLabels.join('\n')) {
+  const isSame = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((label, i) => label === b[i])
+  if (original.classLabels !== undefined && metadata.classes !== undefined && !isSame(metadata.classes, original.classLabels)) {
     throw fail(`metadata.json classes: the graph names its classes (${original.classLabels.join(', ')}); leave classes out or repeat them`)
   }
-  if (classes.length < 2) throw fail(`a classifier needs at least two classes, the graph names ${classes.length}`)
+  if (classes.length < 2)
+    throw fail(`a classifier needs at least two classes, ${original.classLabels === undefined ? 'metadata.json' : 'the graph'} names ${classes.length}`)
   const width = probabilities.shape?.length === 2 ? columns(probabilities) : undefined
   if (width !== undefined && width !== classes.length) {
     throw fail(`output ${probabilities.name}: shape ${shapeText(probabilities)} has ${width} columns for ${classes.length} classes`)

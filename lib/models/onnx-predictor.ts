@@ -96,7 +96,10 @@ const regress = (values: ArrayLike<number>, rows: number): Prediction => {
 }
 
 /** The Predictor of one session. `model` describes it; `plan` says how to feed and read it. */
-export const onnxPredictor = (session: InferenceSession, Tensor: TensorConstructor, model: ModelVersion, plan: OnnxPlan): Predictor => {
+/** A Predictor (runtime.ts) whose every answer is a promise: a session runs on a later turn. */
+export type OnnxPredictor = Readonly<{ predict(features: Float64Array, rows: number): Promise<Prediction>; dispose(): Promise<void> }>
+
+export const onnxPredictor = (session: InferenceSession, Tensor: TensorConstructor, model: ModelVersion, plan: OnnxPlan): OnnxPredictor => {
   const stride = model.inputs.length
   const { feeds, fetch, width } = plan
   const fetches = [fetch]

@@ -20,8 +20,8 @@ import type { InferenceSession } from 'onnxruntime-node'
 import { exposeZipMapInputs, inspectGraph } from './onnx-graph.js'
 import { parseOnnxMetadata } from './onnx-metadata.js'
 import { planOnnx, ONNX_PLATFORM, type OnnxPlan } from './onnx-plan.js'
-import { onnxPredictor } from './onnx-predictor.js'
-import type { ModelVersion, Place, Predictor, Runtime } from './runtime.js'
+import { onnxPredictor, type OnnxPredictor } from './onnx-predictor.js'
+import type { ModelVersion, Place, Runtime } from './runtime.js'
 
 export type OnnxRuntimeOptions = Readonly<{
   /** Intra-op threads per session. */
@@ -30,6 +30,9 @@ export type OnnxRuntimeOptions = Readonly<{
 
 /** What `read` hands `load`: the bytes onnxruntime gets (ZipMap outputs exposed) and the plan. */
 export type OnnxPayload = Readonly<{ bytes: Uint8Array; plan: OnnxPlan }>
+
+/** A Runtime (runtime.ts) whose load resolves with an OnnxPredictor. */
+export type OnnxRuntime = Omit<Runtime<OnnxPayload>, 'load'> & Readonly<{ load(model: ModelVersion, payload: OnnxPayload): Promise<OnnxPredictor> }>
 
 type OnnxModule = typeof import('onnxruntime-node')
 let loading: Promise<OnnxModule> | undefined
@@ -56,7 +59,7 @@ export const describeOnnxError = (error: unknown): string => {
 /** One row of the least surprising features: zeros, a categorical input's first level. */
 const probeRow = (model: ModelVersion): Float64Array => new Float64Array(model.inputs.length)
 
-export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): Runtime<OnnxPayload> => {
+export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): OnnxRuntime => {
   const options: InferenceSession.SessionOptions = Object.freeze({
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
@@ -80,7 +83,7 @@ export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): Runtime<Onnx
     return Object.freeze({ model: planned.model, payload: Object.freeze({ bytes, plan: planned.plan }) })
   }
 
-  const load = async (model: ModelVersion, { bytes, plan }: OnnxPayload): Promise<Predictor> => {
+  const load = async (model: ModelVersion, { bytes, plan }: OnnxPayload): Promise<OnnxPredictor> => {
     const ort = await onnxruntime()
     let session: InferenceSession
     try {

@@ -60,3 +60,24 @@ t.test('refuses a shape it cannot hold', async (t) => {
   t.throws(() => new FeatureWindow(0, 10), /width must be a positive integer, is 0/)
   t.throws(() => new FeatureWindow(2, 1.5), /capacity must be a positive integer, is 1.5/)
 })
+
+t.test('recordAnswered keeps each row’s answer as its last value, NaN when there are none', async (t) => {
+  const window = new FeatureWindow(3, 3)
+  window.recordAnswered(Float64Array.of(1, 10, 2, 20), 2, Uint32Array.of(7, 8))
+  window.recordAnswered(Float64Array.of(3, 30), 1, undefined)
+  t.same(Array.from(window.values.subarray(0, 6)), [1, 10, 7, 2, 20, 8])
+  t.same(Array.from(window.values.subarray(6, 8)), [3, 30])
+  t.ok(Number.isNaN(window.values[8]), 'no answer: missing')
+  window.recordAnswered(Float64Array.of(4, 40, 5, 50, 6, 60, 9, 90), 4, Float64Array.of(0.5, 1.5, 2.5, 3.5))
+  t.equal(window.size, 3)
+  t.equal(window.total, 7)
+  t.same(
+    [0, 1, 2].map((slot) => Array.from(window.values.subarray(slot * 3, slot * 3 + 3))).sort((a, b) => (a[0] as number) - (b[0] as number)),
+    [
+      [5, 50, 1.5],
+      [6, 60, 2.5],
+      [9, 90, 3.5],
+    ],
+    'the last three rows of a batch larger than the window, each with its own answer',
+  )
+})

@@ -359,7 +359,12 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
     task: 'classification',
     classes: ['setosa', 'versicolor', 'virginica'],
     outputs: [
-      { name: 'species', datatype: 'BYTES', shape: [-1], reference: null },
+      {
+        name: 'species',
+        datatype: 'BYTES',
+        shape: [-1],
+        reference: { levels: raw.reference.predictions.levels, proportions: raw.reference.predictions.proportions },
+      },
       { name: 'probabilities', datatype: 'FP64', shape: [-1, 3] },
     ],
     metrics: raw.provenance.metrics,
@@ -377,7 +382,8 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
   t.same(iris.drift, { status: 'disabled' }, 'drift monitoring is off in this set-up')
   const cars = bodyOf(await s.call('GET', '/api/v1/models/cars'))
   t.equal(cars.classes, undefined, 'a regression has no classes')
-  t.same(cars.outputs, [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [-1], reference: null }], 'no reference of its answers in the artifact')
+  const answers = rawArtifact('cars').reference.predictions
+  t.same(cars.outputs, [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [-1], reference: { edges: answers.edges, proportions: answers.proportions } }])
   const origin = rawArtifact('cars').reference.features[6]
   t.same(cars.inputs[6], {
     name: 'origin',

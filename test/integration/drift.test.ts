@@ -41,6 +41,10 @@ t.test('shifted traffic through POST /api/v1/predict raises PSI to severe on /me
   for (const feature of IRIS_FEATURES) t.ok((psiOf(text, feature) as number) < 0.1, `unshifted ${feature}: PSI ${psiOf(text, feature)?.toFixed(4)}`)
   t.equal(sample(text, 'svc_drift_window_samples', { model: 'iris', environment: 'dev' }), 1000)
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'insufficient_data', environment: 'dev' }), 1, 'no traffic for cars')
+  // svc loadgen draws each feature on its own from its reference: every column keeps its
+  // distribution but the rows are not iris rows any more, and only the answers show it.
+  const unshiftedAnswers = sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'dev' }) as number
+  t.ok(unshiftedAnswers >= 0.25, `loadgen's independent columns: the answers' PSI ${unshiftedAnswers.toFixed(3)} is severe`)
 
   const shifted = await load(running, { shift: 1.5, features: ['petal_length', 'petal_width'], seed: 12 })
   t.equal(shifted.failed, 0)
@@ -75,7 +79,19 @@ t.test('shifted traffic through POST /api/v1/predict raises PSI to severe on /me
   )
   t.equal(detail.drift.checked_at, detail.drift.scored_at)
   const detected = running.lines().filter((line) => line.event === 'drift_detected')
-  t.same(detected.map((line) => line['feature']).sort(), ['petal_length', 'petal_width'])
+  t.same(detected.flatMap((line) => (line['feature'] === undefined ? [] : [line['feature']])).sort(), ['petal_length', 'petal_width'])
+  // Longer petals make fewer setosa: the answers move further, a spike on top of what loadgen's
+  // unshifted traffic already showed (see above).
+  const answers = sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'dev' }) as number
+  t.ok(answers >= unshiftedAnswers + 0.1, `the answers' PSI ${answers.toFixed(3)} rose from ${unshiftedAnswers.toFixed(3)}`)
+  t.match(detail.drift.predictions, { name: 'species', severity: 'severe', samples: 1000, missing: 0 })
+  t.match(
+    detected.filter((line) => line['output'] !== undefined),
+    [
+      { output: 'species', severity: 'severe' },
+      { output: 'species', severity: 'spike', previous_psi: unshiftedAnswers },
+    ],
+  )
 })
 
 t.test('node-cron runs the checks inside the service on SVC_DRIFT_SCHEDULE', async (t) => {

@@ -185,9 +185,28 @@ t.test('a number too large for a double is refused as not finite', async (t) => 
 t.test('a two-class logistic regression has one weight row: the logit of the second class', async (t) => {
   const raw = rawArtifact('iris')
   raw.classes = ['setosa', 'other']
+  delete raw.reference.predictions
   raw.parameters.weights = [raw.parameters.weights[0]]
   raw.parameters.intercepts = [raw.parameters.intercepts[0]]
   t.equal(parseArtifact(sign(raw)).parameters.weights.length, 1)
   raw.parameters.weights.push(raw.parameters.weights[0])
   rejects(t, sign(raw), 'DIMENSION_MISMATCH', 'parameters.weights')
+})
+
+t.test('the reference of the answers is optional, and checked as an entry over the label or value output', async (t) => {
+  const iris = rawArtifact('iris')
+  t.match(parseArtifact(sign(iris)).reference.predictions, { name: 'species', type: 'categorical', levels: iris.classes })
+  delete iris.reference.predictions
+  t.equal(parseArtifact(sign(iris)).reference.predictions, undefined, 'an artifact without one is served alike')
+
+  const wrongLevels = rawArtifact('iris')
+  wrongLevels.reference.predictions.levels = ['setosa', 'virginica', 'versicolor']
+  rejects(t, sign(wrongLevels), 'INVALID_REFERENCE', 'reference.predictions.levels')
+  const wrongName = rawArtifact('iris')
+  wrongName.reference.predictions.name = 'probabilities'
+  rejects(t, sign(wrongName), 'INVALID_REFERENCE', 'reference.predictions')
+  const cars = rawArtifact('cars')
+  t.match(parseArtifact(sign(cars)).reference.predictions, { name: 'miles_per_gallon', type: 'numerical' })
+  cars.reference.predictions.proportions = [1]
+  rejects(t, sign(cars), 'DIMENSION_MISMATCH', 'reference.predictions.proportions')
 })

@@ -1,6 +1,6 @@
 // planOnnx: how an ONNX graph is served, from its summary (onnx-graph.ts), metadata.json and the
 // profile. Summaries are written by hand here, as inspectGraph reports them, so each case is one
-// shape of graph; the graphs of test/fixtures/onnx are read through the runtime's own tests.
+// shape of graph; test/integration/onnx.test.ts serves the generated graphs end to end.
 import t from 'tap'
 import type { GraphSummary, GraphValue, ZipMap } from '../../lib/models/onnx-graph.js'
 import { NO_METADATA, type OnnxMetadata } from '../../lib/models/onnx-metadata.js'
@@ -116,6 +116,23 @@ t.test('one input of one column goes unnamed: the feature is the input itself', 
   t.strictSame(flat.model.inputs, [{ name: 'x', type: 'numerical', datatype: 'FP32' }])
   t.strictSame(flat.plan.feeds, [{ name: 'x', kind: 'float32', first: 0, width: 1, rank: 1, levels: undefined }], 'built as [N]: rank 1')
   t.strictSame(flat.model.signature, [{ name: 'x', datatype: 'FP32', shape: [-1] }])
+})
+
+t.test('one input of one column named in metadata is a matrix of one column', async (t) => {
+  const { model, plan: planned } = plan(summary([tensor('X', FLOAT, ['N', 1])], [VALUE]), meta({ features: ['sepal_length'] }))
+  t.strictSame(model.inputs, [{ name: 'sepal_length', type: 'numerical', datatype: 'FP32' }])
+  t.strictSame(planned.feeds, [{ name: 'X', kind: 'float32', first: 0, width: 1, rank: 2, levels: undefined }])
+})
+
+t.test('a string input named like an Object member has no levels but those it is given', async (t) => {
+  for (const name of ['constructor', 'toString', '__proto__']) {
+    const graph = summary([tensor(name, STRING, ['N', 1]), tensor('x', FLOAT, ['N', 1])], [VALUE])
+    t.throws(
+      () => plan(graph),
+      { message: `input ${name} takes strings: list them in metadata.json levels.${name}, or profile the column with svc profile` },
+      name,
+    )
+  }
 })
 
 t.test('a [N, F] string tensor is refused: strings come one column per input', async (t) => {
@@ -386,7 +403,7 @@ t.test('a classifier needs at least two classes', async (t) => {
     message: /^a classifier needs at least two classes, the graph names 1$/,
   })
   t.throws(() => plan(summary([INPUT], [tensor('dense', FLOAT, ['N', null])]), meta({ ...FEATURES, classes: ['only'] })), {
-    message: /^a classifier needs at least two classes/,
+    message: /^a classifier needs at least two classes, metadata\.json names 1$/,
   })
 })
 

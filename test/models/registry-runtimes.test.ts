@@ -12,6 +12,7 @@ import { createMemoryStore } from '../../lib/models/store-memory.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { harness, manifest, rebuilt, shippedFiles } from '../fixtures/model-registry.js'
 import { FAKE_PLATFORM, fakeFiles, fakeRuntime } from '../fixtures/model-runtime.js'
+import { rawArtifact } from '../fixtures/models.js'
 
 const fakeIris = (): Record<string, string | Buffer> => ({ 'iris/manifest.json': manifest('1'), ...fakeFiles('iris') })
 
@@ -129,6 +130,33 @@ t.test('a change to any file of a version reads it again; the same build is not 
   await registry.reload()
   t.not(registry.resolve('iris'), first)
   t.equal(fake.loads.length, 2)
+})
+
+t.test('an optional file is read when present; its coming, changing or going reads the version again', async (t) => {
+  const fake = fakeRuntime()
+  const { registry, files, store } = harness(fakeIris(), { runtimes: [fake] })
+  await registry.load()
+  const without = registry.resolve('iris')
+  t.equal(without?.model.sha256, rawArtifact('iris').sha256, 'served without note.txt: the artifact’s own sha256')
+  files.put('iris/1/note.txt', 'ab')
+  await registry.reload()
+  const noted = registry.resolve('iris')
+  t.equal(noted?.model.sha256.slice(56), Buffer.from('ab').toString('hex').padEnd(8, '0'), 'the note reached the runtime')
+  t.equal(fake.loads.length, 2, 'a new build')
+  const reads = store.calls.read
+  await registry.reload()
+  t.equal(store.calls.read, reads, 'unchanged, the optional file included: nothing read')
+  files.remove('iris/1/note.txt')
+  await registry.reload()
+  t.equal(registry.resolve('iris')?.model.sha256, without?.model.sha256, 'gone again: the build without it')
+})
+
+t.test('a store failure on an optional file other than not found is the version’s failure', async (t) => {
+  const fake = fakeRuntime()
+  const { registry, store } = harness(fakeIris(), { runtimes: [fake] })
+  store.failures.set('iris/1/note.txt', { method: 'stat', error: new StoreError('UPSTREAM_ERROR', 'HEAD timed out') })
+  await registry.load()
+  t.equal(registry.entry('iris')?.reason, 'default version 1: iris/1/note.txt: the model store failed')
 })
 
 t.test('a build is disposed once the pass that stops serving it has published, and only then', async (t) => {

