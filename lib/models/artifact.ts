@@ -249,7 +249,9 @@ const checkReference = (value: unknown, inputs: readonly Input[], answers: Input
   const features = array(reference['features'], 'reference.features')
   if (features.length !== inputs.length)
     throw new ArtifactError('DIMENSION_MISMATCH', 'reference.features', `must have one entry per input (${inputs.length}), has ${features.length}`)
-  inputs.forEach((input, i) => checkEntry(features[i], `reference.features[${i}]`, input))
+  inputs.forEach((input, i) => {
+    checkEntry(features[i], `reference.features[${i}]`, input)
+  })
   if (hasPredictions) checkEntry(reference['predictions'], 'reference.predictions', answers)
 }
 

@@ -243,9 +243,17 @@ class Fields {
     return new OnnxGraphError('MALFORMED', this.where, reason)
   }
 
-  /** The next varint of a packed repeated field (this message being the field's bytes). */
-  packedVarint(): number {
-    return this.varint()
+  /** The current varint field's value as an int64, exact (a double is not past 2^53). */
+  int64Field(): bigint {
+    this.expect(VARINT)
+    return exactInt64(this.bytes, this.valueStart, this.pos)
+  }
+
+  /** The next varint of a packed repeated int64 field (this message being the field's bytes), exact. */
+  packedInt64(): bigint {
+    const at = this.pos
+    this.varint()
+    return exactInt64(this.bytes, at, this.pos)
   }
 
   /** Up to 10 bytes, as a number: exact to 2^53, which covers every length and field number. */
@@ -358,33 +366,35 @@ const readNode = (graph: Fields, where: string, read: ReadGraph): void => {
 const LABELLED_OPS: ReadonlySet<string> = new Set(['LinearClassifier', 'TreeEnsembleClassifier', 'SVMClassifier', 'ZipMap'])
 const NODE_ATTRIBUTE = 5
 
+/** The varint in bytes `from` to `to` (already checked) as a 64-bit two's complement integer. */
+const exactInt64 = (bytes: Uint8Array, from: number, to: number): bigint => {
+  let value = 0n
+  for (let i = to - 1; i >= from; i--) value = (value << 7n) | BigInt((bytes[i] as number) & 0x7f)
+  return BigInt.asIntN(64, value)
+}
+
 /**
  * An AttributeProto (name = 1, ints = 8, strings = 9): its values as text when it is
  * `classlabels_strings`, `classlabels_int64s` (trees, ZipMap) or `classlabels_ints` (LinearClassifier,
- * SVMClassifier), else undefined. Int64 labels are read as varints
- * (packed or not); one past 2^53, where a double is no longer exact, is refused.
+ * SVMClassifier), else undefined. Int64 labels are read exactly, packed or not, negative ones
+ * included (ten bytes of two's complement), and written in decimal.
  */
 const readClassLabels = (attribute: Fields): string[] | undefined => {
   let name = ''
   const strings: string[] = []
-  const ints: number[] = []
+  const ints: bigint[] = []
   while (attribute.next()) {
     if (attribute.number === 1) name = attribute.string()
     else if (attribute.number === 9) strings.push(attribute.string())
-    else if (attribute.number === 8 && attribute.wire === VARINT) ints.push(attribute.value)
+    else if (attribute.number === 8 && attribute.wire === VARINT) ints.push(attribute.int64Field())
     else if (attribute.number === 8) {
       const packed = attribute.message(`${attribute.where}.ints`, 0)
-      while (packed.pos < packed.end) ints.push(packed.packedVarint())
+      while (packed.pos < packed.end) ints.push(packed.packedInt64())
     }
   }
   if (name === 'classlabels_strings') return strings
   if (name !== 'classlabels_int64s' && name !== 'classlabels_ints') return undefined
-  return ints.map((n) => {
-    // A negative int64 is written as its 64-bit two's complement: ten bytes, past 2^63.
-    const value = n >= 2 ** 63 ? n - 2 ** 64 : n
-    if (!Number.isSafeInteger(value)) throw attribute.malformed(`class label ${n} is not an integer a double holds exactly`)
-    return String(value)
-  })
+  return ints.map(String)
 }
 
 const readTensorName = (tensor: Fields): string => {

@@ -15,7 +15,7 @@
 // (runtime.ts: a request may still hold the build); a `predict` after it rejects with an Error.
 import type { InferenceSession, Tensor, TypedTensor } from 'onnxruntime-node'
 import type { Feed, OnnxPlan } from './onnx-plan.js'
-import type { ModelVersion, Prediction, Predictor } from './runtime.js'
+import type { ModelVersion, Prediction } from './runtime.js'
 
 /** The two constructors a predictor needs from onnxruntime-node, passed in so this file never loads it. */
 export type TensorConstructor = new (type: Tensor.Type, data: Tensor.DataType, dims: readonly number[]) => Tensor

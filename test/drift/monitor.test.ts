@@ -268,3 +268,37 @@ t.test('refuses a minimum larger than the window', async (t) => {
     /minSamples must be an integer from 1 to the window size \(1000\), is 1001/,
   )
 })
+
+t.test('the answers are scored beside the inputs, and their series go with a version whose reference has none', async (t) => {
+  const files = {
+    ...shippedFiles(),
+    'iris/manifest.json': manifest('1', ['1', '2']),
+    'iris/2/model.json': artifactFile('iris', '2', (raw) => void delete raw.reference.predictions),
+  }
+  const s = await setup(t, files)
+  const served = s.iris()
+  const rows = irisRows(served, 1000)
+  // Every answer setosa: the reference has a third of each class.
+  const answers = { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) }
+  s.monitor.record(served, rows, 1000, answers)
+  s.monitor.check()
+  const scored = s.monitor.status(served).predictions
+  t.match(scored, { name: 'species', severity: 'severe', samples: 1000, missing: 0 })
+  // Σ (c − r)·ln(c / r) over setosa (c = 1, r = 1/3), versicolor and virginica (c floored at 1e-4, r from the artifact).
+  const shares = [1 / 3, 0.32666666666666666, 0.34]
+  const live = [1, 1e-4, 1e-4]
+  const expected = shares.reduce((sum, r, k) => sum + ((live[k] as number) - r) * Math.log((live[k] as number) / r), 0)
+  t.ok(Math.abs((scored?.psi as number) - expected) < 1e-3, `one class only: PSI ${scored?.psi} ≈ ${expected}`)
+  t.equal(sample(await s.text(), 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'test' }), scored?.psi)
+
+  s.files.put('iris/manifest.json', manifest('2', ['2']))
+  await s.registry.reload()
+  const next = s.iris()
+  s.monitor.record(next, irisRows(next, 1000), 1000)
+  s.monitor.check()
+  t.equal(s.monitor.status(next).predictions, null, 'a reference without predictions scores the inputs only')
+  t.equal(s.monitor.status(next).status, 'ok')
+  const text = await s.text()
+  t.equal(sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'test' }), undefined, 'the gauge is gone')
+  t.equal(sample(text, 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe', environment: 'test' }), undefined)
+})

@@ -9,7 +9,7 @@ import type { Env } from '../../lib/config.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { artifactBytes } from '../fixtures/models.js'
-import { tempTree } from '../fixtures/model-store.js'
+import { artifactServer, tempTree } from '../fixtures/model-store.js'
 import { onnxGraphs, type OnnxGraphName, type OnnxGraphs } from '../fixtures/onnx-graphs.js'
 import { spawnTs } from '../fixtures/spawn.js'
 
@@ -90,7 +90,7 @@ const checkClassifier = (t: Test, body: Json, expected: readonly number[][], cla
     { name: probabilities.name, datatype: probabilities.datatype, shape: probabilities.shape },
     { name: names[1], datatype: 'FP64', shape: [expected.length, classes.length] },
   )
-  expected.flat().forEach((p, k) => t.ok(Math.abs(probabilities.data[k] - p) < 1e-6, `probability ${k}: ${probabilities.data[k]} ≈ ${p}`))
+  for (const [k, p] of expected.flat().entries()) t.ok(Math.abs(probabilities.data[k] - p) < 1e-6, `probability ${k}: ${probabilities.data[k]} ≈ ${p}`)
   for (let r = 0; r < expected.length; r++) {
     const sum = (probabilities.data as number[]).slice(r * classes.length, (r + 1) * classes.length).reduce((a, b) => a + b, 0)
     t.ok(Math.abs(sum - 1) < 1e-12, `row ${r} sums to 1`)
@@ -178,7 +178,7 @@ t.test('tree ensembles: a classifier with post_transform NONE answers leaf-weigh
   ]
   const expected = rows.map((x) => {
     const scores = [0, 0, 0]
-    for (const tree of classifier.trees) (leaf(tree, x).weights as number[]).forEach((w, c) => (scores[c] = (scores[c] as number) + w))
+    for (const tree of classifier.trees) for (const [c, w] of (leaf(tree, x).weights as number[]).entries()) scores[c] = (scores[c] as number) + w
     const sum = scores.reduce((a, b) => a + b, 0)
     return scores.map((v) => v / sum)
   })
@@ -470,4 +470,21 @@ t.test('a store without ONNX models never loads onnxruntime; one with them does'
   const withOnnx = await tempTree(t, iris)
   await place(graphs, withOnnx, 'lin', { '1': { graph: 'linear-zipmap', metadata: IRIS_METADATA } })
   t.match(await maps(withOnnx), /libonnxruntime/, 'an ONNX model maps it')
+})
+
+t.test('an HTTP(S) artifact server serves ONNX versions as a directory does, optional files included', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const root = await tempTree(t, { 'index.json': JSON.stringify({ models: ['lin'] }) })
+  await place(graphs, root, 'lin', { '1': { graph: 'linear-strings-zipmap', metadata: IRIS_METADATA } })
+  const server = await artifactServer(t, root)
+  const s = await serve(t, server.url, { SVC_MODEL_RELOAD_INTERVAL_S: '0' })
+  const res = await s.post('/v2/models/lin/infer', { inputs: [{ name: 'X', datatype: 'FP32', shape: [1, 4], data: [5.1, 3.5, 1.4, 0.2] }] })
+  t.equal(res.status, 200)
+  t.same(res.body.outputs[0].data, ['setosa'])
+  t.ok(
+    server.received.some((r) => r.url === '/models/lin/1/profile.json'),
+    'the absent profile was asked for, and its 404 taken as absent',
+  )
+  t.match(await s.get('/api/v1/models/lin'), { platform: 'onnxruntime', drift: { status: 'no_reference' } })
 })

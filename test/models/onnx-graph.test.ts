@@ -511,3 +511,59 @@ t.test('the generated graphs cut anywhere, or with any byte changed, are refused
     checkMutations(t, name, whole)
   }
 })
+
+// ---- class labels, from node attributes
+
+/** An int64 of -1 as protobuf writes it: ten bytes of two's complement. */
+const MINUS_ONE = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
+/** NodeProto.attribute (5): AttributeProto with its name (1) and values. */
+const attribute = (name: string, ...values: Buffer[]): Buffer => len(5, len(1, name), ...values)
+const labelled = (nodes: readonly Buffer[], opsets: Buffer = OPSETS): Buffer =>
+  model(bytes(...nodes.map((n) => len(1, n)), len(11, valueInfo('X', tensorType(1, ['N', 4]))), len(12, valueInfo('p', tensorType(1, ['N', 3])))), opsets)
+
+t.test('class labels come from the first ai.onnx.ml classifier or ZipMap that names them, integers exactly', async (t) => {
+  const ints = (...values: ReadonlyArray<readonly number[]>) => values.map((v) => bytes(varint(8 * 8), v))
+  const cases: ReadonlyArray<readonly [string, Buffer, readonly string[] | undefined]> = [
+    [
+      'classlabels_ints, one field each',
+      labelled([bytes(node('LinearClassifier', ['X'], ['l', 'p'], ML), attribute('classlabels_ints', ...ints(varint(0), varint(7), MINUS_ONE)))]),
+      ['0', '7', '-1'],
+    ],
+    [
+      'classlabels_int64s, packed',
+      labelled([bytes(node('TreeEnsembleClassifier', ['X'], ['l', 'p'], ML), attribute('classlabels_int64s', len(8, varint(3), MINUS_ONE, varint(2 ** 60))))]),
+      ['3', '-1', '1152921504606846976'],
+    ],
+    [
+      'classlabels_strings',
+      labelled([bytes(node('SVMClassifier', ['X'], ['l', 'p'], ML), attribute('classlabels_strings', len(9, 'cat'), len(9, 'dog')))]),
+      ['cat', 'dog'],
+    ],
+    [
+      'other attributes are not labels',
+      labelled([
+        bytes(
+          node('LinearClassifier', ['X'], ['l', 'p'], ML),
+          attribute('post_transform', len(4, 'SOFTMAX')),
+          attribute('coefficients', len(7, [0, 0, 128, 63])),
+        ),
+      ]),
+      undefined,
+    ],
+    [
+      'a node of another domain',
+      labelled([bytes(node('Classifier', ['X'], ['p'], 'com.example'), attribute('classlabels_strings', len(9, 'x')))], bytes(OPSETS, opset('com.example', 1))),
+      undefined,
+    ],
+    [
+      'the first labelled node',
+      labelled([
+        bytes(node('Normalizer', ['X'], ['n'], ML), attribute('classlabels_strings', len(9, 'not a classifier'))),
+        bytes(node('LinearClassifier', ['n'], ['l', 'q'], ML), attribute('classlabels_strings', len(9, 'a'), len(9, 'b'))),
+        bytes(node('ZipMap', ['q'], ['p'], ML), attribute('classlabels_strings', len(9, 'c'), len(9, 'd'))),
+      ]),
+      ['a', 'b'],
+    ],
+  ]
+  for (const [what, bytesOf, labels] of cases) t.same(inspectGraph(bytesOf).classLabels, labels, what)
+})

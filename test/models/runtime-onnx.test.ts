@@ -34,7 +34,7 @@ t.test('a classifier of raw scores answers shares of non-negative rows and the s
   const [e0, e1, e2] = [Math.exp(-2), Math.exp(-1), 1]
   const sum = e0 + e1 + e2
   const expected = [1 / 8, 2 / 8, 5 / 8, e0 / sum, e1 / sum, e2 / sum, 1 / 3, 1 / 3, 1 / 3]
-  expected.forEach((p, k) => t.ok(Math.abs((probabilities[k] as number) - p) < 1e-7, `probability ${k}: ${probabilities[k]} ≈ ${p}`))
+  for (const [k, p] of expected.entries()) t.ok(Math.abs((probabilities[k] as number) - p) < 1e-7, `probability ${k}: ${probabilities[k]} ≈ ${p}`)
   t.same(Array.from(labels), [2, 2, 0], 'the most probable class; the first on a tie')
 })
 
