@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url'
 import { startCollector } from './collector.js'
 import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
-import { inProcessRowNs, inProcessWindowNs } from './predict.js'
+import { inProcessOnnxUs, inProcessRowNs, inProcessWindowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -71,18 +71,17 @@ const ONNX_1 = 'store: ONNX iris-size classifier, batch 1'
 const ONNX_64 = 'store: ONNX iris-size classifier, batch 64'
 const FOREST_1 = 'store: ONNX forest 300 trees, batch 1'
 const FOREST_64 = 'store: ONNX forest 300 trees, batch 64'
+// Each batch size's kernel and ONNX variants run back to back, so their per-round difference
+// compares the machine in one state.
+const ONNX_VARIANTS: ReadonlySet<string> = new Set([ONNX_1, FOREST_1, ONNX_64, FOREST_64])
 const STORE_VARIANTS: readonly Variant[] = [
   { name: KERNEL_1, args: CLI, env: STORE, post: predict(1) },
+  { name: ONNX_1, args: CLI, env: STORE, post: predict(1, 'iris_onnx') },
+  { name: FOREST_1, args: CLI, env: STORE, post: predictRows('forest', forestRows(1)) },
   { name: KERNEL_64, args: CLI, env: STORE, post: predict(64) },
-  ...(store.skipped === undefined
-    ? [
-        { name: ONNX_1, args: CLI, env: STORE, post: predict(1, 'iris_onnx') },
-        { name: ONNX_64, args: CLI, env: STORE, post: predict(64, 'iris_onnx') },
-        { name: FOREST_1, args: CLI, env: STORE, post: predictRows('forest', forestRows(1)) },
-        { name: FOREST_64, args: CLI, env: STORE, post: predictRows('forest', forestRows(64)) },
-      ]
-    : []),
-]
+  { name: ONNX_64, args: CLI, env: STORE, post: predict(64, 'iris_onnx') },
+  { name: FOREST_64, args: CLI, env: STORE, post: predictRows('forest', forestRows(64)) },
+].filter(({ name }) => store.skipped === undefined || !ONNX_VARIANTS.has(name))
 
 const VARIANTS: readonly Variant[] = [
   { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
@@ -253,7 +252,10 @@ if (store.skipped !== undefined) {
       `ONNX batch 64, rows per CPU-second of the one-core server: iris-size classifier ${small.toFixed(0)} ` +
       `(target ≥ ${ONNX_BATCH_64_MIN_ROWS}: ${verdict(small >= ONNX_BATCH_64_MIN_ROWS)}), kernel ${rows64(KERNEL_64).toFixed(0)}, ` +
       `forest ${rows64(FOREST_64).toFixed(0)}; over HTTP (req/s × 64): ${(perRound((r) => get(r, ONNX_64).rps) * 64).toFixed(0)}, ` +
-      `${(perRound((r) => get(r, KERNEL_64).rps) * 64).toFixed(0)}, ${(perRound((r) => get(r, FOREST_64).rps) * 64).toFixed(0)}\n`,
+      `${(perRound((r) => get(r, KERNEL_64).rps) * 64).toFixed(0)}, ${(perRound((r) => get(r, FOREST_64).rps) * 64).toFixed(0)}\n` +
+      `ONNX in process, CPU µs per predict call of the same rows at batch 1 and 64: iris-size classifier ` +
+      `${(await inProcessOnnxUs(store.dir, 'iris_onnx', irisRows(1))).toFixed(1)}, ${(await inProcessOnnxUs(store.dir, 'iris_onnx', irisRows(64))).toFixed(1)}; ` +
+      `forest ${(await inProcessOnnxUs(store.dir, 'forest', forestRows(1))).toFixed(1)}, ${(await inProcessOnnxUs(store.dir, 'forest', forestRows(64))).toFixed(1)}\n`,
   )
 }
 collector.close()

@@ -14,6 +14,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { mulberry32 } from '../../lib/loadgen/random.js'
 
 const run = promisify(execFile)
 
@@ -62,18 +63,6 @@ export const createBenchStore = async (root: string): Promise<BenchStore> => {
     await rm(graphs, { recursive: true, force: true })
   }
   return { dir, skipped: undefined, remove }
-}
-
-/** mulberry32, as in test/fixtures/fuzz.ts: a seeded PRNG, floats in [0, 1). */
-const mulberry32 = (seed: number): (() => number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let x = state
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /**
