@@ -9,7 +9,7 @@ import type { StoreSpec } from './config/model-store.js'
 import type { OtlpEndpoint } from './config/parsers.js'
 import { type Env, Reader } from './config/reader.js'
 import { formatUsage } from './config/usage.js'
-import { VARIABLES } from './config/variables.js'
+import { type Name, VARIABLES } from './config/variables.js'
 
 export {
   ENVIRONMENTS,
@@ -143,7 +143,14 @@ export class ConfigError extends Error {
 /** `svc --help`: the flags and variables of lib/config/variables.ts, with their defaults. */
 export const USAGE = formatUsage(VARIABLES)
 
-export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
+export const readConfig = (env: Env, argv: readonly string[] = []): Config => readConfigAndDefaulted(env, argv).config
+
+/**
+ * readConfig, and the variables that took their defaults because neither they nor their flag were
+ * set: start-up says so when SVC_ENVIRONMENT is one (lib/README.md §5, `application_started`).
+ * Noted once, while reading; Config itself carries only the values.
+ */
+export const readConfigAndDefaulted = (env: Env, argv: readonly string[] = []): Readonly<{ config: Config; defaulted: ReadonlySet<Name> }> => {
   const r = new Reader(env, argv)
   const server = readServer(r)
   const config: Config = {
@@ -158,7 +165,18 @@ export const readConfig = (env: Env, argv: readonly string[] = []): Config => {
     drift: readDrift(r),
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems)
-  return Object.freeze(config)
+  return { config: deepFreeze(config), defaulted: r.defaulted }
+}
+
+/**
+ * Freezes every section, list and value object of the configuration, read once at start-up: no
+ * part of the service can change what another part reads. A URL is left as it is: freezing one does
+ * not stop its setters, which write internal state.
+ */
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value !== 'object' || value === null || value instanceof URL || Object.isFrozen(value)) return value
+  for (const member of Object.values(value)) deepFreeze(member)
+  return Object.freeze(value)
 }
 
 const readServer = (r: Reader): Pick<Config, 'environment' | 'name' | 'host' | 'port' | 'admin'> => ({

@@ -3,7 +3,7 @@
 // nothing else to serve; so does every test that starts a service process (test/fixtures/serve.ts),
 // so the lifecycle tests exercise the very code the CLI runs.
 import { createApp, type App } from './app.js'
-import { ConfigError, readConfig, type Env } from './config.js'
+import { ConfigError, type Env, readConfigAndDefaulted } from './config.js'
 import { withCredentials } from './credentials.js'
 import type { RouteDef } from './pipeline.js'
 import { exitOnFatal, stopOnSignals, type Exit } from './shutdown.js'
@@ -29,18 +29,20 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
 /**
  * Serves until a signal stops it. Resolves with the app once it listens, or with undefined when it
  * could not start; `process.exitCode` is then 2 (invalid configuration) or 1 (cannot listen).
+ * Anything else thrown while reading the configuration is a fault and rejects.
  */
 export const start = async ({ argv, env, routes = [], exit = process.exit }: StartOptions): Promise<App | undefined> => {
-  let config: ReturnType<typeof readConfig>
+  let read: ReturnType<typeof readConfigAndDefaulted>
   try {
-    config = readConfig(withCredentials(env), argv)
+    read = readConfigAndDefaulted(withCredentials(env), argv)
   } catch (error: unknown) {
-    /* c8 ignore next -- readConfig and withCredentials throw nothing else */
+    // Only a configuration problem is exit 2; anything else is a fault, and is not disguised as one.
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(`svc: ${error.message}\nsvc --help lists the accepted flags and variables.\n`)
     process.exitCode = 2
     return undefined
   }
+  const { config, defaulted } = read
 
   // Lines are buffered per event-loop turn; every exit path passes through 'exit', which flushes.
   const out = createLineWriter(1)
@@ -80,6 +82,16 @@ export const start = async ({ argv, env, routes = [], exit = process.exit }: Sta
   app.drift?.scheduler.start()
   stopOnSignals(app, logger, config, exit)
   const admin = adminPort === undefined ? {} : { admin_host: config.admin?.host, admin_port: adminPort }
-  logger.info('application_started', { version: VERSION, environment: config.environment, host: config.host, port, ...admin })
+  // An unset SVC_ENVIRONMENT means dev, which a prod host must not run as unnoticed (its alerts and
+  // shutdown delay follow the environment): then the line says so, at warning, seen at LOG_LEVEL=WARNING too.
+  const isEnvironmentDefaulted = defaulted.has('SVC_ENVIRONMENT')
+  logger[isEnvironmentDefaulted ? 'warning' : 'info']('application_started', {
+    version: VERSION,
+    environment: config.environment,
+    environment_defaulted: isEnvironmentDefaulted,
+    host: config.host,
+    port,
+    ...admin,
+  })
   return app
 }

@@ -40,8 +40,25 @@ t.test('defaults apply when nothing is set', async (t) => {
   })
 })
 
-t.test('config is frozen', async (t) => {
-  t.ok(Object.isFrozen(readConfig({})))
+/** Where under `value` an object or array is not frozen, itself included. */
+const unfrozen = (value: unknown, path: string): string[] => {
+  // Freezing a URL would prove nothing: its setters write internal state, which Object.freeze leaves alone.
+  if (typeof value !== 'object' || value === null || value instanceof URL) return []
+  return [...(Object.isFrozen(value) ? [] : [path]), ...Object.entries(value).flatMap(([key, member]) => unfrozen(member, `${path}.${key}`))]
+}
+
+t.test('config is frozen all the way down, every optional section present', async (t) => {
+  const config = readConfig({
+    SVC_ADMIN_PORT: '9100',
+    SVC_API_TOKENS: 'client-one-0123456789',
+    SVC_METRICS_TOKEN: 'scraper-0123456789abcdef',
+    SVC_DB_HOST: 'db',
+    SVC_CACHE_HOST: 'cache',
+    SVC_EXTERNAL_API_URL: 'https://status.example/health',
+    OTLP_ENDPOINT: 'collector:4317',
+    SVC_MODEL_STORE: 'https://models.internal/svc/',
+  })
+  t.same(unfrozen(config, 'config'), [])
 })
 
 t.test('environment variables are read, levels and formats case-insensitively', async (t) => {

@@ -1,6 +1,7 @@
 // Reading declared variables (./variables.ts): a flag wins over its variable, an empty variable
 // counts as unset (systemd's `Environment=X=`), and an unset or refused one takes its declared
-// default. Problems collect in the order found, so an operator fixes them all in one edit.
+// default; the unset ones are noted as they are read, for start-up to report. Problems collect in
+// the order found, so an operator fixes them all in one edit.
 import { parseArgs } from 'node:util'
 import { Invalid, type Parser } from './parsers.js'
 import { type Name, type Readable, type Value, VARIABLES, type Variable } from './variables.js'
@@ -21,6 +22,8 @@ const OPTIONS = {
 export class Reader {
   /** Every problem found so far, in the order found. */
   readonly problems: string[] = []
+  /** The variables read while unset, flag and variable alike, which took their defaults. */
+  readonly defaulted = new Set<Name>()
   readonly #env: Env
   readonly #flags: Readonly<Record<string, string | undefined>>
 
@@ -36,7 +39,10 @@ export class Reader {
     const parse = variable.parse as Parser<unknown>
     const fallback = variable.default === undefined ? undefined : parse(variable.default)
     const source = this.#source(name)
-    if (source === undefined) return fallback as Value<K>
+    if (source === undefined) {
+      this.defaulted.add(name)
+      return fallback as Value<K>
+    }
     const value = parse(source.raw)
     if (!(value instanceof Invalid)) return value as Value<K>
     for (const reason of value.reasons) this.problems.push(`${source.label}: ${reason}`)

@@ -86,7 +86,7 @@ const HEALTH_EXAMPLE = {
     external_api: { status: 'skipped' },
     models: { status: 'ok', latency_ms: 0 },
   },
-  version: '0.1.0',
+  version: '1.0.0',
   uptime_s: 12.3,
 }
 

@@ -524,6 +524,6 @@ export const SERVER_METADATA_DOC: RouteDoc = {
   operationId: 'getServerMetadata',
   summary: 'Open Inference Protocol server metadata',
   tags: ['inference'],
-  responses: { '200': json('The server', ref('ServerMetadata'), { example: { name: 'svc', version: '0.1.0', extensions: [] } }) },
+  responses: { '200': json('The server', ref('ServerMetadata'), { example: { name: 'svc', version: '1.0.0', extensions: [] } }) },
   schemas: SCHEMAS,
 }

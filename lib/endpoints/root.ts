@@ -26,7 +26,7 @@ export const ROOT_DOC: RouteDoc = {
     '200': json('The service and its routes', ref('ServiceDescription'), {
       example: {
         service: 'svc',
-        version: '0.1.0',
+        version: '1.0.0',
         environment: 'dev',
         endpoints: [
           { method: 'GET', path: '/' },

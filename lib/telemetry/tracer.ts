@@ -73,7 +73,7 @@ export const createTracing = ({ config, service, logger, metrics, writeConsole }
   return {
     server: Object.freeze({ tracer: provider.getTracer(TRACER_NAME, service.version), decideRoot }),
     shutdown: async (timeoutMs) => {
-      /* c8 ignore next -- the CLI shuts down once; the guard keeps a second call harmless */
+      // Once is enough: a second call, after one that gave up, must not wait on a stuck export again.
       if (isShutDown) return { isComplete: true }
       isShutDown = true
       let timer: NodeJS.Timeout | undefined

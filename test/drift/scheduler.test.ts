@@ -18,48 +18,94 @@ const logged = (_t: Test): { logger: ReturnType<typeof createLogger>; events: (e
   return { logger, events }
 }
 
-t.test('node-cron runs the check on its schedule until stopped', async (t) => {
+type Job = { name: string; expression: string; tick: () => void; isStopped: boolean }
+
+/**
+ * lib/drift/scheduler.ts with lib/cron.ts's jobs replaced by ones this test ticks by hand: what the
+ * scheduler does on a tick is shown tick by tick, whatever the machine's load. test/cron.test.ts
+ * shows node-cron ticking for real.
+ */
+const handCron = async (t: Test): Promise<{ createDriftScheduler: typeof createDriftScheduler; jobs: Job[] }> => {
+  const jobs: Job[] = []
+  const cron = await import('../../lib/cron.js')
+  const mocked = await t.mockImport<typeof import('../../lib/drift/scheduler.js')>('../../lib/drift/scheduler.js', {
+    '../../lib/cron.js': {
+      ...cron,
+      scheduleCron: (name: string, expression: string, tick: () => void) => {
+        const job = { name, expression, tick, isStopped: false }
+        jobs.push(job)
+        return () => void (job.isStopped = true)
+      },
+    },
+  })
+  return { createDriftScheduler: mocked.createDriftScheduler, jobs }
+}
+
+/** A promise and the function that settles it. */
+const deferred = (): { promise: Promise<void>; resolve: () => void } => {
+  let resolve = (): void => {}
+  const promise = new Promise<void>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+t.test('start() schedules one cron job on the expression, a second start() none; each tick runs the check; stop() ends the job', async (t) => {
+  const { createDriftScheduler, jobs } = await handCron(t)
   const { logger } = logged(t)
   let runs = 0
   const scheduler = createDriftScheduler({ expression: EVERY_SECOND, run: () => void runs++, logger })
   scheduler.start()
   scheduler.start()
   t.teardown(scheduler.stop)
-  await sleep(2500)
-  t.ok(runs >= 2 && runs <= 3, `ran ${runs} times in 2.5 s on a schedule of one a second (a second start() added no job)`)
+  t.match(jobs, [{ name: 'svc-drift-check', expression: EVERY_SECOND, isStopped: false }], 'one job, on the expression')
+  const job = jobs[0] as Job
+  job.tick()
+  await scheduler.trigger() // the run the tick started has ended once a trigger resolves
+  job.tick()
+  t.equal(runs, 2, 'a run per tick')
   scheduler.stop()
-  const stopped = runs
-  await sleep(1200)
-  t.equal(runs, stopped, 'nothing runs after stop()')
+  t.ok(job.isStopped, 'stop() ends the job')
+  scheduler.start()
+  t.equal(jobs.length, 2, 'and a start() after it schedules anew')
 })
 
 t.test('a slow run is never overlapped: ticks during it are skipped and logged', async (t) => {
+  const { createDriftScheduler, jobs } = await handCron(t)
   const { logger, events } = logged(t)
   let active = 0
   let most = 0
   let runs = 0
+  let slow = deferred()
   const scheduler = createDriftScheduler({
     expression: EVERY_SECOND,
     run: async () => {
       runs++
       most = Math.max(most, ++active)
-      await sleep(1600)
+      await slow.promise
       active--
     },
     logger,
   })
   scheduler.start()
   t.teardown(scheduler.stop)
-  await sleep(3500)
-  scheduler.stop()
-  t.equal(most, 1, 'never two runs at once')
-  t.ok(runs >= 1 && runs <= 2, `${runs} runs`)
-  t.ok(events('drift_check_skipped').length >= 1, 'the tick that found a run going was skipped')
+  const job = jobs[0] as Job
+  job.tick()
+  job.tick()
+  job.tick()
+  t.equal(runs, 1, 'the ticks during the run started none')
+  t.equal(events('drift_check_skipped').length, 2, 'each is logged')
   t.match(events('drift_check_skipped')[0], { level: 'warning', reason: 'the previous check is still running', schedule: EVERY_SECOND })
-  await sleep(1700)
+  slow.resolve()
+  await scheduler.trigger() // joins the run going, and resolves once it has ended
+  slow = deferred()
+  job.tick()
+  t.equal(runs, 2, 'the first tick after it starts the next run')
+  t.equal(most, 1, 'never two runs at once')
+  slow.resolve()
+  await scheduler.trigger()
 })
 
 t.test('a failing run is logged and the schedule goes on', async (t) => {
+  const { createDriftScheduler, jobs } = await handCron(t)
   const { logger, events } = logged(t)
   let runs = 0
   const scheduler = createDriftScheduler({
@@ -73,9 +119,13 @@ t.test('a failing run is logged and the schedule goes on', async (t) => {
   })
   scheduler.start()
   t.teardown(scheduler.stop)
-  await sleep(3300)
-  scheduler.stop()
-  t.ok(runs >= 3, `ran ${runs} times despite two failures`)
+  const job = jobs[0] as Job
+  for (let i = 0; i < 3; i++) {
+    job.tick()
+    // Settles the run the tick started (a trigger joins it), so the next tick is not skipped.
+    await scheduler.trigger()
+  }
+  t.equal(runs, 3, 'ran on every tick despite two failures')
   t.match(events('drift_check_failed'), [
     { level: 'error', type: 'Error', message: 'reference unreadable' },
     { type: 'TypeError', message: 'late failure' },

@@ -25,7 +25,7 @@ for (const [what, cumulative, expected] of CASES) {
 
 const setup = () => {
   let clock = 0
-  const metrics = createMetricsRegistry({ environment: 'dev', version: '0.1.0' })
+  const metrics = createMetricsRegistry({ environment: 'dev', version: '1.0.0' })
   const figures = createFigures({ metrics, now: () => clock, heapUsed: () => 123_456 })
   return { metrics, figures, tick: (ms: number) => void (clock += ms) }
 }
@@ -96,7 +96,7 @@ t.test('the event-loop lag is the p99 since the previous reading, in ms, without
 })
 
 t.test('the event-loop lag is null before its first sample, and the default clock and heap are real', async (t) => {
-  const metrics = createMetricsRegistry({ environment: 'dev', version: '0.1.0' })
+  const metrics = createMetricsRegistry({ environment: 'dev', version: '1.0.0' })
   const figures = createFigures({ metrics })
   t.equal((await figures.read(3)).value, null)
   t.ok(((await figures.read(4)).value as number) > 1_000_000, 'the heap in bytes')

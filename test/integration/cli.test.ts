@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { jsonLines, spawnTs } from '../fixtures/spawn.js'
 
 const CLI = 'bin/svc.ts'
@@ -31,7 +32,7 @@ t.test('--help prints usage with every flag and exits 0', async (t) => {
 t.test('--version prints the package version and exits 0', async (t) => {
   const child = spawnTs(CLI, ['-V'])
   t.same(await child.exited, { code: 0, signal: null })
-  t.equal(child.stdout(), '0.1.0\n')
+  t.equal(child.stdout(), `${PACKAGE_VERSION}\n`)
 })
 
 t.test('invalid configuration names every bad value and exits 2', async (t) => {
@@ -89,7 +90,7 @@ t.test('an unresolvable host is a one-line start-up error and exit 1', async (t)
 t.test('the CLI starts, serves, logs JSON lines and stops cleanly on SIGTERM', async (t) => {
   const child = spawnTs(CLI, ['--port', '0', '--name', 'cli-test', '--env', 'stage'])
   const started = await child.waitForEvent('application_started')
-  t.match(started, { 'service.name': 'cli-test', version: '0.1.0', environment: 'stage', host: '127.0.0.1', level: 'info' })
+  t.match(started, { 'service.name': 'cli-test', version: PACKAGE_VERSION, environment: 'stage', host: '127.0.0.1', level: 'info' })
   const res = await fetch(`http://127.0.0.1:${String(started['port'])}/`)
   t.equal(res.status, 200)
   child.proc.kill('SIGTERM')
@@ -104,11 +105,13 @@ t.test('the CLI starts, serves, logs JSON lines and stops cleanly on SIGTERM', a
 })
 
 t.test('console log format writes readable lines', async (t) => {
-  const child = spawnTs(CLI, ['--port', '0', '--log-format', 'console'])
+  // SVC_ENVIRONMENT set: unset, the line is a warning (test/start.test.ts).
+  const child = spawnTs(CLI, ['--port', '0', '--log-format', 'console'], { SVC_ENVIRONMENT: 'dev' })
   for (let i = 0; i < 1000 && !child.stdout().includes('application_started'); i++) await sleep(20)
   child.proc.kill('SIGINT')
   t.same(await child.exited, { code: 0, signal: null })
-  t.match(child.stdout(), /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {4}application_started \[svc\] version=0\.1\.0/m)
+  t.match(child.stdout(), /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {4}application_started \[svc\] version=/m)
+  t.match(child.stdout(), `application_started [svc] version=${PACKAGE_VERSION} `)
 })
 
 t.test('SIGTERM lets a slow in-flight request finish, then exits 0', async (t) => {

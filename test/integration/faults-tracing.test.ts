@@ -12,6 +12,8 @@ import { closedPort } from '../fixtures/tcp.js'
 
 /** Requests served while the collector is away: all answered, and quickly. */
 const REQUESTS = 30
+/** gRPC's first reconnect backoff (INITIAL_BACKOFF_MS, grpc-js 1.14): what a request waiting on the channel would wait. */
+const GRPC_INITIAL_BACKOFF_MS = 1000
 const DROPPED = { exporter: 'otlp', reason: 'export_failed', environment: 'dev' }
 
 const waitFor = async (what: string, isDone: () => boolean, timeoutMs = 20_000): Promise<void> => {
@@ -75,7 +77,9 @@ t.test('the collector down, up, down again and up again: requests never wait, ea
     const droppedBefore = await dropped(running)
     const { statuses, slowest } = await serveWhileDown(running)
     t.same(statuses, Array(REQUESTS).fill(200), `${label}: every request answered`)
-    t.ok(slowest < 500, `${label}: the slowest of ${REQUESTS} requests took ${slowest.toFixed(0)} ms`)
+    // Under one reconnect backoff, which a request waiting on the channel would spend; all of it is
+    // slack for a loaded machine.
+    t.ok(slowest < GRPC_INITIAL_BACKOFF_MS, `${label}: the slowest of ${REQUESTS} requests took ${slowest.toFixed(0)} ms`)
     await waitFor(`trace_export_failed number ${round}`, () => events(running, 'trace_export_failed').length >= round)
     t.ok(
       (await droppedReaching(running, droppedBefore + REQUESTS)) >= droppedBefore + REQUESTS,

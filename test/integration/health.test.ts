@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
+import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { startPostgres } from '../fixtures/postgres.js'
 import { startRedis } from '../fixtures/redis.js'
 import { closedPort } from '../fixtures/tcp.js'
@@ -25,11 +26,11 @@ const listen = async (t: Test, server: Server | ReturnType<typeof createTcpServe
 }
 
 /** A loopback HTTP "external API" that counts the requests it gets. */
-const externalApi = async (t: Test, status = 200): Promise<{ url: string; hits: () => number }> => {
+const externalApi = async (t: Test, status = 200, headers: Readonly<Record<string, string>> = {}): Promise<{ url: string; hits: () => number }> => {
   let hits = 0
   const server = createHttpServer((_req, res) => {
     hits++
-    res.writeHead(status).end('{}')
+    res.writeHead(status, headers).end('{}')
   })
   const port = await listen(t, server)
   return { url: `http://127.0.0.1:${port}/status`, hits: () => hits }
@@ -48,7 +49,7 @@ t.test('with no dependency configured those checks are skipped, the shipped mode
       external_api: { status: 'skipped' },
       models: { status: 'ok', latency_ms: 0 },
     })
-    t.match(body, { status: 'ok', version: '0.1.0', uptime_s: Number })
+    t.match(body, { status: 'ok', version: PACKAGE_VERSION, uptime_s: Number })
     const head = await fetch(base + path, { method: 'HEAD' })
     t.equal(head.status, 200)
     t.equal(await head.text(), '', `HEAD ${path} has no body`)
@@ -108,13 +109,17 @@ t.test('a dependency that accepts but never answers fails by timeout, within the
   t.teardown(() => {
     for (const s of sockets) s.destroy()
   })
-  const { base } = await startApp(t, { SVC_DB_HOST: '127.0.0.1', SVC_DB_PORT: String(port), SVC_HEALTH_TIMEOUT_MS: '200' })
+  const timeoutMs = 500
+  const { base } = await startApp(t, { SVC_DB_HOST: '127.0.0.1', SVC_DB_PORT: String(port), SVC_HEALTH_TIMEOUT_MS: String(timeoutMs) })
   const started = performance.now()
   const ready = await probe(base, '/ready')
   const elapsed = performance.now() - started
   t.equal(ready.status, 503)
-  t.match(ready.body.checks['database'], { status: 'fail', error: 'timeout after 200 ms' })
-  t.ok(elapsed < 1000, `answered in ${elapsed.toFixed(0)} ms`)
+  t.match(ready.body.checks['database'], { status: 'fail', error: `timeout after ${timeoutMs} ms` })
+  // The answer comes when the check's bound fires: at least the bound (less 5 ms for timer
+  // granularity), and within twice it, which a second wait (a retry, a bound per phase) would reach;
+  // the other half is slack for a loaded machine.
+  t.ok(elapsed >= timeoutMs - 5 && elapsed < 2 * timeoutMs, `answered in ${elapsed.toFixed(0)} ms, bound ${timeoutMs} ms`)
 })
 
 t.test('an HTTP server on the database port is a failure, not a PostgreSQL', async (t) => {
@@ -151,22 +156,39 @@ t.test('Redis that requires a password: refused without it, ok with it, and the 
 })
 
 t.test('results are reused within the cache window and concurrent probes share one round', async (t) => {
+  // Two services, so that no assertion depends on how fast this machine is: a window no test outlasts
+  // for the reuse, a short one to see expire. test/health/monitor.test.ts walks a window on a clock.
   const api = await externalApi(t)
-  const { base } = await startApp(t, { SVC_EXTERNAL_API_URL: api.url, SVC_HEALTH_CACHE_MS: '400' })
+  const { base } = await startApp(t, { SVC_EXTERNAL_API_URL: api.url, SVC_HEALTH_CACHE_MS: '600000' })
   const storm = await Promise.all(Array.from({ length: 20 }, (_, i) => probe(base, ['/health', '/ready', '/startup'][i % 3] as string)))
   t.ok(storm.every((p) => p.body.checks['external_api']?.status === 'ok'))
   t.equal(api.hits(), 1, '20 concurrent probes, one check')
   await probe(base, '/ready')
   t.equal(api.hits(), 1, 'a probe within the window does not touch the dependency')
-  await new Promise((resolve) => setTimeout(resolve, 450))
-  await probe(base, '/ready')
-  t.equal(api.hits(), 2, 'after the window a new round runs')
+
+  const windowMs = 50
+  const short = await externalApi(t)
+  const expiring = await startApp(t, { SVC_EXTERNAL_API_URL: short.url, SVC_HEALTH_CACHE_MS: String(windowMs) })
+  await probe(expiring.base, '/ready')
+  // A sleep can only overshoot: the window has passed when it ends.
+  await new Promise((resolve) => setTimeout(resolve, windowMs + 10))
+  await probe(expiring.base, '/ready')
+  t.equal(short.hits(), 2, 'after the window a new round runs')
 })
 
 t.test('an external API answering 503 or a redirect is a failure; redirects are not followed', async (t) => {
-  const api = await externalApi(t, 503)
-  const { base } = await startApp(t, { SVC_EXTERNAL_API_URL: api.url })
-  t.match((await probe(base, '/ready')).body.checks['external_api'], { status: 'fail', error: 'HTTP 503' })
+  const unavailable = await externalApi(t, 503)
+  const down = await startApp(t, { SVC_EXTERNAL_API_URL: unavailable.url })
+  t.match((await probe(down.base, '/ready')).body.checks['external_api'], { status: 'fail', error: 'HTTP 503' })
+
+  // The redirect points at a healthy endpoint: following it would turn the check green.
+  const healthy = await externalApi(t)
+  const moved = await externalApi(t, 302, { location: healthy.url })
+  const redirected = await startApp(t, { SVC_EXTERNAL_API_URL: moved.url })
+  const ready = await probe(redirected.base, '/ready')
+  t.equal(ready.status, 503)
+  t.match(ready.body.checks['external_api'], { status: 'fail', error: 'HTTP 302' })
+  t.same({ redirect: moved.hits(), target: healthy.hits() }, { redirect: 1, target: 0 }, 'the redirect was asked once, its target never')
 })
 
 t.test('probe requests are counted in the HTTP metrics but logged at debug only', async (t) => {
@@ -216,7 +238,8 @@ t.test('bad health configuration stops start-up naming each variable', async (t)
 
 t.test('readiness is 503 from the first moment of a shutdown, while a slow request still drains', async (t) => {
   const { testRoutes } = await import('../fixtures/routes.js')
-  const { app, base } = await startApp(t, { SVC_SHUTDOWN_DELAY_MS: '300' }, testRoutes(600))
+  // The two probes below must land within the delay: 1 s leaves a loaded machine plenty of room.
+  const { app, base } = await startApp(t, { SVC_SHUTDOWN_DELAY_MS: '1000' }, testRoutes(600))
   t.equal((await probe(base, '/ready')).status, 200)
   const slow = fetch(`${base}/test/slow`)
   await new Promise((resolve) => setTimeout(resolve, 50))

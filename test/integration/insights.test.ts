@@ -204,7 +204,7 @@ t.test('the SERVER span of a stream ends with the stream', async (t) => {
 const insightsServer = async (t: Test, drainTimeoutMs: number): Promise<{ server: SvcServer; port: number; limit: StreamLimit }> => {
   const config = readConfig({ PORT: '0', SVC_DRAIN_TIMEOUT_MS: String(drainTimeoutMs) })
   const limit = createStreamLimit(config.maxStreams)
-  const figures = createFigures({ metrics: createMetricsRegistry({ environment: 'dev', version: '0.1.0' }) })
+  const figures = createFigures({ metrics: createMetricsRegistry({ environment: 'dev', version: '1.0.0' }) })
   const router = createRouter([{ method: 'GET', path: '/api/insights', handler: getInsights({ figures, limit }) }], [])
   const server = createSvcServer({ config, router, logger: captureLogger(config).logger })
   const { port } = await server.listen()

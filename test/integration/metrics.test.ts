@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { startApp } from '../fixtures/app.js'
 import { labelValues, sample } from '../fixtures/metrics-text.js'
+import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { testRoutes } from '../fixtures/routes.js'
 import { findTool } from '../fixtures/tools.js'
 
@@ -89,7 +90,7 @@ t.test('OpenMetrics is served when the scraper asks for it', async (t) => {
 t.test('default process metrics and svc_build_info are exposed', async (t) => {
   const { base } = await startApp(t, { SVC_ENVIRONMENT: 'stage' })
   const text = await scrape(base)
-  t.equal(sample(text, 'svc_build_info', { version: '0.1.0', node_version: process.version, environment: 'stage' }), 1)
+  t.equal(sample(text, 'svc_build_info', { version: PACKAGE_VERSION, node_version: process.version, environment: 'stage' }), 1)
   t.match(text, /^process_resident_memory_bytes\{environment="stage"\} \d+/m)
   t.match(text, /^nodejs_eventloop_lag_seconds/m)
 })

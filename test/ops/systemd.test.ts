@@ -106,6 +106,10 @@ t.test("the issue's settings: Type=exec, the installed CLI, env files, restarts,
     t.same(directives(text, 'MemoryDenyWriteExecute'), [], `${unit}: not MemoryDenyWriteExecute (V8's JIT needs W+X pages)`)
   }
   t.match(directives(await unitText('svc@.service'), 'EnvironmentFile'), ['-/etc/svc/svc.env', '-/etc/svc/%i.env'])
+  for (const unit of UNITS) {
+    const assignments = directives(await unitText(unit), 'Environment').flatMap((line) => line.split(/\s+/))
+    t.ok(assignments.includes('SVC_ENVIRONMENT=prod'), `${unit}: SVC_ENVIRONMENT set, never svc's default`)
+  }
   t.match(directives(await unitText('svc@.service'), 'ExecStart'), ['/usr/local/bin/svc --port %i'])
 })
 

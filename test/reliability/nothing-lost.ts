@@ -107,7 +107,8 @@ export const nothingLost = async ({ launch, rate, durationMs, connections, ratio
           duplicated: duplicates(spanIds),
         },
         dropped: sumOf(text, 'svc_spans_dropped_total'),
-        hasDroppedSeries: text.includes('svc_spans_dropped_total'),
+        // A sample line, not the HELP or TYPE line alone.
+        hasDroppedSeries: /^svc_spans_dropped_total\{/m.test(text),
         routes,
         countedTotal: sumOf(text, 'http_requests_total'),
         sentTotal: answered.length,

@@ -6,7 +6,7 @@ import { createTracing, getTracer } from '../../lib/telemetry/tracer.js'
 import { captureLogger } from '../fixtures/app.js'
 import { silentServer } from '../fixtures/tcp.js'
 
-const service = { name: 'svc', version: '0.1.0', environment: 'dev' } as const
+const service = { name: 'svc', version: '1.0.0', environment: 'dev' } as const
 
 t.test('with no exporter, nothing is set up and getTracer() records nothing', async (t) => {
   const config = readConfig({})
@@ -30,4 +30,8 @@ t.test('shutdown gives up after its bound when the collector never answers', asy
   t.same(await tracing.shutdown(100), { isComplete: false })
   t.ok(performance.now() - started < 1000, 'bounded by the shutdown timeout, not the export deadline')
   t.equal(trace.getTracer('x').startSpan('after').isRecording(), false, 'the SDK is unregistered')
+  // The export the first call gave up on is still stuck: a second call must not wait on it again.
+  const again = performance.now()
+  t.same(await tracing.shutdown(5000), { isComplete: true }, 'a second shutdown answers at once')
+  t.ok(performance.now() - again < 1000, 'without waiting for its bound')
 })
