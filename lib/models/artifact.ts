@@ -30,6 +30,7 @@
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
 import { createHash } from 'node:crypto'
+import { predictionInput } from '../profile/profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
 
 export const FORMAT_VERSIONS: readonly number[] = [1]
@@ -348,10 +349,9 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
     parameter(b, `parameters.intercepts[${k}]`)
   })
 
-  const [answers] = artifact['outputs'] as readonly Output[]
-  const answered: Input = isLogistic
-    ? { name: (answers as Output).name, type: 'categorical', levels: classes }
-    : { name: (answers as Output).name, type: 'numerical' }
+  // The answers are described as a profile describes them, one rule for artifacts and profiles.
+  const outputs = artifact['outputs'] as readonly Output[]
+  const answered = predictionInput(isLogistic ? { task: 'classification', classes, outputs } : { task: 'regression', outputs })
   checkReference(artifact['reference'], inputs, answered)
   checkProvenance(artifact['provenance'])
   return deepFreeze(artifact) as Artifact
