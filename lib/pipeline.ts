@@ -7,8 +7,15 @@ import type { RouteDoc } from './openapi/route-doc.js'
 
 export type Headers = Readonly<Record<string, string | number | string[]>>
 
-/** A JSON body, serialised by the server; without `body`, an empty answer (204, OPTIONS). */
-export type JsonReply = { readonly kind: 'json'; readonly status: number; readonly headers?: Headers; readonly body?: unknown }
+/**
+ * A JSON body: `body`, serialised by the server, or `json`, text the endpoint wrote itself where
+ * that is much cheaper than building objects (the inference response, from typed arrays); with
+ * neither, an empty answer (204, OPTIONS).
+ */
+export type JsonReply = { readonly kind: 'json'; readonly status: number; readonly headers?: Headers } & (
+  | { readonly body?: unknown; readonly json?: undefined }
+  | { readonly json: string; readonly body?: undefined }
+)
 export type TextReply = { readonly kind: 'text'; readonly status: number; readonly headers?: Headers; readonly text: string }
 /** A stream is pulled as the client reads it and stopped (`return()`) when the client leaves. */
 export type StreamReply = { readonly kind: 'stream'; readonly status: number; readonly headers?: Headers; readonly stream: AsyncIterable<string> }

@@ -37,7 +37,7 @@ import { HttpError } from '../http/errors.js'
 import * as docs from './model-docs.js'
 import { encodeInputs } from '../models/features.js'
 import { readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
-import { buildInferResponse } from '../models/inference-response.js'
+import { inferResponseJson } from '../models/inference-response.js'
 import type { ModelCells, ModelMetrics } from '../models/metrics.js'
 import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry.js'
 import type { FeatureReference, Input, ModelVersion, Prediction } from '../models/runtime.js'
@@ -177,22 +177,30 @@ export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOpt
   }
 
   /** Records and counts a prediction of `served`, and builds its reply. */
-  const answer = (served: ServedModel, request: InferRequest, cells: ModelCells, features: Float64Array, prediction: Prediction, start: number): Reply => {
+  const answer = (
+    ctx: Ctx,
+    served: ServedModel,
+    request: InferRequest,
+    cells: ModelCells,
+    features: Float64Array,
+    prediction: Prediction,
+    start: number,
+  ): Reply => {
     drift?.record(served, features, request.rows, prediction)
     cells.duration.observe((performance.now() - start) / 1000)
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
     cells.outcomes.success.inc()
-    return { kind: 'json', status: 200, body: buildInferResponse(served.model, prediction, request.rows, request.id) }
+    return { kind: 'json', status: 200, json: inferResponseJson(served.model, prediction, request.rows, request.id ?? ctx.requestId) }
   }
 
   /** Encodes and predicts one checked request; throws HttpError 400 for inputs the model refuses. */
-  const infer = (served: ServedModel, request: InferRequest, cells: ModelCells): Reply | Promise<Reply> => {
+  const infer = (ctx: Ctx, served: ServedModel, request: InferRequest, cells: ModelCells): Reply | Promise<Reply> => {
     const start = performance.now()
     const features = encodeInputs(request, served.model)
     const prediction = served.predictor.predict(features, request.rows)
-    if (prediction instanceof Promise) return prediction.then((settled) => answer(served, request, cells, features, settled, start))
-    return answer(served, request, cells, features, prediction, start)
+    if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start))
+    return answer(ctx, served, request, cells, features, prediction, start)
   }
 
   /**
@@ -244,7 +252,7 @@ export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOpt
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>
     try {
-      reply = infer(served, request, cells)
+      reply = infer(ctx, served, request, cells)
     } catch (error: unknown) {
       throw counted(cells, error)
     }
@@ -261,7 +269,7 @@ export const modelRoutes = ({ models, metrics, maxBatch, drift }: ModelRoutesOpt
       const request = readInferRequest(await readJson(ctx), requestOptions)
       // Found again once the body is read: a reload may have swapped (and released) the build found
       // before, and the one served now predicts in this same turn, before any release can run.
-      reply = infer(find(name, version), request, cells)
+      reply = infer(ctx, find(name, version), request, cells)
     } catch (error: unknown) {
       throw counted(cells, error)
     }

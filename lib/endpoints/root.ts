@@ -9,10 +9,9 @@ export type EndpointLink = Readonly<{ method: string; path: string }>
 
 export const getRoot = (info: ServiceInfo, endpoints: readonly EndpointLink[]): Handler => {
   const reply: Reply = Object.freeze({
-    kind: 'text',
+    kind: 'json',
     status: 200,
-    headers: Object.freeze({ 'content-type': 'application/json' }),
-    text: JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints }),
+    json: JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints }),
   })
   return () => reply
 }

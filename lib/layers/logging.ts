@@ -32,8 +32,12 @@ export const logging =
     const failed = logger.prepare('error', 'request_completed') as LineFn
     const answered = route.requestLogLevel === 'debug' ? completed : failed
 
-    // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is.
-    const requestMembers = (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
+    // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is. A
+    // route of one method at a path without parameters is only ever reached by that method at that
+    // very path (lib/router.ts), so its members are written once, here.
+    const isFixed = route.method !== '*' && !route.template.includes('{')
+    const fixedMembers = `,"method":"${route.method}","path":${JSON.stringify(route.template)}`
+    const requestMembers = isFixed ? (): string => fixedMembers : (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
 
     const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined): void => {
       if (error === undefined && (status < 500 ? completed : answered) === undefined) return

@@ -7,10 +7,23 @@
 // The registry's default labels add `environment`. svc_model_ready belongs to the model registry.
 //
 // Label values come only from a served model (its description's name and version), never from a
-// request: a request naming a model that does not exist never reaches `cellsFor`. Children are
-// resolved on a model version's first request and kept: prom-client's `labels()` hashes and
-// allocates on every call, so a request then only calls `inc()`, `dec()` and `observe()`.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+// request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
+// (lib/telemetry/cells.ts) are made on its first request and kept, so a request only adds to
+// numbers: prom-client's `labels()` children would hash the labels on each of the five calls.
+import type { Registry } from 'prom-client'
+import {
+  counterCell,
+  counterSeries,
+  gaugeCell,
+  gaugeSeries,
+  histogramCell,
+  histogramSeries,
+  observe,
+  registerSeries,
+  type CounterCell,
+  type GaugeCell,
+  type HistogramCell,
+} from '../telemetry/cells.js'
 import type { ServedModel } from './registry.js'
 
 export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
@@ -38,39 +51,33 @@ export type ModelMetrics = Readonly<{
   cellsFor(served: ServedModel): ModelCells
 }>
 
+const counter = (cell: CounterCell): Inc => ({
+  inc: (value = 1) => {
+    cell.value += value
+  },
+})
+const histogram = (cell: HistogramCell): Observe => ({ observe: (value) => observe(cell, value, undefined) })
+
 export const createModelMetrics = (registry: Registry): ModelMetrics => {
-  const requests = new Counter({
-    name: 'svc_model_prediction_requests_total',
-    help: 'Prediction requests for a served model version, by outcome (success, client_error, server_error).',
-    labelNames: ['model', 'version', 'outcome'] as const,
-    registers: [registry],
-  })
-  const predictions = new Counter({
-    name: 'svc_model_predictions_total',
-    help: 'Rows predicted by a model version.',
-    labelNames: ['model', 'version'] as const,
-    registers: [registry],
-  })
-  const duration = new Histogram({
-    name: 'svc_model_prediction_duration_seconds',
-    help: 'Time to encode and predict one request batch, in seconds.',
-    labelNames: ['model', 'version'] as const,
-    buckets: [...PREDICTION_DURATION_BUCKETS],
-    registers: [registry],
-  })
-  const inFlight = new Gauge({
-    name: 'svc_model_predictions_in_flight',
-    help: 'Prediction requests being handled by a model, from the model being found to the reply being built.',
-    labelNames: ['model'] as const,
-    registers: [registry],
-  })
-  const batchSize = new Histogram({
-    name: 'svc_model_prediction_batch_size',
-    help: 'Rows per successful prediction request.',
-    labelNames: ['model'] as const,
-    buckets: [...BATCH_SIZE_BUCKETS],
-    registers: [registry],
-  })
+  // Keyed by their label values joined; each Map keeps its series in the order they appeared.
+  const requests = new Map<string, CounterCell>()
+  const predictions = new Map<string, CounterCell>()
+  const durations = new Map<string, HistogramCell>()
+  const inFlight = new Map<string, GaugeCell>()
+  const batchSizes = new Map<string, HistogramCell>()
+  registerSeries(registry, [
+    counterSeries(
+      'svc_model_prediction_requests_total',
+      'Prediction requests for a served model version, by outcome (success, client_error, server_error).',
+      requests,
+    ),
+    counterSeries('svc_model_predictions_total', 'Rows predicted by a model version.', predictions),
+    histogramSeries('svc_model_prediction_duration_seconds', 'Time to encode and predict one request batch, in seconds.', durations),
+    gaugeSeries('svc_model_predictions_in_flight', 'Prediction requests being handled by a model, from the model being found to the reply being built.', () =>
+      Array.from(inFlight.values(), ({ labels, value }) => ({ labels, value })),
+    ),
+    histogramSeries('svc_model_prediction_batch_size', 'Rows per successful prediction request.', batchSizes),
+  ])
 
   // Per model name (in flight, batch size) and per served version; a reload builds a new
   // ServedModel, which finds the same series through the name and version.
@@ -78,29 +85,44 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
   const byVersion = new Map<string, ModelCells>()
   const resolved = new WeakMap<ServedModel, ModelCells>()
 
+  const shared = (model: string): Pick<ModelCells, 'inFlight' | 'batchSize'> => {
+    let cells = byName.get(model)
+    if (cells === undefined) {
+      const gauge = gaugeCell({ model })
+      const batchSize = histogramCell({ model }, BATCH_SIZE_BUCKETS)
+      inFlight.set(model, gauge)
+      batchSizes.set(model, batchSize)
+      const inc = (): void => {
+        gauge.value++
+      }
+      const dec = (): void => {
+        gauge.value--
+      }
+      byName.set(model, (cells = Object.freeze({ inFlight: Object.freeze({ inc, dec }), batchSize: histogram(batchSize) })))
+    }
+    return cells
+  }
+
   const build = ({ name, version }: ServedModel): ModelCells => {
     const key = `${name}/${version}`
     let cells = byVersion.get(key)
     if (cells === undefined) {
-      let shared = byName.get(name)
-      if (shared === undefined) {
-        inFlight.set({ model: name }, 0)
-        batchSize.zero({ model: name })
-        byName.set(name, (shared = { inFlight: inFlight.labels(name), batchSize: batchSize.labels(name) }))
-      }
+      const labels = { model: name, version }
+      // Every outcome exists from the version's first request at 0, so rate() sees the first error.
       const outcome = (value: PredictionOutcome): Inc => {
-        const child = requests.labels(name, version, value)
-        // Every outcome exists from the version's first request at 0, so rate() sees the first error.
-        child.inc(0)
-        return child
+        const cell = counterCell({ ...labels, outcome: value })
+        requests.set(`${key}/${value}`, cell)
+        return counter(cell)
       }
-      predictions.labels(name, version).inc(0)
-      duration.zero({ model: name, version })
+      const rows = counterCell(labels)
+      predictions.set(key, rows)
+      const duration = histogramCell(labels, PREDICTION_DURATION_BUCKETS)
+      durations.set(key, duration)
       cells = Object.freeze({
         outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
-        predictions: predictions.labels(name, version),
-        duration: duration.labels(name, version),
-        ...shared,
+        predictions: counter(rows),
+        duration: histogram(duration),
+        ...shared(name),
       })
       byVersion.set(key, cells)
     }

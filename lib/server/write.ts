@@ -32,6 +32,7 @@ export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs
     if (closesConnection(ctx, lifecycle.state === 'draining')) res.shouldKeepAlive = false
     switch (reply.kind) {
       case 'json': {
+        if (reply.json !== undefined) return send(ctx, res, reply.status, JSON_TYPE, reply.json, reply.headers, undefined)
         if (reply.body === undefined) return sendEmpty(ctx, res, reply.status, reply.headers)
         // A body JSON cannot hold (a cycle, a BigInt, nesting deeper than the stack) is the
         // endpoint's failure: a 500, never an exception escaping into Node's request event.

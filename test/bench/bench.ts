@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url'
 import { startCollector } from './collector.js'
 import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
+import { postPathPieces } from './post-path.js'
 import { inProcessOnnxUs, inProcessRowNs, inProcessWindowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
@@ -83,21 +84,50 @@ const STORE_VARIANTS: readonly Variant[] = [
   { name: FOREST_64, args: CLI, env: STORE, post: predictRows('forest', forestRows(64)) },
 ].filter(({ name }) => store.skipped === undefined || !ONNX_VARIANTS.has(name))
 
+const server = (variant: string): string[] => ['dist/test/bench/servers.js', variant]
+// The account's ladder (servers.ts): each rung adds one thing the CLI does per request.
+const BARE_NO_DATE = 'bare node:http without Date'
+const BARE = 'bare node:http'
+const BARE_ID = 'bare + request id'
+const BARE_HEADERS = 'bare + request id + nosniff, cache'
+const ROUTER = 'svc server + router, no layers'
+const ALS_ONLY = '+ logging layer, lines off (ALS only)'
+const ENCODED = '+ log lines built, not written'
+const LOGGING = '+ log lines written'
+const BOTH = '+ metrics layer'
+const FULL = 'svc CLI: logging (to a file) + metrics'
+const TRACED = 'svc CLI + tracing 1 % (OTLP)'
+const ALWAYS_ON = 'svc CLI + tracing always-on (OTLP)'
+const METRICS = 'metrics layer only'
+const SAMPLED = 'tracing layer only, sampled + OTLP'
+const UNSAMPLED = 'tracing layer only, unsampled'
+const BODY = 'svc server: POST, body read, fixed answer'
+const PREDICT_1 = 'svc CLI: predict iris, batch 1'
+const PREDICT_100 = 'svc CLI: predict iris, batch 100'
+const PREDICT_1_NO_DRIFT = 'svc CLI: predict iris, batch 1, drift off'
+const PREDICT_100_NO_DRIFT = 'svc CLI: predict iris, batch 100, drift off'
+
 const VARIANTS: readonly Variant[] = [
-  { name: 'bare node:http', args: ['dist/test/bench/servers.js', 'bare'] },
-  { name: 'svc CLI: logging (to a file) + metrics', args: CLI },
-  { name: 'svc CLI: predict iris, batch 1', args: CLI, post: predict(1) },
-  { name: 'svc CLI: predict iris, batch 100', args: CLI, post: predict(100) },
-  { name: 'svc CLI: predict iris, batch 1, drift off', args: CLI, env: NO_DRIFT, post: predict(1) },
-  { name: 'svc CLI: predict iris, batch 100, drift off', args: CLI, env: NO_DRIFT, post: predict(100) },
-  { name: 'svc CLI + tracing 1 % (OTLP)', args: CLI, env: ONE_PERCENT },
-  { name: 'svc CLI + tracing always-on (OTLP)', args: CLI, env: ALWAYS },
-  { name: 'router only, no layers', args: ['dist/test/bench/servers.js', 'none'] },
-  { name: 'logging layer only', args: ['dist/test/bench/servers.js', 'logging'] },
-  { name: 'metrics layer only', args: ['dist/test/bench/servers.js', 'metrics'] },
-  { name: 'logging + metrics', args: ['dist/test/bench/servers.js', 'both'] },
-  { name: 'tracing layer only, sampled + OTLP', args: ['dist/test/bench/servers.js', 'tracing'], env: ALWAYS },
-  { name: 'tracing layer only, unsampled', args: ['dist/test/bench/servers.js', 'tracing'], env: NEVER },
+  { name: BARE, args: server('bare') },
+  { name: BARE_NO_DATE, args: server('bare-no-date') },
+  { name: BARE_ID, args: server('bare-id') },
+  { name: BARE_HEADERS, args: server('bare-headers') },
+  { name: ROUTER, args: server('none') },
+  { name: ALS_ONLY, args: server('store') },
+  { name: ENCODED, args: server('lines-encoded') },
+  { name: LOGGING, args: server('logging') },
+  { name: BOTH, args: server('both') },
+  { name: FULL, args: CLI },
+  { name: TRACED, args: CLI, env: ONE_PERCENT },
+  { name: ALWAYS_ON, args: CLI, env: ALWAYS },
+  { name: METRICS, args: server('metrics') },
+  { name: SAMPLED, args: server('tracing'), env: ALWAYS },
+  { name: UNSAMPLED, args: server('tracing'), env: NEVER },
+  { name: BODY, args: server('body'), post: predict(1) },
+  { name: PREDICT_1, args: CLI, post: predict(1) },
+  { name: PREDICT_100, args: CLI, post: predict(100) },
+  { name: PREDICT_1_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(1) },
+  { name: PREDICT_100_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(100) },
   ...STORE_VARIANTS,
 ]
 
@@ -194,51 +224,94 @@ const median = (values: readonly number[]): number => {
 /** Median over rounds of a figure computed within each round, so the pairs compared ran back to back. */
 const perRound = (figure: (round: Map<string, Result>) => number): number => median(rounds.map(figure))
 const get = (round: Map<string, Result>, name: string): Result => round.get(name) as Result
-const [BARE, FULL, PREDICT_1, PREDICT_100, PREDICT_1_NO_DRIFT, PREDICT_100_NO_DRIFT, TRACED, ALWAYS_ON, ROUTER, LOGGING, METRICS, BOTH, SAMPLED, UNSAMPLED] =
-  VARIANTS.map((v) => v.name) as [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
 const ONNX_BATCH_1_MAX_US = 15
 const ONNX_BATCH_64_MIN_ROWS = 200_000
+// The per-request targets, in CPU µs over the variant named beside them, and the throughput floor.
+const CLI_OVER_BARE_MAX_US = 4
+const TRACED_OVER_BARE_MAX_US = 4.5
+const PREDICT_OVER_GET_MAX_US = 12
+const ALWAYS_ON_MIN_RATIO = 0.44
 
 process.stdout.write('\n')
 const row = (cells: readonly string[]): string =>
-  `${(cells[0] ?? '').padEnd(42)}${cells
+  `${(cells[0] ?? '').padEnd(46)}${cells
     .slice(1)
     .map((c) => c.padStart(12))
     .join('')}\n`
-process.stdout.write(row(['variant', 'req/s', '× bare', 'p99 ms', 'CPU µs/req', 'rows/CPU s', 'server CPU', 'errors']))
+process.stdout.write(row(['variant', 'CPU µs/req', 'req/s', '× bare', 'p99 ms', 'rows/CPU s', 'server CPU', 'errors']))
 /** Rows per second of server CPU: rows per request ÷ CPU seconds per request. */
 const rowsPerCpuSecond = (round: Map<string, Result>, name: string, rows: number): number => (rows * 1e6) / get(round, name).cpuUsPerRequest
 for (const { name, post } of VARIANTS) {
   process.stdout.write(
     row([
       name,
+      perRound((r) => get(r, name).cpuUsPerRequest).toFixed(1),
       perRound((r) => get(r, name).rps).toFixed(0),
       perRound((r) => get(r, name).rps / get(r, BARE).rps).toFixed(2),
       perRound((r) => get(r, name).p99Ms).toFixed(2),
-      perRound((r) => get(r, name).cpuUsPerRequest).toFixed(1),
       post === undefined ? '' : perRound((r) => rowsPerCpuSecond(r, name, post.rows)).toFixed(0),
       `${(perRound((r) => get(r, name).serverCpu) * 100).toFixed(0)} %`,
       String(rounds.reduce((sum, r) => sum + get(r, name).errors, 0)),
     ]),
   )
 }
-const ratio = (name: string): string => perRound((r) => get(r, name).rps / get(r, BARE).rps).toFixed(2)
-const drift = (on: string, off: string): string => perRound((r) => get(r, on).cpuUsPerRequest - get(r, off).cpuUsPerRequest).toFixed(1)
-const added = (name: string): string => perRound((r) => get(r, name).cpuUsPerRequest - get(r, ROUTER).cpuUsPerRequest).toFixed(1)
-process.stdout.write(
-  `\nCPU µs per request added over the router alone (median of per-round differences): logging ${added(LOGGING)}, ` +
-    `metrics ${added(METRICS)}, both ${added(BOTH)}; router and server over bare node:http: ` +
-    `${perRound((r) => get(r, ROUTER).cpuUsPerRequest - get(r, BARE).cpuUsPerRequest).toFixed(1)}\n` +
-    `tracing: ${added(SAMPLED)} per sampled request (export included), ${added(UNSAMPLED)} per unsampled one\n` +
-    `Throughput against bare node:http: logging + metrics ${ratio(FULL)}×, + tracing at 1 % ${ratio(TRACED)}×, ` +
-    `+ tracing always-on ${ratio(ALWAYS_ON)}×; the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n` +
-    `Predictions: batch 1 ${perRound((r) => get(r, PREDICT_1).rps).toFixed(0)}/s (${perRound((r) => get(r, PREDICT_1).rps / get(r, FULL).rps).toFixed(2)}× GET / ` +
-    `on the same CLI), batch 100 ${(perRound((r) => get(r, PREDICT_100).rps) * 100).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row\n` +
-    `Drift window (on minus off, CPU µs per request): batch 1 ${drift(PREDICT_1, PREDICT_1_NO_DRIFT)}, batch 100 ${drift(PREDICT_100, PREDICT_100_NO_DRIFT)}; ` +
-    `in process ${inProcessWindowNs(1).toFixed(0)} ns per request of 1 row, ${inProcessWindowNs(100).toFixed(0)} ns per request of 100\n`,
-)
-const verdict = (isMet: boolean): string => (isMet ? 'met' : 'NOT met')
+/** CPU µs per request of `name` over `base`: the median of the per-round differences. */
 const over = (name: string, base: string): number => perRound((r) => get(r, name).cpuUsPerRequest - get(r, base).cpuUsPerRequest)
+const ratio = (name: string): number => perRound((r) => get(r, name).rps / get(r, BARE).rps)
+const verdict = (isMet: boolean): string => (isMet ? 'met' : 'NOT met')
+const accountRow = (label: string, us: number): string => `  ${label.padEnd(78)}${us.toFixed(2).padStart(8)}\n`
+
+// The ladder: neighbours' differences, which add up to the CLI over bare node:http.
+const ladder: ReadonlyArray<readonly [string, string, string]> = [
+  ['request id: a random UUID, sent as X-Request-ID', BARE_ID, BARE],
+  ['X-Content-Type-Options and Cache-Control headers', BARE_HEADERS, BARE_ID],
+  ["svc's server: Ctx, head checks, router, reply writer", ROUTER, BARE_HEADERS],
+  ['logging layer entered: AsyncLocalStorage run (lines off)', ALS_ONLY, ROUTER],
+  ['request_started + request_completed built', ENCODED, ALS_ONLY],
+  ['those lines written (line writer, one write per turn)', LOGGING, ENCODED],
+  ['metrics layer: in flight, duration histogram, request counter', BOTH, LOGGING],
+  ['the CLI beside the layer variants: its other routes, default metrics, timers', FULL, BOTH],
+]
+let ladderSum = 0
+let account = `\nAccount, CPU µs per request (median of per-round differences):\n${accountRow('bare node:http (its Date header included: bare minus bare without it)', over(BARE, BARE_NO_DATE))}`
+for (const [label, name, base] of ladder) {
+  const us = over(name, base)
+  ladderSum += us
+  account += accountRow(label, us)
+}
+const cliOver = over(FULL, BARE)
+const tracedOver = over(TRACED, BARE)
+account +=
+  accountRow('sum of the rows above', ladderSum) +
+  accountRow(`svc CLI over bare, measured (target ≤ ${CLI_OVER_BARE_MAX_US}: ${verdict(cliOver <= CLI_OVER_BARE_MAX_US)})`, cliOver) +
+  accountRow('tracing at 1 % (OTLP) over the CLI', over(TRACED, FULL)) +
+  accountRow(`svc CLI + tracing 1 % over bare (target ≤ ${TRACED_OVER_BARE_MAX_US}: ${verdict(tracedOver <= TRACED_OVER_BARE_MAX_US)})`, tracedOver) +
+  accountRow('layers alone over the router: metrics', over(METRICS, ROUTER)) +
+  accountRow('  tracing, per sampled request (export included)', over(SAMPLED, ROUTER)) +
+  accountRow('  tracing, per unsampled request', over(UNSAMPLED, ROUTER))
+
+// A batch-1 prediction over GET / on the same CLI: over HTTP, reading the body; in process, each
+// piece of the endpoint; the rest is what only the whole path over HTTP shows.
+const pieces = postPathPieces(predict(1).body)
+const bodyRead = over(BODY, ROUTER)
+const predictOver = over(PREDICT_1, FULL)
+const inProcess = pieces.reduce((sum, piece) => sum + piece.ns / 1000, 0)
+account += `\nA batch-1 POST /api/v1/predict over GET / on the same CLI:\n${accountRow('reading the body: POST with a fixed answer over GET /, svc server without layers', bodyRead)}`
+for (const piece of pieces) account += accountRow(`in process: ${piece.name}`, piece.ns / 1000)
+account +=
+  accountRow('the rest: promise turns through the layers, the longer request, answer and lines', predictOver - bodyRead - inProcess) +
+  accountRow(`measured (target ≤ ${PREDICT_OVER_GET_MAX_US}: ${verdict(predictOver <= PREDICT_OVER_GET_MAX_US)})`, predictOver) +
+  accountRow('drift window over HTTP, on minus off: batch 1', over(PREDICT_1, PREDICT_1_NO_DRIFT)) +
+  accountRow('  batch 100', over(PREDICT_100, PREDICT_100_NO_DRIFT))
+const alwaysRatio = ratio(ALWAYS_ON)
+process.stdout.write(
+  `${account}\nThroughput against bare node:http: logging + metrics ${ratio(FULL).toFixed(2)}×, + tracing at 1 % ${ratio(TRACED).toFixed(2)}×, ` +
+    `+ tracing always-on ${alwaysRatio.toFixed(2)}× (target ≥ ${ALWAYS_ON_MIN_RATIO}: ${verdict(alwaysRatio >= ALWAYS_ON_MIN_RATIO)}); ` +
+    `the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n` +
+    `Predictions: batch 1 ${perRound((r) => get(r, PREDICT_1).rps).toFixed(0)}/s (${perRound((r) => get(r, PREDICT_1).rps / get(r, FULL).rps).toFixed(2)}× GET / ` +
+    `on the same CLI), batch 100 ${(perRound((r) => get(r, PREDICT_100).rps) * 100).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row; ` +
+    `drift window in process ${inProcessWindowNs(1).toFixed(0)} ns per request of 1 row, ${inProcessWindowNs(100).toFixed(0)} ns per request of 100\n`,
+)
 const rows64 = (name: string): number => perRound((r) => rowsPerCpuSecond(r, name, 64))
 if (store.skipped !== undefined) {
   process.stdout.write(`ONNX: skipped, ${store.skipped}\n`)

@@ -26,22 +26,22 @@ const request = (method: string, url: string, body?: unknown, contentType = 'app
   return new Ctx(req as unknown as IncomingMessage, new EventEmitter() as unknown as ServerResponse, BODY_LIMIT)
 }
 
-type Setup = Harness & { call(method: string, url: string, body?: unknown, contentType?: string): Promise<Reply>; text(): Promise<string> }
+type Setup = Harness & { call(method: string, url: string, body?: unknown, contentType?: string, ctx?: Ctx): Promise<Reply>; text(): Promise<string> }
 
 const setup = async (t: Test, files = shippedFiles(), maxBatch = 10, runtimes?: readonly Runtime[]): Promise<Setup> => {
   const h = harness(files, runtimes === undefined ? {} : { runtimes })
   await h.registry.load()
   t.teardown(() => h.registry.stop())
   const router = createRouter(modelRoutes({ models: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }), [])
-  const call = async (method: string, url: string, body?: unknown, contentType?: string): Promise<Reply> => {
-    const ctx = request(method, url, body, contentType)
+  const call = async (method: string, url: string, body?: unknown, contentType?: string, ctx = request(method, url, body, contentType)): Promise<Reply> => {
     const entry = router.find(ctx)
     return (entry.handlers.get(method) ?? entry.otherMethod)(ctx)
   }
   return { ...h, call, text: () => h.metrics.metrics() }
 }
 
-const bodyOf = (reply: Reply): any => ('body' in reply ? reply.body : undefined)
+/** A reply's body as a client reads it: the inference response comes as JSON text (`json`). */
+const bodyOf = (reply: Reply): any => (reply.kind === 'json' && reply.json !== undefined ? JSON.parse(reply.json) : 'body' in reply ? reply.body : undefined)
 const problemOf = (reply: Reply): any => (reply as ProblemReply).problem
 
 const IRIS_ROWS = [
@@ -95,10 +95,19 @@ t.test('tensors per input, one [N, F] tensor (flat or nested) and instances give
   t.same(await outputs(s.call('POST', '/v2/models/iris/versions/1/infer', { inputs: perInput })), reference)
 })
 
-t.test('an id is generated when the request sends none', async (t) => {
+t.test('a request that sends no id is answered with its X-Request-ID', async (t) => {
   const s = await setup(t)
-  const body = bodyOf(await s.call('POST', '/v2/models/iris/infer', { inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 4], data: [5.1, 3.5, 1.4, 0.2] }] }))
-  t.match(body.id, /^[0-9a-f-]{36}$/)
+  for (const [url, body] of [
+    ['/v2/models/iris/infer', { inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 4], data: [5.1, 3.5, 1.4, 0.2] }] }],
+    ['/api/v1/predict', { model: 'iris', instances: IRIS_ROWS }],
+  ] as const) {
+    const first = request('POST', url, body)
+    const second = request('POST', url, body)
+    t.match(first.requestId, /^[0-9a-f-]{36}$/)
+    t.equal(bodyOf(await s.call('POST', url, body, undefined, first)).id, first.requestId, url)
+    t.equal(bodyOf(await s.call('POST', url, body, undefined, second)).id, second.requestId, 'each request its own')
+    t.not(first.requestId, second.requestId)
+  }
 })
 
 t.test('a regression model with a categorical input answers one value per row', async (t) => {

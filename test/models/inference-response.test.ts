@@ -1,8 +1,8 @@
 import t from 'tap'
 import { encodeInputs, encodeRows } from '../../lib/models/features.js'
 import { readInferRequest, readPredictRequest } from '../../lib/models/inference-request.js'
-import { buildInferResponse, type InferResponse } from '../../lib/models/inference-response.js'
-import type { Prediction } from '../../lib/models/runtime.js'
+import { inferResponseJson, type InferResponse, type OutputTensor } from '../../lib/models/inference-response.js'
+import type { ModelVersion, Prediction } from '../../lib/models/runtime.js'
 import { kernelVersion, type Loaded } from '../fixtures/model-runtime.js'
 
 const iris = kernelVersion('iris')
@@ -10,7 +10,6 @@ const cars = kernelVersion('cars')
 /** The kernel's prediction: synchronous. */
 const predict = ({ predictor }: Loaded, features: Float64Array, rows: number): Prediction => predictor.predict(features, rows) as Prediction
 const OPTIONS = { maxBatch: 1000 }
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const IRIS_NAMES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
 const SETOSA = [5.1, 3.5, 1.4, 0.2]
@@ -24,8 +23,9 @@ const answer = (body: unknown, form: 'v1' | 'v2' = 'v1'): InferResponse => {
   const request = form === 'v1' ? readPredictRequest(wire, OPTIONS) : readInferRequest(wire, OPTIONS)
   const isCars = 'model' in request && request.model === 'cars'
   const loaded = isCars ? cars : iris
-  const response = buildInferResponse(loaded.model, predict(loaded, encodeInputs(request, loaded.model), request.rows), request.rows, request.id)
-  return JSON.parse(JSON.stringify(response))
+  return JSON.parse(
+    inferResponseJson(loaded.model, predict(loaded, encodeInputs(request, loaded.model), request.rows), request.rows, request.id ?? 'the-request-id'),
+  )
 }
 
 t.test('known iris rows get their species and probabilities summing to 1', async (t) => {
@@ -77,13 +77,10 @@ t.test('a regression answers with one FP64 output named as in the artifact', asy
   })
 })
 
-t.test('a request without an id gets a fresh UUID', async (t) => {
+t.test('a request without an id is answered with the id it is given (its X-Request-ID)', async (t) => {
   const body = { model: 'iris', inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 4], data: SETOSA }] }
-  const first = answer(body)
-  const second = answer(body)
-  t.match(first.id, UUID)
-  t.match(second.id, UUID)
-  t.not(first.id, second.id)
+  t.equal(answer(body).id, 'the-request-id')
+  t.equal(answer({ ...body, id: 'mine' }).id, 'mine', "the request's own id wins")
 })
 
 t.test('each prediction has arrays of its own, sized to the batch', async (t) => {
@@ -99,4 +96,61 @@ t.test('each prediction has arrays of its own, sized to the batch', async (t) =>
   }
   const c = predict(cars, new Float64Array(7), 1)
   t.ok('values' in c && c.values.length === 1 && Number.isFinite(c.values[0]))
+})
+
+/** The response as objects, serialised by JSON.stringify: what the text must equal, byte for byte. */
+const reference = (model: ModelVersion, prediction: Prediction, rows: number, id: string): string => {
+  const name = (i: number): string => (model.outputs[i] as { name: string }).name
+  const outputs: OutputTensor[] =
+    'values' in prediction
+      ? [{ name: name(0), datatype: 'FP64', shape: [rows], data: Array.from(prediction.values) }]
+      : [
+          {
+            name: name(0),
+            datatype: 'BYTES',
+            shape: [rows],
+            data: Array.from(prediction.labels, (k) => (model.task === 'regression' ? '' : (model.classes[k] as string))),
+          },
+          { name: name(1), datatype: 'FP64', shape: [rows, prediction.probabilities.length / rows], data: Array.from(prediction.probabilities) },
+        ]
+  const response: InferResponse = { model_name: model.name, model_version: model.version, id, outputs }
+  return JSON.stringify(response)
+}
+
+t.test('the response text is exactly what JSON.stringify writes for the same response', async (t) => {
+  // Awkward text everywhere text goes, and numbers whose JSON form differs from a naive one.
+  const awkward = {
+    name: 'ir"is\\',
+    version: '1\u2028',
+    outputs: [
+      { name: 'la\nbel', type: 'label' },
+      { name: 'pr<ob>', type: 'probabilities' },
+    ],
+  }
+  const classifier = { ...iris.model, ...awkward, classes: ['a"b', 'ü', '\u0000', 'x'] } as ModelVersion
+  const regressor = { ...cars.model, name: 'c\ta"rs', outputs: [{ name: 'v"al', type: 'value' }] } as ModelVersion
+  const awkwardNumbers = [0, -0, 1, 0.1, 1e-7, 1.2345678901234568e20, 1e21, -Number.MIN_VALUE, Number.MIN_VALUE, Number.MAX_VALUE, 1 / 3]
+  let seed = 7
+  const random = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return seed / 2147483648
+  }
+  for (const rows of [1, 2, 5, 64]) {
+    const labels = Uint32Array.from({ length: rows }, () => Math.floor(random() * 4))
+    const probabilities = Float64Array.from({ length: rows * 4 }, (_, i) => (i < awkwardNumbers.length ? (awkwardNumbers[i] as number) : random()))
+    const values = Float64Array.from({ length: rows }, (_, i) =>
+      i < awkwardNumbers.length ? (awkwardNumbers[(i * 3) % awkwardNumbers.length] as number) : random() * 1e3 - 500,
+    )
+    for (const id of ['req-7', 'a"b\\c', '6a1f6c3e-2b7a-4c47-9d0e-5f1f2c7a9b10']) {
+      t.equal(
+        inferResponseJson(classifier, { labels, probabilities }, rows, id),
+        reference(classifier, { labels, probabilities }, rows, id),
+        `classifier, ${rows} rows`,
+      )
+      t.equal(inferResponseJson(regressor, { values }, rows, id), reference(regressor, { values }, rows, id), `regressor, ${rows} rows`)
+    }
+  }
+  // The same version answers again from its prepared pieces, with the new request's values.
+  const again = inferResponseJson(classifier, { labels: Uint32Array.of(3), probabilities: Float64Array.of(0, 0, 0, 1) }, 1, 'z')
+  t.same(JSON.parse(again).outputs[0].data, ['x'])
 })

@@ -1,0 +1,66 @@
+// The pieces of a batch-1 `POST /api/v1/predict` measured in process, each on its own, in CPU ns
+// per request: what the predict endpoint does between reading the body and handing the reply to
+// the server, with the same body the HTTP variants send. What the HTTP figures add on top of these
+// is the body's read from the socket and the promise turns of an asynchronous handler (README,
+// Performance: the account of a prediction).
+import { Registry } from 'prom-client'
+import { readFileSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import { FeatureWindow } from '../../lib/drift/window.js'
+import { encodeInputs } from '../../lib/models/features.js'
+import { readPredictRequest } from '../../lib/models/inference-request.js'
+import { inferResponseJson } from '../../lib/models/inference-response.js'
+import { createModelMetrics } from '../../lib/models/metrics.js'
+import type { ServedModel } from '../../lib/models/registry.js'
+import type { Prediction } from '../../lib/models/runtime.js'
+import { kernelRuntime } from '../../lib/models/runtime-kernel.js'
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+const CALLS = 1_000_000
+
+/** CPU ns per call of `fn`, after a warm-up; the result is kept so nothing is optimised away. */
+const cpuNs = (fn: () => unknown): number => {
+  let sink: unknown
+  for (let i = 0; i < 50_000; i++) sink = fn()
+  const start = process.cpuUsage()
+  for (let i = 0; i < CALLS; i++) sink = fn()
+  const used = process.cpuUsage(start)
+  if (sink === Symbol.for('never')) process.stdout.write('')
+  return ((used.user + used.system) * 1000) / CALLS
+}
+
+export type PostPiece = Readonly<{ name: string; ns: number }>
+
+/** Each piece of a batch-1 prediction of `body` (a JSON /api/v1/predict request) on the shipped iris. */
+export const postPathPieces = (body: string): readonly PostPiece[] => {
+  const { model, payload } = kernelRuntime.read([readFileSync(`${ROOT}lib/models/artifacts/iris/1/model.json`)], { name: 'iris', version: '1' })
+  const predictor = kernelRuntime.load(model, payload) as Exclude<ReturnType<typeof kernelRuntime.load>, Promise<unknown>>
+  const bytes = Buffer.from(body)
+  const parsed = JSON.parse(body) as unknown
+  const request = readPredictRequest(parsed, { maxBatch: 1000 })
+  const features = encodeInputs(request, model)
+  const prediction = predictor.predict(features, request.rows) as Prediction
+  const cells = createModelMetrics(new Registry()).cellsFor({ name: 'iris', version: '1' } as ServedModel)
+  const window = new FeatureWindow(model.inputs.length + 1, 1000)
+  const answers = 'labels' in prediction ? prediction.labels : prediction.values
+  const id = '6a1f6c3e-2b7a-4c47-9d0e-5f1f2c7a9b10'
+  return [
+    { name: 'body bytes to text, JSON.parse', ns: cpuNs(() => JSON.parse(bytes.toString('utf8'))) },
+    { name: 'validation (readPredictRequest)', ns: cpuNs(() => readPredictRequest(parsed, { maxBatch: 1000 })) },
+    { name: 'encode + predict (kernel)', ns: cpuNs(() => predictor.predict(encodeInputs(request, model), request.rows)) },
+    { name: 'OIP response text', ns: cpuNs(() => inferResponseJson(model, prediction, request.rows, id)) },
+    {
+      name: 'the five prediction metrics',
+      ns: cpuNs(() => {
+        cells.inFlight.inc()
+        cells.duration.observe((performance.now() - 1) / 1e9)
+        cells.predictions.inc(request.rows)
+        cells.batchSize.observe(request.rows)
+        cells.outcomes.success.inc()
+        cells.inFlight.dec()
+      }),
+    },
+    { name: 'drift window (recordAnswered)', ns: cpuNs(() => window.recordAnswered(features, request.rows, answers)) },
+  ]
+}
