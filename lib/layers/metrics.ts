@@ -2,7 +2,8 @@
 // (route, status) — and per method on the 404/405 pipelines — so a request only does `+=`.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../http/context.js'
-import { count, methodLabel, observe, type CounterCell, type HistogramCell, type HttpMetrics } from '../telemetry/http-metrics.js'
+import { count, observe, type CounterCell, type HistogramCell } from '../telemetry/cells.js'
+import { methodLabel, type HttpMetrics } from '../telemetry/http-metrics.js'
 import type { Layer, Reply } from '../pipeline.js'
 import { onStreamEnd } from './stream-end.js'
 

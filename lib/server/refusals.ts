@@ -8,7 +8,8 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { PROBLEM_CONTENT_TYPE, problem } from '../http/problem-body.js'
 import { UNMATCHED } from '../pipeline.js'
-import { count, type CounterCell, type HttpMetrics } from '../telemetry/http-metrics.js'
+import { count, type CounterCell } from '../telemetry/cells.js'
+import type { HttpMetrics } from '../telemetry/http-metrics.js'
 import type { Logger } from '../telemetry/logger.js'
 
 export type RefusalOptions = Readonly<{

@@ -1,11 +1,7 @@
-// The four HTTP series of lib/README.md §4, kept in plain per-series cells that the metrics layer resolves
-// once per (route, status) and then bumps with `+=`. prom-client's own `labels()` children hash and
-// validate the label object on every call; these cells do no label work per request at all. The
-// cells are published through prom-client's registry, which does the exposition and escaping.
+// The four HTTP series of lib/README.md §4, kept in cells (cells.ts) that the metrics layer resolves
+// once per (route, status) and then bumps with `+=`, and published through prom-client's registry.
 import type { Registry } from 'prom-client'
 import { counterCell, counterSeries, gaugeSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from './cells.js'
-
-export { count, observe, type CounterCell, type HistogramCell } from './cells.js'
 
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2.5, 5, 10] as const
 

@@ -13,7 +13,7 @@ import { readPredictRequest } from '../../lib/models/inference-request.js'
 import { inferResponseJson } from '../../lib/models/inference-response.js'
 import { createModelMetrics } from '../../lib/models/metrics.js'
 import type { ServedModel } from '../../lib/models/registry.js'
-import type { Prediction } from '../../lib/models/runtime.js'
+import type { Prediction, Predictor } from '../../lib/models/runtime.js'
 import { kernelRuntime } from '../../lib/models/runtime-kernel.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -35,7 +35,8 @@ export type PostPiece = Readonly<{ name: string; ns: number }>
 /** Each piece of a batch-1 prediction of `body` (a JSON /api/v1/predict request) on the shipped iris. */
 export const postPathPieces = (body: string): readonly PostPiece[] => {
   const { model, payload } = kernelRuntime.read([readFileSync(`${ROOT}lib/models/artifacts/iris/1/model.json`)], { name: 'iris', version: '1' })
-  const predictor = kernelRuntime.load(model, payload) as Exclude<ReturnType<typeof kernelRuntime.load>, Promise<unknown>>
+  // The kernel predicts synchronously: its predictor is never a promise.
+  const predictor = kernelRuntime.load(model, payload) as Predictor
   const bytes = Buffer.from(body)
   const parsed = JSON.parse(body) as unknown
   const request = readPredictRequest(parsed, { maxBatch: 1000 })
