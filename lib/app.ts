@@ -5,6 +5,7 @@ import { getHealth, getReady, getStartup, HEALTH_DOC, READY_DOC, STARTUP_DOC } f
 import { createStreamLimit, getInsights, INSIGHTS_DOC } from './endpoints/insights.js'
 import { getMetrics, METRICS_DOC } from './endpoints/metrics.js'
 import { modelRoutes } from './endpoints/models.js'
+import { type BinCounters, createBinCounters } from './drift/bin-counters.js'
 import { createDriftMonitor, type DriftMonitor } from './drift/monitor.js'
 import { createDriftScheduler, type DriftScheduler } from './drift/scheduler.js'
 import { createModelMetrics } from './models/metrics.js'
@@ -64,14 +65,16 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const service = { name: config.name, version: VERSION, environment: config.environment }
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
+  const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
     store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
     logger,
     metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,
     runtimes: servedRuntimes({ onnxThreads: config.models.onnxThreads }),
+    onPublish: counters?.track,
   })
-  const drift = config.drift.isEnabled ? createDrift(config, models, metricsRegistry, logger) : undefined
+  const drift = counters === undefined ? undefined : createDrift(config, models, metricsRegistry, logger, counters)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -127,8 +130,8 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding }
 }
 
-const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger): App['drift'] => {
+const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {
   const { window, minSamples, thresholds, schedule } = config.drift
-  const monitor = createDriftMonitor({ models, settings: { window, minSamples, thresholds }, metrics: metricsRegistry.prom, logger })
+  const monitor = createDriftMonitor({ models, settings: { window, minSamples, thresholds }, metrics: metricsRegistry.prom, logger, counters })
   return { monitor, scheduler: createDriftScheduler({ expression: schedule, run: monitor.check, logger }) }
 }

@@ -128,6 +128,8 @@ export type DriftConfig = Readonly<{
   /** A node-cron expression: five fields, or six with seconds first. */
   schedule: string
   thresholds: Readonly<{ moderate: number; severe: number; spike: number }>
+  /** Exports svc_drift_bin_total and the other per-bin series (lib/drift/bin-counters.ts). */
+  hasBinSeries: boolean
 }>
 
 /** Every problem found in one pass, so an operator fixes them all in one edit. */
@@ -273,6 +275,7 @@ const readDrift = (r: Reader): DriftConfig => {
     minSamples: r.read('SVC_DRIFT_MIN_SAMPLES'),
     schedule: r.read('SVC_DRIFT_SCHEDULE'),
     thresholds: { moderate: r.read('SVC_DRIFT_MODERATE'), severe: r.read('SVC_DRIFT_SEVERE'), spike: r.read('SVC_DRIFT_SPIKE') },
+    hasBinSeries: r.read('SVC_DRIFT_BIN_SERIES'),
   }
   if (drift.minSamples > drift.window) r.problem(`SVC_DRIFT_MIN_SAMPLES=${drift.minSamples}: expected at most SVC_DRIFT_WINDOW (${drift.window})`)
   if (drift.thresholds.severe <= drift.thresholds.moderate) {

@@ -36,7 +36,14 @@ t.test('defaults apply when nothing is set', async (t) => {
     },
     maxStreams: 100,
     models: { store: { kind: 'directory', root: DEFAULT_STORE_ROOT }, reloadIntervalS: 0, maxBatch: 1000, maxBytes: 16 * 1024 * 1024, onnxThreads: 1 },
-    drift: { isEnabled: true, window: 1000, minSamples: 500, schedule: '* * * * *', thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 } },
+    drift: {
+      isEnabled: true,
+      window: 1000,
+      minSamples: 500,
+      schedule: '* * * * *',
+      thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 },
+      hasBinSeries: true,
+    },
   })
 })
 
@@ -291,7 +298,7 @@ t.test('model variables: the store in any accepted form, the reload interval and
   t.notMatch(error.message, /secret/, 'a password in the store URL is never repeated')
 })
 
-t.test('drift variables: window, minimum, schedule and thresholds, each checked', async (t) => {
+t.test('drift variables: window, minimum, schedule, thresholds and bin series, each checked', async (t) => {
   const config = readConfig({
     SVC_DRIFT_ENABLED: 'FALSE',
     SVC_DRIFT_WINDOW: '2000',
@@ -300,8 +307,16 @@ t.test('drift variables: window, minimum, schedule and thresholds, each checked'
     SVC_DRIFT_MODERATE: '0.2',
     SVC_DRIFT_SEVERE: '.5',
     SVC_DRIFT_SPIKE: '1',
+    SVC_DRIFT_BIN_SERIES: 'false',
   })
-  t.same(config.drift, { isEnabled: false, window: 2000, minSamples: 2000, schedule: '*/5 * * * * *', thresholds: { moderate: 0.2, severe: 0.5, spike: 1 } })
+  t.same(config.drift, {
+    isEnabled: false,
+    window: 2000,
+    minSamples: 2000,
+    schedule: '*/5 * * * * *',
+    thresholds: { moderate: 0.2, severe: 0.5, spike: 1 },
+    hasBinSeries: false,
+  })
   const error = t.throws(() =>
     readConfig({
       SVC_DRIFT_ENABLED: 'no',

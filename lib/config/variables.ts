@@ -124,6 +124,11 @@ export const VARIABLES = {
   SVC_DRIFT_MODERATE: { help: 'PSI at or above which drift is moderate', default: '0.1', parse: decimal(0, 100) },
   SVC_DRIFT_SEVERE: { help: 'PSI at or above which drift is severe, above SVC_DRIFT_MODERATE', default: '0.25', parse: decimal(0, 100) },
   SVC_DRIFT_SPIKE: { help: 'PSI rise since the previous check that is a spike', default: '0.1', parse: decimal(0, 100) },
+  SVC_DRIFT_BIN_SERIES: {
+    help: 'false stops exporting the per-bin row counters and reference shares fleet PSI is computed from',
+    default: 'true',
+    parse: boolean,
+  },
 } satisfies Readonly<Record<string, Variable<unknown>>>
 
 type Declared = typeof VARIABLES

@@ -33,6 +33,7 @@ import type { Logger } from '../telemetry/logger.js'
 import type { ModelRegistry, ServedModel } from '../models/registry.js'
 import type { Prediction, Reference } from '../models/runtime.js'
 import { predictionInput } from '../profile/profile.js'
+import type { BinCounters } from './bin-counters.js'
 import { compileBins, isSpike, scoreColumn, severityOf, type FeatureBins, type Severity, type Thresholds } from './psi.js'
 import { FeatureWindow } from './window.js'
 
@@ -84,6 +85,8 @@ export type DriftMonitorOptions = Readonly<{
   logger: Logger
   /** Milliseconds since the epoch; tests bring their own clock. */
   now?: () => number
+  /** The bin counters every accepted row is also counted in (bin-counters.ts); none when undefined. */
+  counters?: BinCounters | undefined
 }>
 
 /** A window, shared by the versions of one model with the same inputs; `key` names that schema. */
@@ -108,7 +111,7 @@ type ModelDrift = {
 const schemaKey = ({ name, model }: ServedModel): string =>
   `${name}\n${JSON.stringify(model.inputs)}\n${model.task === 'classification' ? JSON.stringify(model.classes) : model.task}`
 
-export const createDriftMonitor = ({ models, settings, metrics, logger, now = Date.now }: DriftMonitorOptions): DriftMonitor => {
+export const createDriftMonitor = ({ models, settings, metrics, logger, now = Date.now, counters }: DriftMonitorOptions): DriftMonitor => {
   const { window: capacity, minSamples, thresholds } = settings
   if (!(Number.isSafeInteger(minSamples) && minSamples >= 1 && minSamples <= capacity)) {
     throw new RangeError(`minSamples must be an integer from 1 to the window size (${capacity}), is ${minSamples}`)
@@ -332,11 +335,19 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     for (const key of windows.keys()) if (!live.has(key)) windows.delete(key)
   }
 
+  const answersOf = (prediction: Prediction | undefined): ArrayLike<number> | undefined =>
+    prediction === undefined ? undefined : 'labels' in prediction ? prediction.labels : prediction.values
+
   return {
-    record: (served, features, rows, prediction) => {
-      const answers = prediction === undefined ? undefined : 'labels' in prediction ? prediction.labels : prediction.values
-      windowFor(served).window.recordAnswered(features, rows, answers)
-    },
+    // Decided once: with counters, every row goes to both.
+    record:
+      counters === undefined
+        ? (served, features, rows, prediction) => windowFor(served).window.recordAnswered(features, rows, answersOf(prediction))
+        : (served, features, rows, prediction) => {
+            const answers = answersOf(prediction)
+            windowFor(served).window.recordAnswered(features, rows, answers)
+            counters.record(served, features, rows, answers)
+          },
     check: () => {
       const at = now()
       for (const served of defaults()) checkModel(served, at)

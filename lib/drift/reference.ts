@@ -31,7 +31,7 @@ const lowerBound = (sorted: Float64Array, value: number): number => {
  * top bin needs no such check: the last candidate sits at position ⌊(bins−1)·n/bins⌋ at most, so
  * at least n/bins rows lie at or above any edge kept. So the edges are strictly increasing, and a
  * constant column has none (one bin). Proportions are the rows' actual shares under
- * `referenceBin`.
+ * `referenceBin`; `min` and `max` the range the values span.
  */
 export const numericalReference = (name: string, values: ArrayLike<number>, bins: number): NumericalReference => {
   const sorted = Float64Array.from(values).sort()
@@ -49,7 +49,7 @@ export const numericalReference = (name: string, values: ArrayLike<number>, bins
   }
   const counts = new Array<number>(edges.length + 1).fill(0)
   for (let i = 0; i < n; i++) (counts[referenceBin(edges, values[i] as number)] as number)++
-  return { name, type: 'numerical', edges, proportions: counts.map((c) => c / n) }
+  return { name, type: 'numerical', edges, proportions: counts.map((c) => c / n), min: sorted[0] as number, max: sorted[n - 1] as number }
 }
 
 /** A categorical reference from the count of each level, in `levels` order; the counts sum to more than 0. */

@@ -28,7 +28,10 @@ const PLATFORM: Schema = {
 }
 const nullableReference: Schema = {
   type: ['object', 'null'],
-  description: 'The training distribution drift is measured against: bin `edges` and `proportions`, or level `proportions`; null without a reference',
+  description:
+    'The training distribution drift is measured against: bin `edges` and `proportions` with the training `min` and `max`, or level `proportions`; ' +
+    'null without a reference. Bin `i` of the svc_drift_*bin* series is proportion `i`: below edges[0] for i = 0, from edges[i-1] below edges[i] after, ' +
+    "the last open; a categorical feature's last bin, one past its levels, holds levels it never saw",
 }
 
 const TENSOR_METADATA: Schema = {

@@ -19,9 +19,11 @@
 //                   (the logit of classes[1] against classes[0]), else one row per class (softmax).
 //   reference       { rows, features: [...] }: the distribution of every input over the `rows`
 //                   rows of the data set the model was built from, one entry per input in order:
-//                   numerical   { name, type, edges, proportions }: bin i holds values v with
-//                               edges[i-1] <= v < edges[i], the outer bins open (see
-//                               `referenceBin` in lib/drift/psi.ts); edges.length + 1 proportions.
+//                   numerical   { name, type, edges, proportions, min?, max? }: bin i holds
+//                               values v with edges[i-1] <= v < edges[i], the outer bins open
+//                               (see `referenceBin` in lib/drift/psi.ts); edges.length + 1
+//                               proportions; min and max (together, or neither) the range the
+//                               rows spanned, what a served value is out of range against.
 //                   categorical { name, type, levels, proportions }: one proportion per level.
 //                   And `predictions`, optional: what the model answered on those rows, shaped as
 //                   an entry (a classifier's label output categorical over its classes, a
@@ -32,6 +34,7 @@
 import { createHash } from 'node:crypto'
 import { predictionInput } from '../profile/profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
+import { rangeProblem } from './reference-range.js'
 
 export const FORMAT_VERSIONS: readonly number[] = [1]
 
@@ -223,7 +226,9 @@ const checkProportions = (value: unknown, field: string, length: number): void =
 
 /** One entry of a reference, describing `input`: what it holds and its shares. */
 const checkEntry = (value: unknown, field: string, input: Input): void => {
-  const members = input.type === 'numerical' ? ['name', 'type', 'edges', 'proportions'] : ['name', 'type', 'levels', 'proportions']
+  const hasRange = typeof value === 'object' && value !== null && (Object.hasOwn(value, 'min') || Object.hasOwn(value, 'max'))
+  const members =
+    input.type === 'numerical' ? ['name', 'type', 'edges', 'proportions', ...(hasRange ? ['min', 'max'] : [])] : ['name', 'type', 'levels', 'proportions']
   const feature = object(value, field, members)
   if (feature['name'] !== input.name || feature['type'] !== input.type)
     throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
@@ -235,6 +240,10 @@ const checkEntry = (value: unknown, field: string, input: Input): void => {
         throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
     })
     checkProportions(feature['proportions'], `${field}.proportions`, edges.length + 1)
+    if (hasRange) {
+      const problem = rangeProblem(finite(feature['min'], `${field}.min`), finite(feature['max'], `${field}.max`), edges)
+      if (problem !== undefined) throw new ArtifactError('INVALID_REFERENCE', field, problem)
+    }
   } else {
     const levels = array(feature['levels'], `${field}.levels`)
     if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j]))

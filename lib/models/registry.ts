@@ -80,6 +80,12 @@ export type ModelRegistryOptions = Readonly<{
   scheduler?: Scheduler
   /** The runtimes a version may be for, in the order they are tried; the kernel alone unless a test brings others. */
   runtimes?: readonly Runtime[]
+  /**
+   * Called after each pass publishes, with every build then served (by model, then version), before
+   * any request can reach a new one: what keeps series per version (the drift bin counters) makes
+   * them here, so they exist from the version's load.
+   */
+  onPublish?: ((served: readonly ServedModel[]) => void) | undefined
 }>
 
 /** What loading one file or version gave: its value, or why it failed (safe to show) and, from a store, the detail to log. */
@@ -147,6 +153,7 @@ export const createModelRegistry = ({
   reloadIntervalS,
   scheduler = cronScheduler,
   runtimes = [kernelRuntime],
+  onPublish,
 }: ModelRegistryOptions): ModelRegistry => {
   if (reloadIntervalS !== 0 && !isReloadInterval(reloadIntervalS)) {
     throw new RangeError(`reloadIntervalS must be 0 (no reload) or a whole number of seconds from 1 to ${MAX_RELOAD_INTERVAL_S}, is ${reloadIntervalS}`)
@@ -353,8 +360,8 @@ export const createModelRegistry = ({
     return { entry, served, defaultModel, failures }
   }
 
-  /** Sets svc_model_ready for every served version and drops the series of versions no longer served. */
-  const publishSeries = (slots: ReadonlyMap<string, ModelSlot>): void => {
+  /** Sets svc_model_ready for every served version and drops the series of versions no longer served; returns the builds served. */
+  const publishSeries = (slots: ReadonlyMap<string, ModelSlot>): ServedModel[] => {
     const next = new Map<string, ServedModel>()
     for (const slot of slots.values()) {
       for (const build of slot.served.values()) {
@@ -365,6 +372,7 @@ export const createModelRegistry = ({
     }
     for (const [key, build] of series) if (!next.has(key)) ready.remove({ model: build.name, version: build.version })
     series = next
+    return [...next.values()]
   }
 
   /** Every build a pass holds on to: served, or kept as the outcome of its files' etags. */
@@ -406,7 +414,9 @@ export const createModelRegistry = ({
     const entries = Object.freeze(built.map((slot) => slot.entry))
     // From here on `resolve` sees the new models: one assignment.
     state = Object.freeze({ slots, entries, isReady: entries.some((entry) => entry.state === 'READY') })
-    publishSeries(slots)
+    // Synchronous with the assignment above: no request runs in between.
+    const served = publishSeries(slots)
+    onPublish?.(served)
     const after = held(slots, nextVersions)
     for (const build of before) if (!after.has(build)) dispose(build)
   }

@@ -69,9 +69,21 @@ export type Output = Readonly<{ name: string; type: 'label' | 'probabilities' | 
 /**
  * The distribution of one input over the rows a model was built from. Numerical: bin i holds
  * values v with edges[i-1] <= v < edges[i], the outer bins open (`referenceBin` in
- * lib/drift/psi.ts), edges.length + 1 proportions. Categorical: one proportion per level.
+ * lib/drift/psi.ts), edges.length + 1 proportions, and the range the rows spanned. Categorical:
+ * one proportion per level.
  */
-export type NumericalReference = Readonly<{ name: string; type: 'numerical'; edges: readonly number[]; proportions: readonly number[] }>
+export type NumericalReference = Readonly<{
+  name: string
+  type: 'numerical'
+  edges: readonly number[]
+  proportions: readonly number[]
+  /**
+   * The smallest and largest value the rows held: a served value outside them is extrapolation
+   * (svc_drift_out_of_range_total). Absent from a reference made before they were recorded.
+   */
+  min?: number
+  max?: number
+}>
 export type CategoricalReference = Readonly<{ name: string; type: 'categorical'; levels: readonly string[]; proportions: readonly number[] }>
 export type FeatureReference = NumericalReference | CategoricalReference
 

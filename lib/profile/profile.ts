@@ -20,6 +20,7 @@
 //
 // Imports nothing but the model types, so the model runtimes (lib/models/) can use it.
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
+import { rangeProblem } from '../models/reference-range.js'
 
 export const PROFILE_FORMAT_VERSION = 1
 
@@ -124,7 +125,7 @@ const checkFeature = (value: unknown, field: string, input: Input | undefined): 
   if (!isObject(value)) throw schema(field, 'must be an object')
   const type = value['type']
   if (type !== 'numerical' && type !== 'categorical') throw schema(`${field}.type`, "must be 'numerical' or 'categorical'")
-  members(value, field, ['name', 'type', type === 'numerical' ? 'edges' : 'levels', 'proportions'])
+  members(value, field, ['name', 'type', type === 'numerical' ? 'edges' : 'levels', 'proportions'], type === 'numerical' ? ['min', 'max'] : [])
   const name = string(value['name'], `${field}.name`)
   if (input !== undefined && (name !== input.name || type !== input.type))
     throw invalid(field, `must describe ${input.name} (${input.type}), describes ${name} (${type})`)
@@ -135,6 +136,12 @@ const checkFeature = (value: unknown, field: string, input: Input | undefined): 
       if (j > 0 && (edge as number) <= (edges[j - 1] as number)) throw invalid(`${field}.edges[${j}]`, 'edges must be strictly increasing')
     })
     proportions(value['proportions'], `${field}.proportions`, edges.length + 1)
+    const hasMin = Object.hasOwn(value, 'min')
+    if (hasMin !== Object.hasOwn(value, 'max')) throw schema(`${field}.${hasMin ? 'max' : 'min'}`, 'is missing: min and max come together')
+    if (hasMin) {
+      const problem = rangeProblem(finite(value['min'], `${field}.min`), finite(value['max'], `${field}.max`), edges)
+      if (problem !== undefined) throw invalid(field, problem)
+    }
   } else {
     const list = levels(value['levels'], `${field}.levels`)
     if (input?.type === 'categorical' && (list.length !== input.levels.length || list.some((level, j) => level !== input.levels[j])))

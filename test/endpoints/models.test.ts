@@ -384,7 +384,12 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
     datatype: 'FP64',
     shape: [-1],
     type: 'numerical',
-    reference: { edges: raw.reference.features[0].edges, proportions: raw.reference.features[0].proportions },
+    reference: {
+      edges: raw.reference.features[0].edges,
+      proportions: raw.reference.features[0].proportions,
+      min: raw.reference.features[0].min,
+      max: raw.reference.features[0].max,
+    },
     standardisation: { mean: raw.preprocessing.standardisation.mean[0], scale: raw.preprocessing.standardisation.scale[0] },
   })
   t.equal(iris.reference_rows, 150)
@@ -392,7 +397,14 @@ t.test('GET /api/v1/models/{name} describes inputs, outputs, classes and trainin
   const cars = bodyOf(await s.call('GET', '/api/v1/models/cars'))
   t.equal(cars.classes, undefined, 'a regression has no classes')
   const answers = rawArtifact('cars').reference.predictions
-  t.same(cars.outputs, [{ name: 'miles_per_gallon', datatype: 'FP64', shape: [-1], reference: { edges: answers.edges, proportions: answers.proportions } }])
+  t.same(cars.outputs, [
+    {
+      name: 'miles_per_gallon',
+      datatype: 'FP64',
+      shape: [-1],
+      reference: { edges: answers.edges, proportions: answers.proportions, min: answers.min, max: answers.max },
+    },
+  ])
   const origin = rawArtifact('cars').reference.features[6]
   t.same(cars.inputs[6], {
     name: 'origin',

@@ -144,6 +144,12 @@ const CASES: readonly Case[] = [
   ['proportions not summing to one', 'iris', (a) => (a.reference.features[3].proportions[2] += 1e-6), 'INVALID_REFERENCE', 'reference.features[3].proportions'],
   ['reference levels in another order', 'cars', (a) => a.reference.features[6].levels.reverse(), 'INVALID_REFERENCE', 'reference.features[6].levels'],
   ['a reference missing a level', 'cars', (a) => a.reference.features[6].levels.pop(), 'INVALID_REFERENCE', 'reference.features[6].levels'],
+  ['a training minimum without its maximum', 'iris', (a) => delete a.reference.features[0].max, 'INVALID_SCHEMA', 'reference.features[0].max'],
+  ['a training maximum without its minimum', 'iris', (a) => delete a.reference.features[0].min, 'INVALID_SCHEMA', 'reference.features[0].min'],
+  ['a training minimum that is not a number', 'iris', (a) => (a.reference.features[1].min = '2'), 'INVALID_SCHEMA', 'reference.features[1].min'],
+  ['a training minimum above the maximum', 'iris', (a) => (a.reference.features[1].min = 5), 'INVALID_REFERENCE', 'reference.features[1]'],
+  ['a training maximum below the last edge', 'iris', (a) => (a.reference.features[2].max = 4), 'INVALID_REFERENCE', 'reference.features[2]'],
+  ['a training range on a categorical feature', 'cars', (a) => (a.reference.features[6].min = 0), 'INVALID_SCHEMA', 'reference.features[6].min'],
   [
     'categorical proportions that do not sum to one',
     'cars',

@@ -48,7 +48,7 @@ t.test('every column, types inferred: quantile edges and level shares as worked 
     format_version: 1,
     rows: 4,
     features: [
-      { name: 'x', type: 'numerical', edges: [1.5], proportions: [0.5, 0.5] },
+      { name: 'x', type: 'numerical', edges: [1.5], proportions: [0.5, 0.5], min: -2, max: 3 },
       { name: 'colour', type: 'categorical', levels: ['blue', 'green', 'red'], proportions: [0.25, 0.25, 0.5] },
       { name: 'flag', type: 'categorical', levels: ['no', 'yes'], proportions: [0.25, 0.75] },
     ],
@@ -71,10 +71,14 @@ t.test('--schema: those columns, in that order, typed where it says and inferred
   t.same(profile.features, [
     { name: 'flag', type: 'categorical', levels: ['no', 'yes'], proportions: [0.25, 0.75] },
     { name: 'x', type: 'categorical', levels: ['-2', '0.5', '1.5', '3e0'], proportions: [0.25, 0.25, 0.25, 0.25] },
-    { name: 'id', type: 'numerical', edges: [3], proportions: [0.5, 0.5] },
+    { name: 'id', type: 'numerical', edges: [3], proportions: [0.5, 0.5], min: 1, max: 4 },
   ])
   const typed = await buildProfile(options('data.csv', TABLE, { kind: 'listed', columns: [{ name: 'x', type: 'numerical' }] }, { bins: 4 }))
-  t.same(typed.profile.features, [{ name: 'x', type: 'numerical', edges: [0.5, 1.5, 3], proportions: [0.25, 0.25, 0.25, 0.25] }], 'every type given: one pass')
+  t.same(
+    typed.profile.features,
+    [{ name: 'x', type: 'numerical', edges: [0.5, 1.5, 3], proportions: [0.25, 0.25, 0.25, 0.25], min: -2, max: 3 }],
+    'every type given: one pass',
+  )
 })
 
 t.test('CSV: columns without a name in the header are left out; another delimiter', async (t) => {
@@ -93,7 +97,7 @@ t.test('NDJSON: members found on any line, in the order first seen; absent and n
   const { profile } = await buildProfile(options('data.ndjson', lines, { kind: 'all', exclude: ['extra'] }))
   // x: 1, 2, 3 in 2 bins: the edge is the value at position ⌊3/2⌋ = 1, that is 2.
   t.same(profile.features, [
-    { name: 'x', type: 'numerical', edges: [2], proportions: [1 / 3, 2 / 3] },
+    { name: 'x', type: 'numerical', edges: [2], proportions: [1 / 3, 2 / 3], min: 1, max: 3 },
     { name: 'c', type: 'categorical', levels: ['a', 'b'], proportions: [2 / 3, 1 / 3] },
   ])
   const error = await failure(buildProfile(options('data.ndjson', lines, ALL)))
@@ -120,7 +124,7 @@ t.test('missing values stop the run at their line, or leave their rows out', asy
     format_version: 1,
     rows: 2,
     features: [
-      { name: 'a', type: 'numerical', edges: [4], proportions: [0.5, 0.5] },
+      { name: 'a', type: 'numerical', edges: [4], proportions: [0.5, 0.5], min: 1, max: 4 },
       { name: 'b', type: 'categorical', levels: ['x', 'z'], proportions: [0.5, 0.5] },
     ],
   })
@@ -215,7 +219,7 @@ t.test("with a model: its inputs, typed and in its order, and its answers' share
     profile.features.map((feature) => feature.name),
     ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'],
   )
-  t.same(profile.features[2], { name: 'petal_length', type: 'numerical', edges: [4.5], proportions: [0.5, 0.5] })
+  t.same(profile.features[2], { name: 'petal_length', type: 'numerical', edges: [4.5], proportions: [0.5, 0.5], min: 1.3, max: 5.9 })
   t.same(profile.predictions, { name: 'species', type: 'categorical', levels: ['setosa', 'versicolor', 'virginica'], proportions: [0.5, 0.25, 0.25] })
 
   const missing = await failure(buildProfile(options('iris.csv', 'sepal_length,sepal_width,petal_length\n1,2,3\n', { kind: 'model', ...iris })))
@@ -276,7 +280,7 @@ t.test('a large table: growing buffers, the default batch, and chunked reading a
     calls.map(([, n]) => n),
     [1024, 1024, 1024, 1024, 904],
   )
-  t.same(profile.features[0], { name: 'x', type: 'numerical', edges: [0.5], proportions: [0.5, 0.5] })
+  t.same(profile.features[0], { name: 'x', type: 'numerical', edges: [0.5], proportions: [0.5, 0.5], min: -49.5, max: 49.5 })
   t.same(profile.features[1], { name: 'c', type: 'categorical', levels: ['p', 'q'], proportions: [1667 / 5000, 3333 / 5000] })
   t.same(profile.predictions, { name: 'level', type: 'categorical', levels: ['low', 'high'], proportions: [0.5, 0.5] })
 })

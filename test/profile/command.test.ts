@@ -136,7 +136,7 @@ t.test('a profile to standard output, or written whole to a file, with a summary
     format_version: 1,
     rows: 3,
     features: [
-      { name: 'x', type: 'numerical', edges: [3], proportions: [1 / 3, 2 / 3] },
+      { name: 'x', type: 'numerical', edges: [3], proportions: [1 / 3, 2 / 3], min: 1, max: 4 },
       { name: 'colour', type: 'categorical', levels: ['blue', 'red'], proportions: [1 / 3, 2 / 3] },
     ],
   })

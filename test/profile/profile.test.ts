@@ -8,7 +8,7 @@ const GOOD = {
   format_version: 1,
   rows: 4,
   features: [
-    { name: 'x', type: 'numerical', edges: [1, 2.5], proportions: [0.25, 0.5, 0.25] },
+    { name: 'x', type: 'numerical', edges: [1, 2.5], proportions: [0.25, 0.5, 0.25], min: 0.5, max: 3 },
     { name: 'c', type: 'categorical', levels: ['b', 'a'], proportions: [0.75, 0.25] },
   ],
   predictions: { name: 'y', type: 'categorical', levels: ['no', 'yes'], proportions: [0.5, 0.5] },
@@ -118,6 +118,62 @@ t.test('every malformed member is refused by name, with a stable code', async (t
       },
       'INVALID_SCHEMA',
       'features[0].edges[1]: must be a finite number',
+    ],
+    [
+      'a minimum without a maximum',
+      (p) => {
+        delete p.features[0].max
+      },
+      'INVALID_SCHEMA',
+      'features[0].max: is missing: min and max come together',
+    ],
+    [
+      'a maximum without a minimum',
+      (p) => {
+        delete p.features[0].min
+      },
+      'INVALID_SCHEMA',
+      'features[0].min: is missing: min and max come together',
+    ],
+    [
+      'a maximum that is not a number',
+      (p) => {
+        p.features[0].max = null
+      },
+      'INVALID_SCHEMA',
+      'features[0].max: must be a finite number',
+    ],
+    [
+      'a minimum above the maximum',
+      (p) => {
+        p.features[0].min = 4
+      },
+      'INVALID_REFERENCE',
+      'features[0]: min (4) must not exceed max (3)',
+    ],
+    [
+      'a minimum above the first edge',
+      (p) => {
+        p.features[0].min = 1.5
+      },
+      'INVALID_REFERENCE',
+      'features[0]: min (1.5) must not exceed the first edge (1)',
+    ],
+    [
+      'a maximum below the last edge',
+      (p) => {
+        p.features[0].max = 2
+      },
+      'INVALID_REFERENCE',
+      'features[0]: max (2) must not be below the last edge (2.5)',
+    ],
+    [
+      'a range on a categorical feature',
+      (p) => {
+        p.features[1].min = 0
+      },
+      'INVALID_SCHEMA',
+      'features[1].min: is not a member of this object',
     ],
     [
       'edges out of order',
