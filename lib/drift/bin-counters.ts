@@ -21,13 +21,15 @@
 // whose reference records the training range (min and max).
 //
 // hot path: `record` runs inside every successful prediction. Per row and feature it bins the value
-// (a binary search over at most a few dozen edges) and adds 1 to a cell found by index: nothing is
-// allocated, per row or per call.
+// (a binary search over at most a few dozen edges) and adds 1 to a slot of a typed array, found by
+// index: nothing is allocated, per row or per call. The labels of every slot are made once, at
+// publish, and read with the numbers at each scrape. For iris (four features and the answer) that
+// is about 55 ns a row at batch 64, most of it binning (`npm run bench`, in process, Node 20).
 import type { Registry } from 'prom-client'
 import type { ServedModel } from '../models/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../profile/profile.js'
-import { counterCell, counterSeries, gaugeSeries, registerSeries, type CounterCell, type Labels } from '../telemetry/cells.js'
+import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/cells.js'
 import type { Logger } from '../telemetry/logger.js'
 import { binOf, compileBins, type FeatureBins } from './psi.js'
 
@@ -63,40 +65,47 @@ export type BinCountersOptions = Readonly<{
   hasBinSeries: boolean
 }>
 
-type Share = Readonly<{ labels: Labels; value: number }>
+/** Numbers in a typed array, and the labels of each slot that is a series (undefined: not one). */
+type Slots = Readonly<{ values: Float64Array; labels: readonly (Labels | undefined)[] }>
 
-/** One build's counters. Arrays indexed by input column; fixed at creation. */
+/** One build's counters, fixed at creation; every array of numbers is indexed as its `labels`. */
 type BuildCounts = Readonly<{
   /** The bins of every input, in input order. */
   inputBins: readonly FeatureBins[]
-  /** Per input, a cell per bin; empty without the bin series. */
-  inputCells: readonly (readonly CounterCell[])[]
-  /** The answers' bins and a cell per bin; undefined when the reference does not profile them, or without the bin series. */
+  /** Where each input's bins start in `inputs`; empty without the bin series. */
+  offsets: Int32Array
+  inputs: Slots
+  /** The answers' bins; undefined when the reference does not profile them, or without the bin series. */
   answerBins: FeatureBins | undefined
-  answerCells: readonly CounterCell[]
-  missing: readonly CounterCell[]
+  answers: Slots
+  missing: Slots
   /** Per input, the training range; ±Infinity (nothing out of range) when not recorded or categorical. */
   min: Float64Array
   max: Float64Array
-  below: readonly (CounterCell | undefined)[]
-  above: readonly (CounterCell | undefined)[]
-  inputShares: readonly Share[]
-  answerShares: readonly Share[]
+  below: Slots
+  above: Slots
+  inputShares: readonly SeriesValue[]
+  answerShares: readonly SeriesValue[]
 }>
+
+const slots = (labels: readonly (Labels | undefined)[]): Slots => ({
+  values: new Float64Array(labels.length),
+  labels: labels.map((l) => l && Object.freeze(l)),
+})
 
 /** A feature's reference shares per bin as stated, the unseen level's 0 included. */
 const statedShares = (reference: FeatureReference): readonly number[] =>
   reference.type === 'numerical' ? reference.proportions : [...reference.proportions, 0]
 
-const binCells = (labels: Labels, bins: FeatureBins): CounterCell[] => Array.from(bins.reference, (_, bin) => counterCell({ ...labels, bin: String(bin) }))
+const binLabels = (labels: Labels, bins: FeatureBins): Labels[] => Array.from(bins.reference, (_, bin) => ({ ...labels, bin: String(bin) }))
 
-const shares = (labels: Labels, reference: FeatureReference): Share[] =>
+const shares = (labels: Labels, reference: FeatureReference): SeriesValue[] =>
   statedShares(reference).map((value, bin) => ({ labels: Object.freeze({ ...labels, bin: String(bin) }), value }))
 
 const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boolean): BuildCounts => {
   const { name: model, version, model: description } = served
   const inputBins = compileBins(description.inputs, reference.features)
-  const labelsOf = (feature: string): Labels => ({ model, version, feature })
+  const labelsOf = (j: number): Labels => ({ model, version, feature: (inputBins[j] as FeatureBins).name })
   const answers = reference.predictions
   const answerInput = predictionInput(description)
   const answerBins = hasBinSeries && answers !== undefined ? (compileBins([answerInput], [answers])[0] as FeatureBins) : undefined
@@ -104,21 +113,37 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
   const ranges = reference.features.map((feature) =>
     feature.type === 'numerical' && feature.min !== undefined && feature.max !== undefined ? ([feature.min, feature.max] as const) : undefined,
   )
-  const side = (which: 'below' | 'above') =>
-    ranges.map((range, j) => (range === undefined ? undefined : counterCell({ ...labelsOf((inputBins[j] as FeatureBins).name), side: which })))
+  const side = (which: 'below' | 'above') => slots(ranges.map((range, j) => (range === undefined ? undefined : { ...labelsOf(j), side: which })))
+  const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(labelsOf(j), bins)) : []
+  const offsets = new Int32Array(perInput.length)
+  for (let j = 1; j < perInput.length; j++) offsets[j] = (offsets[j - 1] as number) + (perInput[j - 1] as Labels[]).length
   return {
     inputBins,
-    inputCells: hasBinSeries ? inputBins.map((bins) => binCells(labelsOf(bins.name), bins)) : [],
+    offsets,
+    inputs: slots(perInput.flat()),
     answerBins,
-    answerCells: answerBins === undefined ? [] : binCells(answerLabels, answerBins),
-    missing: inputBins.map((bins) => counterCell(labelsOf(bins.name))),
+    answers: slots(answerBins === undefined ? [] : binLabels(answerLabels, answerBins)),
+    missing: slots(inputBins.map((_, j) => labelsOf(j))),
     min: Float64Array.from(ranges, (range) => range?.[0] ?? Number.NEGATIVE_INFINITY),
     max: Float64Array.from(ranges, (range) => range?.[1] ?? Number.POSITIVE_INFINITY),
     below: side('below'),
     above: side('above'),
-    inputShares: hasBinSeries ? reference.features.flatMap((feature, j) => shares(labelsOf((inputBins[j] as FeatureBins).name), feature)) : [],
+    inputShares: hasBinSeries ? reference.features.flatMap((feature, j) => shares(labelsOf(j), feature)) : [],
     answerShares: answerBins === undefined || answers === undefined ? [] : shares(answerLabels, answers),
   }
+}
+
+/** Every slot of `pick` over `builds` that is a series, as a scrape reports it. */
+const read = (builds: readonly BuildCounts[], pick: (build: BuildCounts) => readonly Slots[]): SeriesValue[] => {
+  const values: SeriesValue[] = []
+  for (const build of builds) {
+    for (const { values: numbers, labels } of pick(build)) {
+      labels.forEach((l, i) => {
+        if (l !== undefined) values.push({ labels: l, value: numbers[i] as number })
+      })
+    }
+  }
+  return values
 }
 
 export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCountersOptions): BinCounters => {
@@ -128,59 +153,46 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
   let tracked: readonly BuildCounts[] = []
   let warned = ''
 
-  const cells = (pick: (build: BuildCounts) => Iterable<CounterCell | undefined>) => ({
-    *values(): Iterable<CounterCell> {
-      for (const build of tracked) for (const cell of pick(build)) if (cell !== undefined) yield cell
-    },
-  })
-  const gauge = (pick: (build: BuildCounts) => readonly Share[]) => (): Share[] => tracked.flatMap(pick)
+  const counter = (name: string, help: string, pick: (build: BuildCounts) => readonly Slots[]) =>
+    counterValueSeries(
+      name,
+      help,
+      () => read(tracked, pick),
+      () => {
+        for (const build of tracked) for (const { values } of pick(build)) values.fill(0)
+      },
+    )
   const bins = hasBinSeries
     ? [
-        counterSeries(
-          'svc_drift_bin_total',
-          "Rows whose value of a feature fell in a bin of the feature's drift reference.",
-          cells((b) => b.inputCells.flat()),
+        counter('svc_drift_bin_total', "Rows whose value of a feature fell in a bin of the feature's drift reference.", (b) => [b.inputs]),
+        counter('svc_drift_prediction_bin_total', "Answers that fell in a bin of the drift reference's predictions.", (b) => [b.answers]),
+        gaugeSeries('svc_drift_reference_share', "The drift reference's share of rows in a bin of a feature (unfloored).", () =>
+          tracked.flatMap((b) => b.inputShares),
         ),
-        counterSeries(
-          'svc_drift_prediction_bin_total',
-          "Answers that fell in a bin of the drift reference's predictions.",
-          cells((b) => b.answerCells),
-        ),
-        gaugeSeries(
-          'svc_drift_reference_share',
-          "The drift reference's share of rows in a bin of a feature (unfloored).",
-          gauge((b) => b.inputShares),
-        ),
-        gaugeSeries(
-          'svc_drift_prediction_reference_share',
-          "The drift reference's share of answers in a bin (unfloored).",
-          gauge((b) => b.answerShares),
+        gaugeSeries('svc_drift_prediction_reference_share', "The drift reference's share of answers in a bin (unfloored).", () =>
+          tracked.flatMap((b) => b.answerShares),
         ),
       ]
     : []
   registerSeries(metrics, [
     ...bins,
-    counterSeries(
-      'svc_drift_missing_total',
-      'Missing values of a feature in the rows predicted, counted in no bin.',
-      cells((b) => b.missing),
-    ),
-    counterSeries(
-      'svc_drift_out_of_range_total',
-      'Values of a numerical feature outside its training range: below the minimum or above the maximum.',
-      cells((b) => [...b.below, ...b.above]),
-    ),
+    counter('svc_drift_missing_total', 'Missing values of a feature in the rows predicted, counted in no bin.', (b) => [b.missing]),
+    counter('svc_drift_out_of_range_total', 'Values of a numerical feature outside its training range: below the minimum or above the maximum.', (b) => [
+      b.below,
+      b.above,
+    ]),
   ])
 
   const seriesCounts = (): Record<BinMetric, number> => {
     const total: Record<BinMetric, number> = Object.fromEntries(BIN_METRICS.map((metric) => [metric, 0])) as Record<BinMetric, number>
+    const defined = (s: Slots): number => s.labels.filter((l) => l !== undefined).length
     for (const build of tracked) {
-      total.svc_drift_bin_total += build.inputShares.length
+      total.svc_drift_bin_total += build.inputs.labels.length
       total.svc_drift_reference_share += build.inputShares.length
-      total.svc_drift_prediction_bin_total += build.answerShares.length
+      total.svc_drift_prediction_bin_total += build.answers.labels.length
       total.svc_drift_prediction_reference_share += build.answerShares.length
-      total.svc_drift_missing_total += build.missing.length
-      for (const cell of [...build.below, ...build.above]) if (cell !== undefined) total.svc_drift_out_of_range_total++
+      total.svc_drift_missing_total += build.missing.labels.length
+      total.svc_drift_out_of_range_total += defined(build.below) + defined(build.above)
     }
     return total
   }
@@ -214,29 +226,35 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
       tracked = next
       warnCardinality()
     },
+    // hot path: change with care.
     record: (served, features, rows, answers) => {
       const build = counts.get(served)
       if (build === undefined) return
-      const { inputBins, inputCells, missing, min, max, below, above, answerBins, answerCells } = build
+      const { inputBins, offsets, min, max, answerBins } = build
+      const binned = build.inputs.values
+      const missing = build.missing.values
+      const below = build.below.values
+      const above = build.above.values
       const width = inputBins.length
-      const isBinned = inputCells.length > 0
+      const isBinned = offsets.length > 0
       for (let r = 0; r < rows; r++) {
         const row = r * width
         for (let j = 0; j < width; j++) {
           const value = features[row + j] as number
           if (Number.isNaN(value)) {
-            ;(missing[j] as CounterCell).value++
+            ;(missing[j] as number)++
             continue
           }
-          if (isBinned) ((inputCells[j] as readonly CounterCell[])[binOf(inputBins[j] as FeatureBins, value)] as CounterCell).value++
-          if (value < (min[j] as number)) (below[j] as CounterCell).value++
-          else if (value > (max[j] as number)) (above[j] as CounterCell).value++
+          if (isBinned) (binned[(offsets[j] as number) + binOf(inputBins[j] as FeatureBins, value)] as number)++
+          if (value < (min[j] as number)) (below[j] as number)++
+          else if (value > (max[j] as number)) (above[j] as number)++
         }
       }
       if (answerBins === undefined || answers === undefined) return
+      const answered = build.answers.values
       for (let r = 0; r < rows; r++) {
         const answer = answers[r] as number
-        if (!Number.isNaN(answer)) (answerCells[binOf(answerBins, answer)] as CounterCell).value++
+        if (!Number.isNaN(answer)) (answered[binOf(answerBins, answer)] as number)++
       }
     },
     seriesCounts,

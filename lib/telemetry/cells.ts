@@ -112,6 +112,16 @@ export const counterSeries = (name: string, help: string, cells: { values(): Ite
 
 export const gaugeSeries = (name: string, help: string, values: () => Value[]): Series => collector(name, help, 'gauge', values, () => {})
 
+/**
+ * A counter whose numbers live elsewhere (typed arrays bumped by index): `values` reads them at
+ * each scrape, `reset` zeroes them.
+ */
+export const counterValueSeries = (name: string, help: string, values: () => Value[], reset: () => void): Series =>
+  collector(name, help, 'counter', values, reset)
+
+/** One sample as a series reports it. */
+export type SeriesValue = Value
+
 export const histogramSeries = (name: string, help: string, cells: { values(): Iterable<HistogramCell> }): Series =>
   collector(
     name,

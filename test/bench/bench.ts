@@ -12,6 +12,10 @@
 // per CPU-second (rows ÷ the server's CPU seconds: the throughput of one core kept busy), and the
 // summary checks the ONNX targets against the kernel.
 //
+// Drift monitoring (the window and the bin counters) is priced per row: predict variants with it on,
+// off (SVC_DRIFT_ENABLED=false) and, at batch 64, without the bin series (SVC_DRIFT_BIN_SERIES=false),
+// each on-and-off pair back to back in the same rounds; and in process (predict.ts), each part alone.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50),
 // BENCH_LOADGEN (wrk if installed, else autocannon).
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -25,7 +29,7 @@ import { startCollector } from './collector.js'
 import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
 import { postPathPieces } from './post-path.js'
-import { inProcessOnnxUs, inProcessRowNs, inProcessWindowNs } from './predict.js'
+import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -51,8 +55,10 @@ const ALWAYS = otlp('parentbased_always_on', '1')
 const ONE_PERCENT = otlp('parentbased_traceidratio', '0.01')
 const NEVER = otlp('parentbased_traceidratio', '0')
 
-// The drift window's cost is what the predict variants lose against these.
+// Drift monitoring's cost is what the predict variants lose against these: NO_DRIFT turns it off,
+// NO_BIN_SERIES keeps the window and the missing and out-of-range counters, without the bin series.
 const NO_DRIFT = { SVC_DRIFT_ENABLED: 'false' }
+const NO_BIN_SERIES = { SVC_DRIFT_BIN_SERIES: 'false' }
 const CLI = ['dist/bin/svc.js', '--log-level', 'info', '--port']
 const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
 const predictRows = (model: string, instances: readonly Readonly<Record<string, number>>[]): Post => ({
@@ -103,9 +109,10 @@ const SAMPLED = 'tracing layer only, sampled + OTLP'
 const UNSAMPLED = 'tracing layer only, unsampled'
 const BODY = 'svc server: POST, body read, fixed answer'
 const PREDICT_1 = 'svc CLI: predict iris, batch 1'
-const PREDICT_100 = 'svc CLI: predict iris, batch 100'
+const PREDICT_64 = 'svc CLI: predict iris, batch 64'
 const PREDICT_1_NO_DRIFT = 'svc CLI: predict iris, batch 1, drift off'
-const PREDICT_100_NO_DRIFT = 'svc CLI: predict iris, batch 100, drift off'
+const PREDICT_64_NO_BIN_SERIES = 'svc CLI: predict iris, batch 64, no bin series'
+const PREDICT_64_NO_DRIFT = 'svc CLI: predict iris, batch 64, drift off'
 
 const VARIANTS: readonly Variant[] = [
   { name: BARE, args: server('bare') },
@@ -124,10 +131,12 @@ const VARIANTS: readonly Variant[] = [
   { name: SAMPLED, args: server('tracing'), env: ALWAYS },
   { name: UNSAMPLED, args: server('tracing'), env: NEVER },
   { name: BODY, args: server('body'), post: predict(1) },
+  // Drift on and off back to back, so their per-round difference compares the machine in one state.
   { name: PREDICT_1, args: CLI, post: predict(1) },
-  { name: PREDICT_100, args: CLI, post: predict(100) },
   { name: PREDICT_1_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(1) },
-  { name: PREDICT_100_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(100) },
+  { name: PREDICT_64, args: CLI, post: predict(64) },
+  { name: PREDICT_64_NO_BIN_SERIES, args: CLI, env: NO_BIN_SERIES, post: predict(64) },
+  { name: PREDICT_64_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(64) },
   ...STORE_VARIANTS,
 ]
 
@@ -259,7 +268,7 @@ for (const { name, post } of VARIANTS) {
 const over = (name: string, base: string): number => perRound((r) => get(r, name).cpuUsPerRequest - get(r, base).cpuUsPerRequest)
 const ratio = (name: string): number => perRound((r) => get(r, name).rps / get(r, BARE).rps)
 const verdict = (isMet: boolean): string => (isMet ? 'met' : 'NOT met')
-const accountRow = (label: string, us: number): string => `  ${label.padEnd(78)}${us.toFixed(2).padStart(8)}\n`
+const accountRow = (label: string, us: number, digits = 2): string => `  ${label.padEnd(78)}${us.toFixed(digits).padStart(8)}\n`
 
 // The ladder: neighbours' differences, which add up to the CLI over bare node:http.
 const ladder: ReadonlyArray<readonly [string, string, string]> = [
@@ -300,17 +309,39 @@ account += `\nA batch-1 POST /api/v1/predict over GET / on the same CLI:\n${acco
 for (const piece of pieces) account += accountRow(`in process: ${piece.name}`, piece.ns / 1000)
 account +=
   accountRow('the rest: promise turns through the layers, the longer request, answer and lines', predictOver - bodyRead - inProcess) +
-  accountRow(`measured (target ≤ ${PREDICT_OVER_GET_MAX_US}: ${verdict(predictOver <= PREDICT_OVER_GET_MAX_US)})`, predictOver) +
-  accountRow('drift window over HTTP, on minus off: batch 1', over(PREDICT_1, PREDICT_1_NO_DRIFT)) +
-  accountRow('  batch 100', over(PREDICT_100, PREDICT_100_NO_DRIFT))
+  accountRow(`measured (target ≤ ${PREDICT_OVER_GET_MAX_US}: ${verdict(predictOver <= PREDICT_OVER_GET_MAX_US)})`, predictOver)
+
+// Drift monitoring per row: over HTTP a batch's difference over its rows; in process each part alone.
+const driftOver1 = over(PREDICT_1, PREDICT_1_NO_DRIFT)
+const driftOver64 = over(PREDICT_64, PREDICT_64_NO_DRIFT) / 64
+const drift1 = inProcessDriftNs(1)
+const drift64 = inProcessDriftNs(64)
+account +=
+  `\nDrift monitoring (window + bin counters), CPU µs per row:\n` +
+  accountRow('over HTTP, drift on minus off: batch 1', driftOver1, 3) +
+  accountRow('  batch 64 (the per-request difference ÷ 64)', driftOver64, 3) +
+  accountRow('  batch 64, the bin series: on minus SVC_DRIFT_BIN_SERIES=false', over(PREDICT_64, PREDICT_64_NO_BIN_SERIES) / 64, 3) +
+  accountRow('  batch 64, the window + missing and out-of-range counters: that minus off', over(PREDICT_64_NO_BIN_SERIES, PREDICT_64_NO_DRIFT) / 64, 3)
+for (const [batch, ns] of [
+  [1, drift1],
+  [64, drift64],
+] as const) {
+  account +=
+    accountRow(`in process, batch ${batch}: the window (the monitor's record, no counters)`, ns.window / 1000, 3) +
+    accountRow('  the bin counters (createBinCounters(...).record)', ns.counters / 1000, 3) +
+    accountRow('  the bin counters without the bin series: missing and out of range', ns.rangeCounters / 1000, 3) +
+    accountRow("  both (the monitor's record with the counters)", ns.both / 1000, 3)
+}
 const alwaysRatio = ratio(ALWAYS_ON)
 process.stdout.write(
   `${account}\nThroughput against bare node:http: logging + metrics ${ratio(FULL).toFixed(2)}×, + tracing at 1 % ${ratio(TRACED).toFixed(2)}×, ` +
     `+ tracing always-on ${alwaysRatio.toFixed(2)}× (target ≥ ${ALWAYS_ON_MIN_RATIO}: ${verdict(alwaysRatio >= ALWAYS_ON_MIN_RATIO)}); ` +
     `the collector took ${collector.exports()} exports, ${(collector.bytes() / 1e6).toFixed(0)} MB\n` +
     `Predictions: batch 1 ${perRound((r) => get(r, PREDICT_1).rps).toFixed(0)}/s (${perRound((r) => get(r, PREDICT_1).rps / get(r, FULL).rps).toFixed(2)}× GET / ` +
-    `on the same CLI), batch 100 ${(perRound((r) => get(r, PREDICT_100).rps) * 100).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row; ` +
-    `drift window in process ${inProcessWindowNs(1).toFixed(0)} ns per request of 1 row, ${inProcessWindowNs(100).toFixed(0)} ns per request of 100\n`,
+    `on the same CLI), batch 64 ${(perRound((r) => get(r, PREDICT_64).rps) * 64).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row\n` +
+    `Drift per row, on minus off: batch 1 ${driftOver1.toFixed(2)} µs CPU, batch 64 ${driftOver64.toFixed(3)} µs CPU; in process, ns per row at batch 1 and 64: ` +
+    `window ${drift1.window.toFixed(1)}, ${drift64.window.toFixed(1)}; bin counters ${drift1.counters.toFixed(1)}, ${drift64.counters.toFixed(1)} ` +
+    `(without the bin series ${drift1.rangeCounters.toFixed(1)}, ${drift64.rangeCounters.toFixed(1)}); both ${drift1.both.toFixed(1)}, ${drift64.both.toFixed(1)}\n`,
 )
 const rows64 = (name: string): number => perRound((r) => rowsPerCpuSecond(r, name, 64))
 if (store.skipped !== undefined) {

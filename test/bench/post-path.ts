@@ -7,7 +7,6 @@ import { Registry } from 'prom-client'
 import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { FeatureWindow } from '../../lib/drift/window.js'
 import { encodeInputs } from '../../lib/models/features.js'
 import { readPredictRequest } from '../../lib/models/inference-request.js'
 import { inferResponseJson } from '../../lib/models/inference-response.js'
@@ -15,6 +14,7 @@ import { createModelMetrics } from '../../lib/models/metrics.js'
 import type { ServedModel } from '../../lib/models/registry.js'
 import type { Prediction, Predictor } from '../../lib/models/runtime.js'
 import { kernelRuntime } from '../../lib/models/runtime-kernel.js'
+import { driftParts } from './predict.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const CALLS = 1_000_000
@@ -42,9 +42,10 @@ export const postPathPieces = (body: string): readonly PostPiece[] => {
   const request = readPredictRequest(parsed, { maxBatch: 1000 })
   const features = encodeInputs(request, model)
   const prediction = predictor.predict(features, request.rows) as Prediction
-  const cells = createModelMetrics(new Registry()).cellsFor({ name: 'iris', version: '1' } as ServedModel)
-  const window = new FeatureWindow(model.inputs.length + 1, 1000)
-  const answers = 'labels' in prediction ? prediction.labels : prediction.values
+  const served: ServedModel = { name: 'iris', version: '1', model, predictor }
+  const cells = createModelMetrics(new Registry()).cellsFor(served)
+  // What the predict path calls: the window and the bin counters, every series.
+  const drift = driftParts(served).both
   const id = '6a1f6c3e-2b7a-4c47-9d0e-5f1f2c7a9b10'
   return [
     { name: 'body bytes to text, JSON.parse', ns: cpuNs(() => JSON.parse(bytes.toString('utf8'))) },
@@ -62,6 +63,6 @@ export const postPathPieces = (body: string): readonly PostPiece[] => {
         cells.inFlight.dec()
       }),
     },
-    { name: 'drift window (recordAnswered)', ns: cpuNs(() => window.recordAnswered(features, request.rows, answers)) },
+    { name: "drift monitoring: window + bin counters (the monitor's record)", ns: cpuNs(() => drift.record(served, features, request.rows, prediction)) },
   ]
 }

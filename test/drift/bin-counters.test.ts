@@ -299,3 +299,24 @@ t.test('the drift monitor counts every recorded row in the bin counters too', as
   t.equal(sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', output: 'species', bin: '0', environment: 'test' }), 1)
   t.equal(monitor.status(s.served('iris')).window.samples, 1, 'and in the window')
 })
+
+t.test("the registry's reset zeroes every counter, keeping every series", async (t) => {
+  const raw: string[] = []
+  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void raw.push(chunk) })
+  const metrics = new Registry()
+  const counters = createBinCounters({ metrics, logger, hasBinSeries: true })
+  const h = harness(shippedFiles(), { onPublish: counters.track, metrics })
+  await h.registry.load()
+  const iris = h.registry.resolve('iris') as ServedModel
+  counters.record(iris, table([[100, 3, 1, 0.2]]), 1, Uint32Array.from([2]))
+  metrics.resetMetrics()
+  const text = await metrics.metrics()
+  t.equal(sample(text, 'svc_drift_bin_total', { model: 'iris', version: '1', feature: 'sepal_length', bin: '2' }), 0)
+  t.equal(sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', output: 'species', bin: '2' }), 0)
+  t.equal(sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', feature: 'sepal_length', side: 'above' }), 0)
+  t.equal(
+    sample(text, 'svc_drift_reference_share', { model: 'iris', version: '1', feature: 'sepal_length', bin: '2' }),
+    0.34,
+    'the shares are the reference, not counts',
+  )
+})
