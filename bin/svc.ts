@@ -3,12 +3,14 @@
 //   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration
 //   128+n when a second signal n cuts a graceful shutdown short
 import { USAGE } from '../lib/config.js'
-import { LOADGEN_USAGE, LoadgenUsageError, parseLoadgenArgs, runLoadgen } from '../lib/loadgen/loadgen.js'
+import { LoadgenUsageError } from '../lib/loadgen/errors.js'
+import { LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/loadgen/loadgen.js'
+import { ProfileInputError } from '../lib/profile/errors.js'
 import { runProfileCommand } from '../lib/profile/command.js'
 import { start } from '../lib/start.js'
 import { VERSION } from '../lib/version.js'
 
-/** `svc loadgen …`: 0 when every request succeeded, 1 otherwise, 2 for a bad command line. */
+/** `svc loadgen …`: 0 when every request succeeded, 1 otherwise, 2 for a bad command line or rows file. */
 const loadgen = async (argv: readonly string[]): Promise<void> => {
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(LOADGEN_USAGE)
   const write = (line: string): void => void process.stdout.write(`${line}\n`)
@@ -18,7 +20,7 @@ const loadgen = async (argv: readonly string[]): Promise<void> => {
   } catch (error: unknown) {
     const isUsage = error instanceof LoadgenUsageError
     process.stderr.write(`svc loadgen: ${(error as Error).message}\n${isUsage ? 'svc loadgen --help lists the options.\n' : ''}`)
-    process.exitCode = isUsage ? 2 : 1
+    process.exitCode = isUsage || error instanceof ProfileInputError ? 2 : 1
   }
 }
 

@@ -120,7 +120,7 @@ type Description = Readonly<{
   outputs: readonly Output[]
   /**
    * The training mean and standard deviation of each numerical input, in input order: what
-   * /api/v1/models/{name} shows so a client can draw realistic inputs (`svc loadgen` does).
+   * /api/v1/models/{name} shows so a client can draw realistic inputs.
    */
   standardisation: Readonly<{ mean: readonly number[]; scale: readonly number[] }> | undefined
   /** What drift is measured against; undefined for a version served without one (no profile). */

@@ -17,7 +17,7 @@ import { buildProfile, type ColumnRequest, type ProfiledColumns } from './build.
 import { ProfileInputError } from './errors.js'
 import { loadModel } from './model.js'
 import { parseProfile, predictionInput, serialiseProfile } from './profile.js'
-import { FORMATS, type Format } from './table.js'
+import { FORMAT_OF_EXTENSION, FORMATS, type Format } from './table.js'
 
 export type ProfileCommandOptions = Readonly<{
   /** The input file as given, for messages. */
@@ -96,7 +96,6 @@ Exit status: 0 written; 1 the model could not be loaded or the profile not writt
 command line or bad input, named as FILE:LINE: what is wrong.
 `
 
-const FORMAT_OF_EXTENSION: Readonly<Record<string, Format>> = { '.csv': 'csv', '.tsv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' }
 const TYPED = /^(.+):(numerical|categorical)$/
 const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]*:/
 

@@ -17,6 +17,9 @@ import { readRecords } from './read.js'
 export const FORMATS = ['csv', 'ndjson'] as const
 export type Format = (typeof FORMATS)[number]
 
+/** The format a file's extension (lower-cased) says; `svc profile` and `svc loadgen --rows` read a .tsv as CSV with tabs. */
+export const FORMAT_OF_EXTENSION: Readonly<Record<string, Format>> = { '.csv': 'csv', '.tsv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' }
+
 export type TableSource = Readonly<{
   path: string
   /** How messages name the file: as the command line gave it. */

@@ -1,12 +1,15 @@
 // `svc loadgen` as a user runs it: a child process against a running service.
+import { join } from 'node:path'
 import t from 'tap'
 import { startApp } from '../fixtures/app.js'
+import { tempTree } from '../fixtures/model-store.js'
 import { spawnTs } from '../fixtures/spawn.js'
 
 const CLI = 'bin/svc.ts'
 
-t.test('svc loadgen: a run and its summary exit 0, usage errors 2, an unknown model 1', async (t) => {
+t.test('svc loadgen: a run and its summary exit 0, usage errors and bad rows 2, an unknown model 1', async (t) => {
   const running = await startApp(t)
+  const root = await tempTree(t, { 'rows.csv': 'sepal_length,sepal_width,petal_length\n5.1,3.5,1.4\n' })
   // In parallel: each child pays the TypeScript loader's start-up.
   const run = spawnTs(CLI, [
     'loadgen',
@@ -28,11 +31,12 @@ t.test('svc loadgen: a run and its summary exit 0, usage errors 2, an unknown mo
   const help = spawnTs(CLI, ['loadgen', '--help'])
   const usage = spawnTs(CLI, ['loadgen', '--model', 'iris', '--rate', '0'])
   const unknown = spawnTs(CLI, ['loadgen', '--model', 'tulips', '--url', running.base])
+  const badRows = spawnTs(CLI, ['loadgen', '--model', 'iris', '--url', running.base, '--rows', join(root, 'rows.csv')])
 
   t.equal((await run.exited).code, 0, run.stderr())
   t.match(
     run.stdout(),
-    /^loadgen: iris at http:\/\/127\.0\.0\.1:\d+, 20 req\/s × 5 rows for 1 s, sepal_length, sepal_width, petal_length, petal_width shifted by 1 sd, seed 3\n/,
+    /^loadgen: iris version 1 at http:\/\/127\.0\.0\.1:\d+, 20 req\/s × 5 rows for 1 s, 150 rows of \/\S+\/iris\/1\/reference-rows\.csv, sepal_length, sepal_width, petal_length, petal_width shifted by 1 sd, seed 3\n/,
   )
   t.match(run.stdout(), /loadgen: sent 20 requests \(100 rows\) in \d+\.\d s, 20 ok, 0 failed, 0 skipped; 200: 20\n$/)
   t.equal(running.app.drift?.monitor.status(running.app.models.resolve('iris')!).window.samples, 100)
@@ -43,6 +47,8 @@ t.test('svc loadgen: a run and its summary exit 0, usage errors 2, an unknown mo
   t.equal(usage.stderr(), 'svc loadgen: --rate 0: expected a rate above 0 and at most 100000\nsvc loadgen --help lists the options.\n')
   t.equal((await unknown.exited).code, 1)
   t.equal(unknown.stderr(), 'svc loadgen: GET /api/v1/models/tulips: 404 Model tulips not found\n')
+  t.equal((await badRows.exited).code, 2)
+  t.equal(badRows.stderr(), `svc loadgen: ${join(root, 'rows.csv')}:1: the header has no column "petal_width", an input of model iris\n`, 'one line')
 })
 
 t.test('svc loadgen exits 1 when requests fail', async (t) => {

@@ -1,14 +1,20 @@
 import t from 'tap'
-import { LoadgenUsageError, parseLoadgenArgs } from '../../lib/loadgen/loadgen.js'
+import { LoadgenUsageError } from '../../lib/loadgen/errors.js'
+import { LOADGEN_USAGE, parseLoadgenArgs } from '../../lib/loadgen/loadgen.js'
 
 t.test('defaults, and every option read', async (t) => {
   const defaults = parseLoadgenArgs(['--model', 'iris'])
-  t.match(defaults, { model: 'iris', shift: 0, features: [], rate: 50, durationMs: 60_000, batch: 1, concurrency: 32, timeoutMs: 10_000 })
-  t.equal(defaults.url.href, 'http://127.0.0.1:8000/')
+  t.match(defaults, { model: 'iris', rows: undefined, shift: 0, features: [], rate: 50, durationMs: 60_000, batch: 1, concurrency: 32, timeoutMs: 10_000 })
+  t.same(
+    defaults.urls.map((url) => url.href),
+    ['http://127.0.0.1:8000/'],
+  )
   t.ok(Number.isSafeInteger(defaults.seed) && defaults.seed >= 0, 'a random seed when none is given')
   const all = parseLoadgenArgs([
     '--model',
     'cars',
+    '--rows',
+    'data/cars.csv',
     '--url',
     'https://svc.internal/base/',
     '--shift=-0.5',
@@ -29,6 +35,7 @@ t.test('defaults, and every option read', async (t) => {
   ])
   t.match(all, {
     model: 'cars',
+    rows: { path: 'data/cars.csv', file: 'data/cars.csv', format: 'csv', delimiter: ',' },
     shift: -0.5,
     features: ['year', 'weight_in_lbs'],
     rate: 2.5,
@@ -38,7 +45,10 @@ t.test('defaults, and every option read', async (t) => {
     seed: 0,
     timeoutMs: 250,
   })
-  t.equal(all.url.href, 'https://svc.internal/base/')
+  t.same(
+    all.urls.map((url) => url.href),
+    ['https://svc.internal/base/'],
+  )
   for (const [text, ms] of [
     ['90', 90_000],
     ['1.5s', 1500],
@@ -48,14 +58,35 @@ t.test('defaults, and every option read', async (t) => {
     t.equal(parseLoadgenArgs(['--model', 'm', '--duration', text]).durationMs, ms, text)
 })
 
+t.test('--rows: the format from the extension, as svc profile reads it', async (t) => {
+  const rows = (file: string) => parseLoadgenArgs(['--model', 'm', '--rows', file]).rows
+  t.same(rows('a.csv'), { path: 'a.csv', file: 'a.csv', format: 'csv', delimiter: ',' })
+  t.same(rows('b.TSV'), { path: 'b.TSV', file: 'b.TSV', format: 'csv', delimiter: '\t' }, 'a tab-separated file, whatever the case')
+  t.same(rows('c.ndjson'), { path: 'c.ndjson', file: 'c.ndjson', format: 'ndjson', delimiter: ',' })
+  t.same(rows('d.jsonl'), { path: 'd.jsonl', file: 'd.jsonl', format: 'ndjson', delimiter: ',' })
+})
+
+t.test('--url: several instances, comma-separated, in order', async (t) => {
+  const { urls } = parseLoadgenArgs(['--model', 'm', '--url', 'http://10.0.0.1:8000, http://10.0.0.2:8000/,https://b.example/svc'])
+  t.same(
+    urls.map((url) => url.href),
+    ['http://10.0.0.1:8000/', 'http://10.0.0.2:8000/', 'https://b.example/svc'],
+  )
+})
+
 t.test('mistakes are usage errors that say what was expected', async (t) => {
   const cases: Array<[string[], RegExp]> = [
     [[], /^--model is required$/],
     [['--model', ''], /^--model is required$/],
     [['--model', 'iris', '--bogus'], /^Unknown option '--bogus'$/],
     [['--model', 'iris', 'extra'], /Unexpected argument 'extra'/],
-    [['--model', 'iris', '--url', 'ftp://x'], /^--url ftp:\/\/x: expected an http:\/\/ or https:\/\/ URL$/],
-    [['--model', 'iris', '--url', 'not a url'], /^--url not a url: expected/],
+    [['--model', 'iris', '--url', 'ftp://x'], /^--url ftp:\/\/x: "ftp:\/\/x" is not an http:\/\/ or https:\/\/ URL \(several are comma-separated\)$/],
+    [['--model', 'iris', '--url', 'not a url'], /^--url not a url: "not a url" is not an http/],
+    [['--model', 'iris', '--url', 'http://a:1,'], /^--url http:\/\/a:1,: "" is not an http:\/\/ or https:\/\/ URL/],
+    [['--model', 'iris', '--url', 'http://a:1, http://b:2,http://a:1/'], /^--url http:\/\/a:1, http:\/\/b:2,http:\/\/a:1\/: names http:\/\/a:1\/ twice$/],
+    [['--model', 'iris', '--rows', ''], /^--rows needs a file$/],
+    [['--model', 'iris', '--rows', 'rows.txt'], /^--rows rows\.txt: the extension does not say the format: \.csv, \.tsv, \.ndjson or \.jsonl$/],
+    [['--model', 'iris', '--rows', 'rows'], /^--rows rows: the extension does not say the format/],
     [['--model', 'iris', '--rate', '0'], /^--rate 0: expected a rate above 0 and at most 100000$/],
     [['--model', 'iris', '--rate', ''], /^--rate : expected a rate/],
     [['--model', 'iris', '--shift', '-1'], /^Option '--shift' argument is ambiguous[\s\S]*'--shift=-XYZ'/],
@@ -71,4 +102,27 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     t.type(error, LoadgenUsageError)
     t.match(error.message, message)
   }
+})
+
+t.test('--help lists every option, the rows file and several URLs among them', async (t) => {
+  for (const flag of [
+    '--model NAME',
+    '--rows FILE',
+    '--url URL[,URL…]',
+    '--shift K',
+    '--features A,B',
+    '--rate N',
+    '--duration D',
+    '--batch N',
+    '--concurrency N',
+    '--seed N',
+    '--timeout D',
+  ])
+    t.ok(LOADGEN_USAGE.includes(`\n  ${flag} `), flag)
+  t.match(LOADGEN_USAGE, /CSV, TSV or NDJSON/)
+  t.match(LOADGEN_USAGE, /request i to instance i mod n/)
+  t.ok(
+    LOADGEN_USAGE.split('\n').every((line) => line.length <= 100),
+    'lines of at most 100 columns',
+  )
 })

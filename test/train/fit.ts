@@ -1,22 +1,11 @@
 // The numerical pieces of training. Everything is deterministic: one seeded PRNG for the split,
 // fixed iteration counts, and every sum taken in row order, so a retrain reproduces the committed
 // artifacts bit for bit.
-import { mulberry32 } from '../../lib/loadgen/random.js'
+import { mulberry32, shuffle } from '../../lib/loadgen/random.js'
 
 // References are built by lib/drift/reference.ts, shared with `svc profile`; re-exported here for
 // the tests that build one the way training does (test/drift/psi.test.ts).
 export { numericalReference } from '../../lib/drift/reference.js'
-
-/** Fisher–Yates, in place. */
-const shuffle = (list: number[], random: () => number): number[] => {
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
-    const swap = list[i] as number
-    list[i] = list[j] as number
-    list[j] = swap
-  }
-  return list
-}
 
 export type Split = Readonly<{ train: readonly number[]; test: readonly number[] }>
 

@@ -46,11 +46,13 @@ export const IRIS = Object.freeze({
   hyperparameters: { iterations: 1000, learning_rate: 0.5, l2: 0.001 },
 })
 
+const IRIS_INPUTS = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
+
 export const trainIris = (): Artifact => {
   const x = getNumbers()
   const classes = getDistinctClasses()
   const y = getClasses().map((label) => classes.indexOf(label as (typeof classes)[number]))
-  const names = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
+  const names = IRIS_INPUTS
   const { train, test } = split(y, IRIS.testFraction, IRIS.seed)
   const { mean, scale } = standardisation(x, train, names.length)
   const { iterations, learning_rate: learningRate, l2 } = IRIS.hyperparameters
@@ -234,11 +236,37 @@ export const trainCars = (): Artifact => {
   return signArtifact(artifact({ r2: 1 - residual / total, rmse: Math.sqrt(residual / test.length) }, predictions))
 }
 
+/**
+ * Rows as CSV, `names` the header, numbers as JavaScript writes them (which read back as the same
+ * doubles). Nothing here needs quoting: the cells are numbers and the origins USA, Europe and
+ * Japan; the retrain test reads the files back.
+ */
+const toCsv = (names: readonly string[], rows: readonly (readonly (number | string)[])[]): string =>
+  `${[names, ...rows].map((row) => row.join(',')).join('\n')}\n`
+
+/**
+ * The rows each model's reference was computed from (every row, in data set order), its inputs as
+ * columns: `<model>/<version>/reference-rows.csv`, what `svc loadgen` replays for a shipped model
+ * (lib/loadgen/rows.ts). No runtime reads that file name, so a store never mistakes it for a model.
+ */
+export const referenceRows = (): Readonly<Record<'iris' | 'cars', string>> => {
+  const { x, origin } = loadCars()
+  return {
+    iris: toCsv(IRIS_INPUTS, getNumbers()),
+    cars: toCsv(
+      [...CARS.numerical.map(([name]) => name), 'origin'],
+      x.map((row, i) => [...row, origin[i] as string]),
+    ),
+  }
+}
+
 /** Every file under lib/models/artifacts/, by path relative to that folder. */
 export const artifactFiles = (): ReadonlyMap<string, string> => {
   const files = new Map<string, string>()
+  const rows = referenceRows()
   for (const artifact of [trainIris(), trainCars()]) {
     files.set(`${artifact.name}/${artifact.version}/model.json`, serialiseArtifact(artifact))
+    files.set(`${artifact.name}/${artifact.version}/reference-rows.csv`, rows[artifact.name as 'iris' | 'cars'])
     files.set(`${artifact.name}/manifest.json`, `${JSON.stringify({ default_version: artifact.version }, null, 2)}\n`)
   }
   return files
