@@ -29,8 +29,10 @@ export const getExternalData =
   (rates: Rates): Handler =>
   (ctx: Ctx) => {
     const raw = ctx.query.get('currency')
-    if (raw !== null && !CURRENCY.test(raw)) throw INVALID_CURRENCY
-    const currency = raw === null ? DEFAULT_CURRENCY : raw.toUpperCase()
+    // An empty `currency=` is no currency, as a blank form field is: the default, as documented.
+    const isDefault = raw === null || raw === ''
+    if (!isDefault && !CURRENCY.test(raw)) throw INVALID_CURRENCY
+    const currency = isDefault ? DEFAULT_CURRENCY : raw.toUpperCase()
     const found = rates.latest(currency, ctx.traceContext)
     // A fresh rate is answered synchronously (lib/STYLE.md: keep sync handlers sync).
     return found instanceof Promise ? found.then((f) => toReply(f, currency)) : toReply(found, currency)
@@ -49,7 +51,7 @@ export const EXTERNAL_DATA_DOC: RouteDoc = {
     {
       name: 'currency',
       in: 'query',
-      description: 'An ISO 4217 code, three letters in any case; the answer says it in upper case',
+      description: 'An ISO 4217 code, three letters in any case; the answer says it in upper case. Absent or empty: USD',
       schema: { type: 'string', pattern: '^[A-Za-z]{3}$', default: DEFAULT_CURRENCY },
       example: 'EUR',
     },

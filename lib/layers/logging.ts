@@ -7,6 +7,7 @@ import type { Ctx } from '../http/context.js'
 import { errorFields, type LineFn, type Logger } from '../telemetry/logger.js'
 import { requestStore } from '../telemetry/request-store.js'
 import { onStreamEnd } from './stream-end.js'
+import type { Problem } from '../http/problem-body.js'
 import type { Handler, Layer, Reply } from '../pipeline.js'
 
 /**
@@ -39,16 +40,21 @@ export const logging =
     const fixedMembers = `,"method":"${route.method}","path":${JSON.stringify(route.template)}`
     const requestMembers = isFixed ? (): string => fixedMembers : (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`
 
-    const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined): void => {
+    // A 5xx says why: what was thrown as `error`, or, for a deliberate one (an HttpError: a 503 for
+    // an upstream down or a model not ready), the problem's `type` and `detail` as `problem`.
+    const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined, problem: Problem | undefined): void => {
       if (error === undefined && (status < 500 ? completed : answered) === undefined) return
       const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${milliseconds(performance.now() - ctx.startTime)}`
       if (error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
-      else (status < 500 ? (completed as LineFn) : (answered as LineFn))(members, ctx)
+      else if (status < 500) (completed as LineFn)(members, ctx)
+      else if (problem === undefined) (answered as LineFn)(members, ctx)
+      else (answered as LineFn)(`${members},"problem":${JSON.stringify({ type: problem.type, detail: problem.detail })}`, ctx)
     }
     const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
       // A stream's request completes when the stream does; one that breaks is logged as an error.
-      if (reply.kind === 'stream') return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request))
-      write(ctx, reply.status, reply.kind === 'problem' ? reply.error : undefined, request)
+      if (reply.kind === 'stream') return onStreamEnd(reply, (error) => write(ctx, reply.status, error, request, undefined))
+      if (reply.kind === 'problem') write(ctx, reply.status, reply.error, request, reply.problem)
+      else write(ctx, reply.status, undefined, request, undefined)
       return reply
     }
 

@@ -120,6 +120,7 @@ const consoleLine =
     if (bindings !== undefined) {
       if (bindings.requestId !== undefined) line += ` request_id=${bindings.requestId}`
       if (bindings.traceId !== undefined) line += ` trace_id=${bindings.traceId}`
+      if (bindings.spanId !== undefined) line += ` span_id=${bindings.spanId}`
     }
     return `${line}\n`
   }

@@ -51,15 +51,16 @@ t.test('the currency is case-insensitive, and the reply says it in upper case', 
   t.equal((await s.get('?currency=Usd')).headers.get('cache-status'), 'svc; hit', 'the same cache entry')
 })
 
-t.test('a missing currency is USD', async (t) => {
+t.test('a missing or empty currency is USD', async (t) => {
   const s = await setup(t)
   t.same(await (await s.get()).json(), GECKO_USD)
   t.same(await (await s.get('?other=1')).json(), GECKO_USD)
+  t.same(await (await s.get('?currency=')).json(), GECKO_USD, 'an empty currency is no currency')
 })
 
 t.test('an invalid currency is a 400 problem naming the parameter and the accepted form; no upstream is asked', async (t) => {
   const s = await setup(t)
-  for (const bad of ['', 'US', 'USDT', '123', 'U%24D', 'u%20d', '%C3%A9ur']) {
+  for (const bad of ['US', 'USDT', '123', 'U%24D', 'u%20d', '%C3%A9ur']) {
     const res = await s.get(`?currency=${bad}`)
     t.equal(res.status, 400, bad)
     t.equal(res.headers.get('content-type'), 'application/problem+json')

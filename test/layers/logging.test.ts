@@ -49,6 +49,16 @@ t.test('a 5xx without an error is logged at error level without one', async (t) 
   t.notOk('error' in (lines[1] ?? {}))
 })
 
+t.test('a deliberate 5xx problem (an HttpError) is logged at error level with its problem type and detail', async (t) => {
+  const { lines, layer } = setup()
+  const problem = { type: 'urn:svc:problem:upstream-unavailable', title: 'Service Unavailable', status: 503, detail: 'every rate upstream failed' }
+  layer(() => ({ kind: 'problem', status: 503, problem }), route)(makeCtx())
+  t.match(lines[1], { level: 'error', status: 503, problem: { type: 'urn:svc:problem:upstream-unavailable', detail: 'every rate upstream failed' } })
+  t.notOk('error' in (lines[1] ?? {}), 'nothing was thrown')
+  layer(() => ({ kind: 'problem', status: 404, problem: { ...problem, status: 404 } }), route)(makeCtx())
+  t.notOk('problem' in (lines[3] ?? {}), 'a 4xx line stays short')
+})
+
 t.test('at level error, only 5xx requests are logged, sync or async', async (t) => {
   const { lines, layer } = setup('error')
   layer(() => ({ kind: 'json', status: 200 }), route)(makeCtx())

@@ -208,11 +208,11 @@ t.test('a console line shows an Error field as JSON', async (t) => {
   t.equal(lines[0], `${STAMP} ERROR   failed [svc] error=${JSON.stringify({ type: 'RangeError', message: 'out', stack: error.stack })}\n`)
 })
 
-t.test('a console line appends request_id, and trace_id when there is a trace', async (t) => {
+t.test('a console line appends request_id, and trace_id and span_id when there is a trace, as the JSON line does', async (t) => {
   const { logger, lines } = capture({ format: 'console' })
   logger.info('a', { status: 200 }, bindings('req-1'))
   logger.info('b', undefined, bindings('req-2', 'trace-2', 'span-2'))
-  t.same(lines, [`${STAMP} INFO    a [svc] status=200 request_id=req-1\n`, `${STAMP} INFO    b [svc] request_id=req-2 trace_id=trace-2\n`])
+  t.same(lines, [`${STAMP} INFO    a [svc] status=200 request_id=req-1\n`, `${STAMP} INFO    b [svc] request_id=req-2 trace_id=trace-2 span_id=span-2\n`])
 })
 
 t.test('a colour console line wraps the level in its colour code', async (t) => {
