@@ -45,7 +45,9 @@ t.test('an ONNX model replays the rows of --rows, shifted too', async (t) => {
   for (const shift of [0, 1.5]) {
     const lines: string[] = []
     const summary = await runLoadgen(set.options({ shift }), (line) => lines.push(line))
-    t.same([summary.sent, summary.ok, summary.failed], [10, 10, 0], `shift ${shift}: every request answered`)
+    // How many go out in 200 ms depends on the machine's load; that every one is answered does not.
+    t.ok(summary.sent >= 1, `shift ${shift}: ${summary.sent} requests sent`)
+    t.same([summary.ok, summary.failed], [summary.sent, 0], `shift ${shift}: every request answered`)
     t.match(lines[0], /^loadgen: lin version 1 at .*, 150 rows of iris\.ndjson, /)
   }
 })
