@@ -111,14 +111,17 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints),
     doc: ROOT_DOC,
   })
+  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
   // Built once from every route of the service, itself included (start-up fails on an undescribed
-  // one); the extra `routes` tests bring are not part of the service and are left out.
+  // one); the extra `routes` tests bring are not part of the service and are left out. Tokens and
+  // shedding are read from what the layers are given, so the description says what they answer:
+  // 401 where a token is needed, 503 OVERLOADED where a request may be shed.
   const security = { api: config.auth.apiTokens.length > 0, metrics: config.auth.metricsToken !== undefined }
-  served.push(openApiRoute({ routes: served, info: { title: config.name, version: VERSION }, security }), ...routes)
+  const isShedding = shedding.layer !== undefined
+  served.push(openApiRoute({ routes: served, info: { title: config.name, version: VERSION }, security, isShedding }), ...routes)
 
   // Outermost first, as lib/README.md §11 orders them (and says why); tracing only when an exporter is configured. Refusals
   // (a missing token, shed load) happen inside, so they are logged, counted and traced like any answer.
-  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
   const traced = tracing.server === undefined ? undefined : tracingLayer(tracing.server.tracer, tracing.server.decideRoot)
   const optional = [traced, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
   const layers = [logging(logger), metrics(metricsRegistry.http), ...optional]

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Ctx } from '../http/context.js'
 import { HttpError } from '../http/errors.js'
 import type { Figures } from '../insights/figures.js'
-import { HEADERS, problem, problemExample, type RouteDoc } from '../openapi/route-doc.js'
+import { HEADERS, problem, problemExample, ref, type RouteDoc } from '../openapi/route-doc.js'
 import type { Handler, Reply } from '../pipeline.js'
 
 export const COUNT = Object.freeze({ min: 1, max: 20, default: 5 })
@@ -141,8 +141,15 @@ export const INSIGHTS_DOC: RouteDoc = {
       description: 'The stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
       content: {
         'text/event-stream; charset=utf-8': {
-          schema: { type: 'string', description: 'Events of `data: <InsightEvent JSON>` and a blank line' },
-          example: `data: ${JSON.stringify(EVENT)}\n\n`,
+          // One event of the stream, as OpenAPI 3.2 describes a stream's items (`itemSchema`): 3.1 has
+          // no way to say "a sequence of", so the schema is that of each event, as SSE clients parse it.
+          schema: {
+            type: 'object',
+            description: 'Each event of the stream, `count` of them: a `data:` line holding an InsightEvent as JSON, then a blank line',
+            required: ['data'],
+            properties: { data: { type: 'string', contentMediaType: 'application/json', contentSchema: ref('InsightEvent') } },
+          },
+          example: { data: JSON.stringify(EVENT) },
         },
       },
     },

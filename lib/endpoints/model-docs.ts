@@ -73,9 +73,13 @@ const DRIFT: Schema = {
     min_samples: { type: 'integer', minimum: 0, description: 'Rows the window needs before PSI is computed' },
     thresholds: {
       type: 'object',
-      required: ['moderate', 'severe'],
-      properties: { moderate: { type: 'number', minimum: 0 }, severe: { type: 'number', minimum: 0 } },
-      description: 'PSI at or above which drift is moderate, and severe',
+      required: ['moderate', 'severe', 'spike'],
+      properties: {
+        moderate: { type: 'number', minimum: 0 },
+        severe: { type: 'number', minimum: 0 },
+        spike: { type: 'number', minimum: 0, description: 'A rise since the previous check at least this large, at or above `moderate`, is a spike' },
+      },
+      description: 'PSI at or above which drift is moderate, and severe (SVC_DRIFT_MODERATE, SVC_DRIFT_SEVERE), and the rise that is a spike (SVC_DRIFT_SPIKE)',
     },
     features: { type: 'array', description: 'The scores of the last check that computed PSI', items: ref('FeatureDrift') },
     predictions: {
@@ -343,7 +347,11 @@ const bodyErrors = (instance: string): Readonly<Record<string, ResponseDoc>> => 
 const requestErrors = (instance: string): Readonly<Record<string, Example>> => {
   const batch = 'the batch has 3 rows; at most 2 are allowed per request'
   const missing = 'input petal_width is missing; model iris takes sepal_length, sepal_width, petal_length, petal_width'
+  const malformed = 'Request body is not valid JSON: Unexpected end of JSON input'
+  const shape = `id must be a string of 1 to ${MAX_ID_LENGTH} characters`
   return {
+    json: problemExample('Not JSON', 400, 'INVALID_JSON', malformed, instance, { error: malformed }),
+    request: problemExample('Not a request of this protocol', 400, 'INVALID_REQUEST', shape, instance, { error: shape }),
     input: problemExample('An input the model does not take', 400, 'INVALID_INPUT', missing, instance, { error: missing, input: 'petal_width' }),
     batch: problemExample('More rows than SVC_MAX_BATCH', 400, 'BATCH_TOO_LARGE', batch, instance, { error: batch, input: 'x' }),
   }
@@ -430,7 +438,7 @@ export const GET_MODEL_DOC: RouteDoc = {
           version: '1',
           window: { samples: 1000, capacity: 1000 },
           min_samples: 500,
-          thresholds: { moderate: 0.1, severe: 0.25 },
+          thresholds: { moderate: 0.1, severe: 0.25, spike: 0.1 },
           features: [
             { name: 'sepal_length', psi: 0.012, severity: 'none', samples: 1000, missing: 0 },
             { name: 'petal_length', psi: 0.31, severity: 'severe', samples: 1000, missing: 0 },

@@ -12,16 +12,23 @@
 //                                categorical levels; throws HttpError 400 INVALID_INPUT, naming the
 //                                input in `extra.input` and the reason in `extra.error`.
 //
+// Which tensors a request sends: a model whose format declares its own (`signature`, an ONNX
+// graph's inputs) takes exactly those, by name, each of its shape ([N, F] as declared, with F the
+// features it holds; [N] or [N, 1] for a one-column input) and of a datatype it takes, and a refusal
+// says which of the three is wrong and what the graph takes ("input X takes shape [-1, 13]; got
+// [2, 12]"), as Triton and KServe answer. Any other model takes one tensor per input, named as the
+// input, or one [N, F] tensor named otherwise (inference-request.ts).
+//
 // A numerical input's `datatype` (runtime.ts; an ONNX graph's tensor type) narrows what it takes:
 // FP64 (or none) any finite number; FP32 one below 2^128 in magnitude; INT64 and INT32 whole numbers
 // in range, from an integer datatype (INT*, UINT*) in a tensor; BOOL true or false (BOOL in a
 // tensor), encoded 1 and 0. A request that does not fit is the client's 400, never the runtime's.
 //
-// Lookups by name are built once per `inputs` array (a version's description holds one, frozen)
-// and kept in a WeakMap, so a request does one map lookup, not a rebuild.
+// Lookups by name are built once per `inputs` array (a version's description holds one, frozen),
+// and per `signature` array, and kept in WeakMaps, so a request does one map lookup, not a rebuild.
 import { invalidInput, shapeText, type InferRequest, type Tensor } from './inference-request.js'
 import { InputError, inputProblem, MAX_PROBLEMS, type InputProblem } from './input-error.js'
-import type { Input, ModelVersion, NumericalDatatype } from './runtime.js'
+import type { Input, ModelVersion, NumericalDatatype, TensorSignature } from './runtime.js'
 
 type Levels = Readonly<{ index: ReadonlyMap<string, number>; list: string }>
 
@@ -34,7 +41,21 @@ const RULES: Readonly<Record<NumericalDatatype, NumberRule>> = {
   INT32: { datatype: 'INT32', isInteger: true, isBool: false, min: -(2 ** 31), limit: 2 ** 31, text: 'a whole number from -2^31 to 2^31 - 1 (INT32)' },
   BOOL: { datatype: 'BOOL', isInteger: true, isBool: true, min: 0, limit: 2, text: 'true or false (BOOL)' },
 }
-const INTEGER_DATATYPES: ReadonlySet<string> = new Set(['INT64', 'INT32', 'INT16', 'INT8', 'UINT64', 'UINT32', 'UINT16', 'UINT8'])
+const INTEGERS = ['INT64', 'INT32', 'INT16', 'INT8', 'UINT64', 'UINT32', 'UINT16', 'UINT8']
+/** `A, B or C`, `own` first. */
+const listOf = (own: string, others: readonly string[]): string => {
+  const all = [own, ...others.filter((other) => other !== own)]
+  return `${all.slice(0, -1).join(', ')} or ${all.at(-1)}`
+}
+/** The request datatypes a numerical input of each datatype takes, its own first: what a refusal lists. */
+const DATATYPES_TAKEN: Readonly<Record<NumericalDatatype, string>> = {
+  FP64: listOf('FP64', ['FP32', ...INTEGERS]),
+  FP32: listOf('FP32', ['FP64', ...INTEGERS]),
+  INT64: listOf('INT64', INTEGERS),
+  INT32: listOf('INT32', INTEGERS),
+  BOOL: 'BOOL',
+}
+const INTEGER_DATATYPES: ReadonlySet<string> = new Set(INTEGERS)
 
 const fits = (rule: NumberRule, x: number): boolean => x >= rule.min && x < rule.limit && (!rule.isInteger || Number.isInteger(x))
 
@@ -65,6 +86,52 @@ const schemaOf = (inputs: readonly Input[]): Schema => {
     schemas.set(inputs, schema)
   }
   return schema
+}
+
+/** One input of a model's signature as a request fills it: which feature columns, and the shapes it takes. */
+type GraphInput = Readonly<{
+  name: string
+  /** The first feature column it holds, and how many: F for one [N, F] tensor of every input, else 1. */
+  first: number
+  width: number
+  /** What a refusal says it takes: `[-1, 4]`; `[-1, 1] or [-1]` for a one-column input, which takes either. */
+  shapes: string
+}>
+type GraphSchema = Readonly<{
+  index: ReadonlyMap<string, GraphInput>
+  inputs: readonly GraphInput[]
+  /** `X (FP32, shape [-1, 4])` for each input: what a tensor of another name is told. */
+  list: string
+  names: string
+}>
+const graphs = new WeakMap<readonly TensorSignature[], GraphSchema>()
+
+/**
+ * The signature's inputs and the feature columns each holds. runtime.ts: a signature is one tensor
+ * per input, named and ordered as the inputs, or one [N, F] tensor of every input in input order.
+ * Shapes are shown with F, the features the tensor holds, where the graph may leave it free.
+ */
+const graphOf = (signature: readonly TensorSignature[], inputs: readonly Input[]): GraphSchema => {
+  let graph = graphs.get(signature)
+  if (graph === undefined) {
+    const isPerInput = signature.length === inputs.length && signature.every((tensor, j) => tensor.name === inputs[j]?.name)
+    const width = isPerInput ? 1 : inputs.length
+    const declared = (shape: readonly number[]): string => (shape.length === 1 ? '[-1]' : `[-1, ${width}]`)
+    const graphInputs: GraphInput[] = signature.map(({ name, shape }, j) => ({
+      name,
+      first: isPerInput ? j : 0,
+      width,
+      shapes: width > 1 ? declared(shape) : shape.length === 1 ? '[-1] or [-1, 1]' : '[-1, 1] or [-1]',
+    }))
+    graph = {
+      index: new Map(graphInputs.map((input) => [input.name, input])),
+      inputs: graphInputs,
+      list: signature.map(({ name, datatype, shape }) => `${name} (${datatype}, shape ${declared(shape)})`).join(', '),
+      names: graphInputs.map((input) => input.name).join(', '),
+    }
+    graphs.set(signature, graph)
+  }
+  return graph
 }
 
 /** Named rows as features; throws InputError with every problem found, up to MAX_PROBLEMS. */
@@ -124,22 +191,62 @@ const encodeMatrix = (tensor: Tensor, model: ModelVersion, schema: Schema): Floa
       `input ${name} is not an input of model ${model.name}; as one tensor its shape ${shapeText(shape)} must be [N, ${F}], columns ${schema.names}`,
     )
   }
-  if (tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name}: datatype BYTES does not fit numerical inputs; use FP64 or another numeric datatype`)
-  // One tensor for every column: the columns share one datatype (one graph input).
+  // One tensor for every column: the columns share one datatype.
   checkNumbers(tensor, schema.rules[0] as NumberRule)
-  return Float64Array.from(tensor.data)
+  return Float64Array.from(tensor.data as readonly number[])
 }
 
-/** Throws unless a numeric tensor's datatype and values fit what the input takes. */
-const checkNumbers = (tensor: Tensor & { datatype: Exclude<Tensor['datatype'], 'BYTES'> }, rule: NumberRule): void => {
+/** Throws unless a tensor's datatype and values fit the numerical input it fills: the datatypes it takes when they do not. */
+const checkNumbers = (tensor: Tensor, rule: NumberRule): void => {
   const { name, datatype, data } = tensor
-  const isFit = rule.isBool ? datatype === 'BOOL' : datatype !== 'BOOL' && (!rule.isInteger || INTEGER_DATATYPES.has(datatype))
-  if (!isFit) throw invalidInput(name, `input ${name}: the model takes ${rule.text}; datatype ${datatype} does not fit`)
+  const isFit = rule.isBool ? datatype === 'BOOL' : datatype !== 'BOOL' && datatype !== 'BYTES' && (!rule.isInteger || INTEGER_DATATYPES.has(datatype))
+  if (!isFit) throw invalidInput(name, `input ${name} takes ${DATATYPES_TAKEN[rule.datatype]}; got ${datatype}`)
   // FP64 takes every value a request tensor can hold; the others are checked value by value.
   if (rule.limit === Infinity) return
   for (let k = 0; k < data.length; k++) {
     if (!fits(rule, data[k] as number)) throw invalidInput(name, `input ${name}: data[${k}] is ${data[k]}; the model takes ${rule.text}`)
   }
+}
+
+/** A BYTES tensor's levels into column `j` of `F`; throws when it is not BYTES or holds another string. */
+const writeLevels = (tensor: Tensor, levels: Levels, features: Float64Array, rows: number, j: number, F: number): void => {
+  const { name } = tensor
+  if (tensor.datatype !== 'BYTES') throw invalidInput(name, `input ${name} takes BYTES, one of ${levels.list}; got ${tensor.datatype}`)
+  for (let r = 0; r < rows; r++) {
+    const value = tensor.data[r] as string
+    const level = levels.index.get(value)
+    if (level === undefined) throw invalidInput(name, `input ${name}: data[${r}] is ${JSON.stringify(value)}, not one of ${levels.list}`)
+    features[r * F + j] = level
+  }
+}
+
+/** The tensors of a model with a signature: each one of its inputs, of that input's shape and datatype. */
+const encodeGraphInputs = (tensors: readonly Tensor[], rows: number, model: ModelVersion, schema: Schema, graph: GraphSchema): Float64Array => {
+  const F = model.inputs.length
+  const features = new Float64Array(rows * F)
+  for (const tensor of tensors) {
+    const { name, shape } = tensor
+    const input = graph.index.get(name)
+    if (input === undefined) throw invalidInput(name, `input ${name} is not an input of model ${model.name}; its inputs are ${graph.list}`)
+    const { first, width } = input
+    const isShaped = width === 1 ? shape.length === 1 || shape[1] === 1 : shape.length === 2 && shape[1] === width
+    if (!isShaped) throw invalidInput(name, `input ${name} takes shape ${input.shapes}; got ${shapeText(shape)}`)
+    const levels = schema.levels[first]
+    if (levels !== undefined) {
+      writeLevels(tensor, levels, features, rows, first, F)
+      continue
+    }
+    checkNumbers(tensor, schema.rules[first] as NumberRule)
+    // One tensor of every column is the features as they are; a column of several is strided.
+    if (width === F) features.set(tensor.data as readonly number[])
+    else for (let r = 0; r < rows; r++) features[r * F + first] = tensor.data[r] as number
+  }
+  if (tensors.length < graph.inputs.length) {
+    // Names are distinct and the graph's (checked above), so fewer tensors than inputs means one is absent.
+    const missing = graph.inputs.find((input) => !tensors.some((tensor) => tensor.name === input.name)) as GraphInput
+    throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${graph.names}`)
+  }
+  return features
 }
 
 const encodeInstances = (instances: readonly unknown[], model: ModelVersion): Float64Array => {
@@ -160,6 +267,7 @@ export const encodeInputs = (request: InferRequest, model: ModelVersion): Float6
   if (request.kind === 'instances') return encodeInstances(request.instances, model)
   const { inputs, rows } = request
   const schema = schemaOf(model.inputs)
+  if (model.signature !== undefined) return encodeGraphInputs(inputs, rows, model, schema, graphOf(model.signature, model.inputs))
   const first = inputs[0] as Tensor
   if (inputs.length === 1 && first.shape.length === 2 && !schema.index.has(first.name)) return encodeMatrix(first, model, schema)
 
@@ -172,20 +280,9 @@ export const encodeInputs = (request: InferRequest, model: ModelVersion): Float6
     if (shape.length === 2 && shape[1] !== 1) throw invalidInput(name, `input ${name}: shape ${shapeText(shape)} must be [N] or [N, 1], one value per row`)
     const levels = schema.levels[j]
     if (levels === undefined) {
-      if (tensor.datatype === 'BYTES')
-        throw invalidInput(name, `input ${name}: datatype BYTES does not fit a numerical input; use FP64 or another numeric datatype`)
       checkNumbers(tensor, schema.rules[j] as NumberRule)
       for (let r = 0; r < rows; r++) features[r * F + j] = tensor.data[r] as number
-    } else {
-      if (tensor.datatype !== 'BYTES')
-        throw invalidInput(name, `input ${name}: datatype ${tensor.datatype} does not fit a categorical input; use BYTES with one of ${levels.list}`)
-      for (let r = 0; r < rows; r++) {
-        const value = tensor.data[r] as string
-        const level = levels.index.get(value)
-        if (level === undefined) throw invalidInput(name, `input ${name}: data[${r}] is ${JSON.stringify(value)}, not one of ${levels.list}`)
-        features[r * F + j] = level
-      }
-    }
+    } else writeLevels(tensor, levels, features, rows, j, F)
   }
   if (inputs.length < F) {
     // Names are distinct and known (checked above), so fewer tensors than inputs means one is absent.

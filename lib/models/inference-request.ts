@@ -15,6 +15,8 @@
 //     (features.ts), categorical inputs take BYTES (strings, one of the levels);
 //   one tensor [N, F] named otherwise, F = the model's input count, columns in the model's input
 //     order: numerical datatypes only, so only for models whose inputs are all numerical.
+// A model whose format declares its own tensors (an ONNX graph's, `signature` in runtime.ts) takes
+// those instead, by name, shape and datatype, and nothing else (features.ts).
 // /api/v1 also takes `instances`: named-feature rows, checked by `encodeRows` (features.ts).
 // Unknown members are refused (a misspelt `input` is an error, not an empty request), but OIP's
 // `parameters` (of the request and of a tensor) and `outputs` (outputs asked for) are accepted for

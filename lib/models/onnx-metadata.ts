@@ -1,11 +1,13 @@
 // `metadata.json`, beside an ONNX version's `model.onnx` (lib/README.md §10): what the graph cannot
 // say. Optional, as is every member; a graph that says it all needs none.
 //
-//   features  the names of the columns of the graph's one [N, F] input, in column order (required
-//             when the graph takes one such input with F > 1 or a free F; with one tensor per
-//             feature, the inputs' own names are the features)
+//   features  the names of the columns of the graph's one [N, F] input, in column order; without
+//             them a fixed F's columns are named after the input, `X_0` … `X_{F−1}` (onnx-plan.ts),
+//             and a free F is refused; with one tensor per feature, the inputs' own names are the
+//             features, and this is refused
 //   classes   the class labels, in the order of the probability columns, for a classifier whose
-//             graph names none (a network ending in Softmax); refused when the graph names its own
+//             graph names none (a network ending in Softmax), which otherwise answers `0` … `C−1`;
+//             refused when the graph names its own and they differ
 //   levels    per string input, the strings it takes, in order: what a categorical input is
 //             checked against and its drift binned by; a profile's levels serve when this is absent
 //   task      "classification" or "regression", for a graph whose outputs do not tell (one float

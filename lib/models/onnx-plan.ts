@@ -4,8 +4,13 @@
 // names the input, output or member, so the registry can show it as the model's reason.
 //
 // Inputs become features one of two ways:
-//   one [N, F] tensor (a numerical element type)  F features named by metadata.json `features`
-//                                                 (one [N, 1] input may go unnamed: its own name)
+//   one [N, F] tensor (a numerical element type)  F features named by metadata.json `features`, or,
+//                                                 without them, after the input and the column's
+//                                                 index: `X_0` … `X_{F−1}` for an input `X`, as
+//                                                 Triton and KServe serve such a graph unnamed over
+//                                                 OIP. A free F has no count to name: it needs
+//                                                 `features`. One [N, 1] input unnamed is one
+//                                                 feature of its own name, as below.
 //   one [N] or [N, 1] tensor per feature          each named as its input; a string input is a
 //                                                 categorical feature over its levels (metadata
 //                                                 `levels`, else the profile's), any other a
@@ -13,7 +18,9 @@
 // A fixed batch dimension is refused (export with a dynamic one): requests choose their batch.
 //
 // Outputs: a classifier answers probabilities, read from one float [N, C] output (the one behind a
-// ZipMap when the graph ends in one), over the graph's class labels or metadata.json's `classes`;
+// ZipMap when the graph ends in one), over the graph's class labels (integers as text), else
+// metadata.json's `classes`, else, for a graph that names none (a network ending in Softmax, with or
+// without an integer label output of its own), the column indices `0` … `C−1` of a fixed C;
 // a regressor answers one float per row. Only that output is fetched: a classifier's label is the
 // most probable class, as the built-in classifiers answer, so the graph's own label output (a
 // string tensor, costly to return) is named in responses but never run for.
@@ -91,15 +98,18 @@ const numerical = (name: string, datatype: NumericalDatatype | 'BYTES'): Input =
 
 type PlannedInputs = Readonly<{ inputs: readonly Input[]; feeds: readonly Feed[] }>
 
+/** `count` names: `${prefix}0` … `${prefix}${count − 1}`. */
+const indexed = (prefix: string, count: number): readonly string[] => Array.from({ length: count }, (_, j) => `${prefix}${j}`)
+
 /** One [N, F] numerical tensor holds every feature. */
 const planMatrix = (input: GraphValue, metadata: OnnxMetadata): PlannedInputs => {
   const { kind, datatype } = element(input)
   if (kind === 'string') throw fail(`input ${input.name}: a [N, F] string tensor is not supported; export one [N, 1] input per string column`)
   const width = columns(input)
-  const names = metadata.features
-  if (names === undefined) {
-    throw fail(`metadata.json features: required, to name the ${width ?? 'F'} columns of input ${input.name} ${shapeText(input)}`)
+  if (metadata.features === undefined && width === undefined) {
+    throw fail(`metadata.json features: required, to name the columns of input ${input.name} ${shapeText(input)}, whose number the graph leaves free`)
   }
+  const names = metadata.features ?? indexed(`${input.name}_`, width as number)
   if (width !== undefined && names.length !== width) throw fail(`metadata.json features: names ${names.length} columns; input ${input.name} has ${width}`)
   return {
     inputs: names.map((name) => numerical(name, datatype)),
@@ -165,15 +175,27 @@ const planOutputs = (graph: GraphSummary, original: GraphSummary, metadata: Onnx
   }
   const probabilities = zipped ?? wide ?? floats[0]
   if (probabilities === undefined) throw fail('the graph has no float output of class probabilities ([N, C])')
-  const classes = original.classLabels ?? metadata.classes
-  if (classes === undefined) throw fail('metadata.json classes: required: the graph names no class labels')
+  const width = probabilities.shape?.length === 2 ? columns(probabilities) : undefined
+  if (original.classLabels === undefined && metadata.classes === undefined && width === undefined) {
+    throw fail(
+      `metadata.json classes: required: the graph names no class labels, and output ${probabilities.name} ${shapeText(probabilities)} does not fix their number`,
+    )
+  }
+  // Unnamed, a class is its column: what an argmax over the probabilities answers.
+  const classes = original.classLabels ?? metadata.classes ?? indexed('', width as number)
   const isSame = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((label, i) => label === b[i])
   if (original.classLabels !== undefined && metadata.classes !== undefined && !isSame(metadata.classes, original.classLabels)) {
     throw fail(`metadata.json classes: the graph names its classes (${original.classLabels.join(', ')}); leave classes out or repeat them`)
   }
-  if (classes.length < 2)
-    throw fail(`a classifier needs at least two classes, ${original.classLabels === undefined ? 'metadata.json' : 'the graph'} names ${classes.length}`)
-  const width = probabilities.shape?.length === 2 ? columns(probabilities) : undefined
+  if (classes.length < 2) {
+    const source =
+      original.classLabels !== undefined
+        ? 'the graph names'
+        : metadata.classes !== undefined
+          ? 'metadata.json names'
+          : `output ${probabilities.name} ${shapeText(probabilities)} has`
+    throw fail(`a classifier needs at least two classes, ${source} ${classes.length}`)
+  }
   if (width !== undefined && width !== classes.length) {
     throw fail(`output ${probabilities.name}: shape ${shapeText(probabilities)} has ${width} columns for ${classes.length} classes`)
   }

@@ -128,8 +128,10 @@ type Description = Readonly<{
   /** How it was trained; undefined when its files do not say (a model trained elsewhere). */
   provenance: Provenance | undefined
   /**
-   * The tensors a client sends, as the model's own format declares them (an ONNX graph's inputs);
-   * undefined when the inputs themselves are the tensors (one [N] tensor each, FP64 or BYTES).
+   * The tensors a client sends, as the model's own format declares them (an ONNX graph's inputs):
+   * one per input, named and ordered as `inputs`, or one [N, F] tensor whose F columns are `inputs`
+   * in order. A request then sends exactly these, by name, shape and datatype (features.ts).
+   * Undefined when the inputs themselves are the tensors (one [N] tensor each, FP64 or BYTES).
    */
   signature: readonly TensorSignature[] | undefined
   /** Hex SHA-256 of the version's content: equal digests are the same build. */

@@ -2,8 +2,9 @@
 // Each route brings its own description (RouteDef.doc); this adds what they all share and refuses,
 // listing every problem at once, a table that has a route without a description, a path parameter
 // left undescribed, an operationId used twice, or a reference to nothing.
+import { PROBLEM_CONTENT_TYPE } from '../http/problem-body.js'
 import type { RouteAuth, RouteDef } from '../pipeline.js'
-import { COMPONENT_HEADERS, COMPONENT_RESPONSES, COMPONENT_SCHEMAS } from './components.js'
+import { COMPONENT_HEADERS, COMPONENT_RESPONSES, COMPONENT_SCHEMAS, OVERLOADED_SUFFIX, overloadedExample, SHED_RETRY_AFTER } from './components.js'
 import { HEADERS, TAGS, type ResponseDoc, type RouteDoc, type Schema, type Tag } from './route-doc.js'
 
 export const OPENAPI_VERSION = '3.1.0'
@@ -17,9 +18,14 @@ export type ApiInfo = Readonly<{ title: string; version: string; description?: s
 export type ApiSecurity = Readonly<{ api?: boolean; metrics?: boolean }>
 
 export type DocumentOptions = Readonly<{
-  routes: readonly Pick<RouteDef, 'method' | 'path' | 'doc' | 'auth'>[]
+  routes: readonly Pick<RouteDef, 'method' | 'path' | 'doc' | 'auth' | 'isOperational'>[]
   info: ApiInfo
   security?: ApiSecurity
+  /**
+   * Load shedding is on (SVC_MAX_IN_FLIGHT or SVC_MAX_EVENT_LOOP_DELAY_MS): every route but the
+   * operational ones may answer 503 OVERLOADED (lib/layers/shedding.ts).
+   */
+  isShedding?: boolean
 }>
 
 /** The document as plain, deeply frozen JSON data. */
@@ -48,16 +54,53 @@ const schemeFor = (auth: RouteAuth | undefined, security: ApiSecurity): keyof ty
 const responseRef = (name: string): Schema => ({ $ref: `#/components/responses/${name}` })
 const PARAM = /\{([^}]+)\}/g
 
+/**
+ * Where the service is: `.`, a URL relative to the document's own (OpenAPI 3.1 §4.8.5), so it is
+ * wherever /openapi.json was fetched from, path prefix included: behind a proxy that serves the
+ * service under /svc/, Swagger UI's "Try it out" calls /svc/v2, where `/` (the default when
+ * `servers` is absent) would call /v2 (test/browser/docs.test.ts). Redocly wants `servers` present
+ * and refuses a trailing slash (`./`).
+ */
+export const SERVERS = [{ url: '.', description: 'This service, where this document was fetched from (path prefix included)' }] as const
+
 /** Every response says X-Request-ID, first, whatever else it declares. */
 const withRequestId = (response: ResponseDoc): ResponseDoc => ({ ...response, headers: { 'X-Request-ID': HEADERS.requestId, ...response.headers } })
 
-const operation = (path: string, doc: RouteDoc, scheme: string | undefined): Record<string, unknown> => {
+/** A path as a client asks for it: each `{name}` filled with its parameter's example. */
+const examplePath = (path: string, doc: RouteDoc): string =>
+  path.replace(PARAM, (whole, name: string) => {
+    const example = doc.parameters?.find((p) => p.in === 'path' && p.name === name)?.example
+    return typeof example === 'string' ? example : whole
+  })
+
+/**
+ * The 503 of a route that shedding may answer: the shared one, or the route's own problem with the
+ * OVERLOADED example and Retry-After added (a 503 that is no problem fails `check`).
+ */
+const shedResponse = (own: ResponseDoc | undefined, instance: string): unknown => {
+  if (own === undefined) return responseRef('Overloaded')
+  const media = own.content?.[PROBLEM_CONTENT_TYPE]
+  if (media === undefined) return own
+  return withRequestId({
+    description: own.description + OVERLOADED_SUFFIX,
+    headers: { 'Retry-After': SHED_RETRY_AFTER, ...own.headers },
+    content: {
+      ...own.content,
+      [PROBLEM_CONTENT_TYPE]: { ...media, examples: { ...media.examples, overloaded: overloadedExample(instance, 'max_in_flight') } },
+    },
+  })
+}
+
+const operation = (path: string, doc: RouteDoc, scheme: string | undefined, isShed: boolean): Record<string, unknown> => {
   const responses: Record<string, unknown> = {}
   for (const [status, response] of Object.entries(doc.responses)) responses[status] = withRequestId(response)
   // What any operation can answer besides its own: a path parameter that is not valid
-  // percent-encoding (the router's 400), a missing token, a failure (500).
+  // percent-encoding (the router's 400), a missing or wrong token (401), a refused request head
+  // (4XX), a shed request (503), a failure (500).
   if (path.includes('{') && responses['400'] === undefined) responses['400'] = responseRef('InvalidPathParameter')
   if (scheme !== undefined) responses['401'] = responseRef('Unauthorized')
+  responses['4XX'] = responseRef('RequestHeadRefused')
+  if (isShed) responses['503'] = shedResponse(doc.responses['503'], examplePath(path, doc))
   responses['500'] ??= responseRef('InternalError')
   return {
     operationId: doc.operationId,
@@ -67,13 +110,17 @@ const operation = (path: string, doc: RouteDoc, scheme: string | undefined): Rec
     ...(doc.parameters === undefined ? {} : { parameters: doc.parameters }),
     ...(doc.requestBody === undefined ? {} : { requestBody: doc.requestBody }),
     responses,
-    ...(scheme === undefined ? {} : { security: [{ [scheme]: [] }] }),
+    // Open routes say so (`[]`: no token needed), rather than leaving a reader to guess.
+    security: scheme === undefined ? [] : [{ [scheme]: [] }],
   }
 }
 
 /** What is wrong with a route's description, beyond what its type already rules out. */
-const check = (method: string, path: string, doc: RouteDoc): string[] => {
+const check = (method: string, path: string, doc: RouteDoc, isShed: boolean): string[] => {
   const problems: string[] = []
+  const unavailable = doc.responses['503']
+  if (isShed && unavailable !== undefined && unavailable.content?.[PROBLEM_CONTENT_TYPE] === undefined)
+    problems.push(`${method} ${path}: its 503 is no problem+json, so load shedding's OVERLOADED cannot be described with it`)
   const inTemplate = [...path.matchAll(PARAM)].map((m) => m[1] as string)
   const declared = (doc.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name)
   for (const name of inTemplate) if (!declared.includes(name)) problems.push(`${method} ${path}: path parameter ${name} is not described`)
@@ -106,6 +153,13 @@ const danglingRefs = (document: unknown): string[] => {
   return [...new Set(dangling)]
 }
 
+/** The names of the shared `kind` (responses, headers) that `node` refers to: only those go in the document. */
+const referenced = (kind: 'responses' | 'headers', node: unknown): Set<string> =>
+  new Set([...JSON.stringify(node).matchAll(new RegExp(`"\\$ref":"#/components/${kind}/([^"]+)"`, 'g'))].map((m) => m[1] as string))
+
+const pick = <T>(all: Readonly<Record<string, T>>, names: ReadonlySet<string>): Record<string, T> =>
+  Object.fromEntries(Object.entries(all).filter(([name]) => names.has(name)))
+
 const deepFreeze = <T>(value: T): T => {
   if (value !== null && typeof value === 'object') {
     Object.freeze(value)
@@ -115,7 +169,7 @@ const deepFreeze = <T>(value: T): T => {
 }
 
 /** The document, or a TypeError naming every route and reference that keeps it from being complete. */
-export const buildDocument = ({ routes, info, security = {} }: DocumentOptions): OpenApiDocument => {
+export const buildDocument = ({ routes, info, security = {}, isShedding = false }: DocumentOptions): OpenApiDocument => {
   const problems: string[] = []
   const paths: Record<string, Record<string, unknown>> = {}
   const schemas: Record<string, Schema> = { ...COMPONENT_SCHEMAS }
@@ -123,12 +177,14 @@ export const buildDocument = ({ routes, info, security = {} }: DocumentOptions):
   const tags = new Set<Tag>()
   const schemes = new Set<keyof typeof SECURITY_SCHEMES>()
 
-  for (const { method, path, doc, auth } of routes) {
+  for (const { method, path, doc, auth, isOperational } of routes) {
     if (doc === undefined) {
       problems.push(`${method} ${path} has no description (RouteDef.doc)`)
       continue
     }
-    problems.push(...check(method, path, doc))
+    // As the shedding layer decides it: every route but the operational ones.
+    const isShed = isShedding && isOperational !== true
+    problems.push(...check(method, path, doc, isShed))
     if (operationIds.has(doc.operationId)) problems.push(`${method} ${path}: operationId ${doc.operationId} is used twice`)
     operationIds.add(doc.operationId)
     for (const tag of doc.tags) tags.add(tag)
@@ -140,10 +196,11 @@ export const buildDocument = ({ routes, info, security = {} }: DocumentOptions):
     }
     const scheme = schemeFor(auth, security)
     if (scheme !== undefined) schemes.add(scheme)
-    ;(paths[path] ??= {})[method.toLowerCase()] = operation(path, doc, scheme)
+    ;(paths[path] ??= {})[method.toLowerCase()] = operation(path, doc, scheme, isShed)
   }
 
-  const responses = Object.fromEntries(Object.entries(COMPONENT_RESPONSES).map(([name, response]) => [name, withRequestId(response)]))
+  const responses = Object.fromEntries(Object.entries(pick(COMPONENT_RESPONSES, referenced('responses', paths))).map(([name, r]) => [name, withRequestId(r)]))
+  const headers = pick(COMPONENT_HEADERS, referenced('headers', [paths, responses]))
   const securitySchemes = Object.fromEntries([...schemes].sort().map((name) => [name, SECURITY_SCHEMES[name]]))
   const document = {
     openapi: OPENAPI_VERSION,
@@ -153,11 +210,12 @@ export const buildDocument = ({ routes, info, security = {} }: DocumentOptions):
       ...(info.description === undefined ? {} : { description: info.description }),
       license: { name: 'MIT', identifier: 'MIT' },
     },
+    servers: SERVERS,
     tags: (Object.keys(TAGS) as Tag[]).filter((tag) => tags.has(tag)).map((name) => ({ name, description: TAGS[name] })),
     paths,
     components: {
       schemas,
-      headers: COMPONENT_HEADERS,
+      headers,
       responses,
       ...(schemes.size === 0 ? {} : { securitySchemes }),
     },

@@ -1,6 +1,7 @@
 // What a route says about itself, declared once beside its endpoint: the parts of an OpenAPI 3.1
 // Operation Object that only the route knows. lib/openapi/document.ts adds what every route shares
-// (X-Request-ID on each response, the 500 answer, security) when it builds /openapi.json.
+// (X-Request-ID on each response, the 4XX range and 500 answers, security, and the 401 and 503 of
+// tokens and shedding where configured) when it builds /openapi.json.
 import { PROBLEM_CONTENT_TYPE, problem as problemBody } from '../http/problem-body.js'
 
 /** A JSON Schema 2020-12 object (the dialect of OpenAPI 3.1). */
@@ -36,8 +37,8 @@ export type ParameterDoc = Readonly<{
   example?: unknown
 }>
 
-/** A header as a response declares it: `HEADERS.cacheStatus`, or one of its own. */
-export type HeaderDoc = Readonly<{ $ref: string }> | Readonly<{ description: string; schema: Schema }>
+/** A header as a response declares it: `HEADERS.cacheStatus`, or one of its own; `required` when every such response sends it. */
+export type HeaderDoc = Readonly<{ $ref: string }> | Readonly<{ description: string; required?: boolean; schema: Schema }>
 
 export type ResponseDoc = Readonly<{
   description: string
@@ -55,7 +56,7 @@ export type RouteDoc = Readonly<{
   /** Every `{name}` of the path template is declared here with `in: 'path'`, and nothing else is. */
   parameters?: readonly ParameterDoc[]
   requestBody?: Readonly<{ description?: string; required: boolean; content: Readonly<Record<string, MediaDoc>> }>
-  /** By status code. X-Request-ID and the 500 answer are added to every operation. */
+  /** By status code. X-Request-ID, the `4XX` range and the 500 answer are added to every operation. */
   responses: Readonly<Record<string, ResponseDoc>>
   /** Named schemas this route introduces, referenced as `ref('Name')`; one name, one schema. */
   schemas?: Readonly<Record<string, Schema>>
@@ -74,6 +75,7 @@ export const HEADERS = Object.freeze({
   etag: { $ref: '#/components/headers/ETag' },
   cacheControl: { $ref: '#/components/headers/Cache-Control' },
   csp: { $ref: '#/components/headers/Content-Security-Policy' },
+  wwwAuthenticate: { $ref: '#/components/headers/WWW-Authenticate' },
 })
 
 const JSON_TYPE = 'application/json'

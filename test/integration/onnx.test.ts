@@ -31,14 +31,18 @@ const place = async (graphs: OnnxGraphs, root: string, model: string, versions: 
 }
 
 /** `post` sends a body as JSON, or a string as it is (JSON that JSON.stringify cannot write). */
-type Setup = Running & { root: string; post(path: string, body: unknown): Promise<{ status: number; body: Json }>; get(path: string): Promise<Json> }
+type Setup = Running & {
+  root: string
+  post(path: string, body: unknown): Promise<{ status: number; type: string | null; body: Json }>
+  get(path: string): Promise<Json>
+}
 
 const serve = async (t: Test, root: string, env: Env = {}): Promise<Setup> => {
   const running = await startApp(t, { SVC_MODEL_STORE: root, ...env })
   const post = async (path: string, body: unknown) => {
     const text = typeof body === 'string' ? body : JSON.stringify(body)
     const res = await fetch(running.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
-    return { status: res.status, body: (await res.json()) as Json }
+    return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as Json }
   }
   const get = async (path: string) => (await fetch(running.base + path)).json()
   return { ...running, root, post, get }
@@ -159,6 +163,169 @@ t.test('inputs by name (one [N, 1] tensor per feature) need no metadata', async 
     (await s.get('/v2/models/multi')).inputs,
     IRIS_FEATURES.map((name) => ({ name, datatype: 'FP32', shape: [-1, 1] })),
   )
+})
+
+t.test('a bare graph of one [N, F] input serves without metadata.json: columns <input>_0 …, classes 0 … C−1 where it names none', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const root = await tempTree(t, {})
+  for (const [model, graph] of [
+    ['reg', 'tree-regressor'],
+    ['lin', 'linear'],
+    ['lin-zipmap', 'linear-zipmap'],
+    ['dense', 'dense'],
+    ['argmax', 'dense-argmax'],
+  ] as const)
+    await place(graphs, root, model, { '1': { graph } })
+  const s = await serve(t, root)
+  const columns = ['X_0', 'X_1', 'X_2', 'X_3']
+  for (const model of ['reg', 'lin', 'lin-zipmap', 'dense', 'argmax']) {
+    t.match(await s.get(`/api/v1/models/${model}`), { state: 'READY', type: 'onnx', drift: { status: 'no_reference' } }, `${model}: READY`)
+    t.same(
+      (await s.get(`/api/v1/models/${model}`)).inputs.map((input: Json) => [input.name, input.datatype, input.type]),
+      columns.map((name) => [name, 'FP32', 'numerical']),
+      `${model}: the features are the columns of X, by index`,
+    )
+    t.same((await s.get(`/v2/models/${model}`)).inputs, [{ name: 'X', datatype: 'FP32', shape: [-1, 4] }], `${model}: /v2 shows the graph's input`)
+  }
+
+  // A regressor: the leaf sums, through both APIs.
+  const regressor = graphs.params('tree-regressor') as { trees: TreeNode[][]; base_value: number }
+  const regRows = [
+    [0.5, 0, 0, -1],
+    [2, -1, 0, 1],
+  ]
+  const values = regRows.map((x) => regressor.trees.reduce((sum, tree) => sum + (leaf(tree, x).value as number), regressor.base_value))
+  const reg = await s.post('/v2/models/reg/infer', { inputs: [{ name: 'X', datatype: 'FP32', shape: [2, 4], data: regRows }] })
+  t.equal(reg.status, 200, 'the bare regressor answers /v2')
+  t.same(reg.body.outputs, [{ name: 'variable', datatype: 'FP64', shape: [2], data: values }])
+  const regV1 = await s.post('/api/v1/predict', { model: 'reg', instances: named(regRows, columns) })
+  t.equal(regV1.status, 200, 'and /api/v1, by the column names')
+  t.same(regV1.body.outputs, reg.body.outputs)
+
+  // Classifiers: the graph's integer labels as text; a network naming none answers 0 … C−1.
+  const linear = graphs.params('linear') as Linear
+  const dense = graphs.params('dense-argmax') as { w1: number[][]; b1: number[]; w2: number[][]; b2: number[] }
+  const denseExpected = ROWS.map((x) => {
+    const hidden = dense.b1.map((b, h) =>
+      Math.max(
+        0,
+        x.reduce((sum, v, f) => sum + v * ((dense.w1[f] as number[])[h] as number), b),
+      ),
+    )
+    return softmax(dense.b2.map((b, c) => hidden.reduce((sum, v, h) => sum + v * ((dense.w2[h] as number[])[c] as number), b)))
+  })
+  const cases = [
+    ['lin', ROWS.map((x) => softmax(linearScores(linear, x)))],
+    ['lin-zipmap', ROWS.map((x) => softmax(linearScores(linear, x)))],
+    ['dense', denseExpected],
+    ['argmax', denseExpected],
+  ] as const
+  for (const [model, expected] of cases) {
+    t.match(await s.get(`/api/v1/models/${model}`), { task: 'classification', classes: ['0', '1', '2'] }, `${model}: classes 0, 1, 2`)
+    const v2 = await s.post(`/v2/models/${model}/infer`, { inputs: [{ name: 'X', datatype: 'FP32', shape: [3, 4], data: ROWS }] })
+    t.equal(v2.status, 200, `${model}: /v2 answers`)
+    checkClassifier(t, v2.body, expected, ['0', '1', '2'], ['label', 'probabilities'])
+    const v1 = await s.post('/api/v1/predict', { model, instances: named(ROWS, columns) })
+    t.equal(v1.status, 200, `${model}: /api/v1 answers`)
+    t.same(v1.body.outputs, v2.body.outputs, `${model}: named rows answer what the tensor does`)
+  }
+})
+
+t.test('a tensor the graph does not take is a 400 problem saying what it takes: its name, its shape, its datatype', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const root = await tempTree(t, {})
+  await place(graphs, root, 'wine-rf', { '1': { graph: 'linear-zipmap', metadata: IRIS_METADATA } })
+  await place(graphs, root, 'typed', { '1': { graph: 'typed-inputs' } })
+  await place(graphs, root, 'colours', { '1': { graph: 'string-input', metadata: { levels: { colour: ['red', 'green', 'blue'] } } } })
+  const s = await serve(t, root)
+  const TYPED = [
+    { name: 'count', datatype: 'INT64', shape: [2, 1], data: [3, -2] },
+    { name: 'ratio', datatype: 'FP64', shape: [2, 1], data: [0.5, 1.25] },
+    { name: 'flag', datatype: 'BOOL', shape: [2, 1], data: [true, false] },
+  ]
+  const typed = (change: Readonly<Record<string, unknown>>) => TYPED.map((tensor) => ({ ...tensor, ...(change[tensor.name] as object) }))
+  const cases: ReadonlyArray<readonly [string, string, unknown, string, string]> = [
+    [
+      'the right name, the wrong shape',
+      'wine-rf',
+      [{ name: 'X', datatype: 'FP32', shape: [2, 3], data: [1, 2, 3, 4, 5, 6] }],
+      'X',
+      'input X takes shape [-1, 4]; got [2, 3]',
+    ],
+    [
+      'the right shape, a name the graph does not have',
+      'wine-rf',
+      [{ name: 'input', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }],
+      'input',
+      'input input is not an input of model wine-rf; its inputs are X (FP32, shape [-1, 4])',
+    ],
+    [
+      'a feature name where the graph takes one tensor',
+      'wine-rf',
+      [{ name: 'sepal_length', datatype: 'FP32', shape: [1], data: [1] }],
+      'sepal_length',
+      'input sepal_length is not an input of model wine-rf; its inputs are X (FP32, shape [-1, 4])',
+    ],
+    [
+      'BOOL for an FP32 input',
+      'wine-rf',
+      [{ name: 'X', datatype: 'BOOL', shape: [1, 4], data: [true, false, true, false] }],
+      'X',
+      'input X takes FP32, FP64, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8; got BOOL',
+    ],
+    [
+      'BYTES for an FP32 input',
+      'wine-rf',
+      [{ name: 'X', datatype: 'BYTES', shape: [1, 4], data: ['a', 'b', 'c', 'd'] }],
+      'X',
+      'input X takes FP32, FP64, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8; got BYTES',
+    ],
+    [
+      'two columns for a one-column input',
+      'typed',
+      typed({ count: { shape: [2, 2], data: [3, 3, -2, -2] } }),
+      'count',
+      'input count takes shape [-1, 1] or [-1]; got [2, 2]',
+    ],
+    [
+      'FP64 for an INT64 input',
+      'typed',
+      typed({ count: { datatype: 'FP64' } }),
+      'count',
+      'input count takes INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8; got FP64',
+    ],
+    ['INT64 for a BOOL input', 'typed', typed({ flag: { datatype: 'INT64', data: [1, 0] } }), 'flag', 'input flag takes BOOL; got INT64'],
+    [
+      'an input the graph does not have, beside its own',
+      'typed',
+      [...TYPED, { name: 'counts', datatype: 'INT64', shape: [2], data: [1, 2] }],
+      'counts',
+      'input counts is not an input of model typed; its inputs are count (INT64, shape [-1, 1]), ratio (FP64, shape [-1, 1]), flag (BOOL, shape [-1, 1])',
+    ],
+    [
+      'a number for a string input',
+      'colours',
+      [
+        { name: 'colour', datatype: 'FP32', shape: [1, 1], data: [0] },
+        { name: 'size', datatype: 'FP32', shape: [1], data: [2] },
+      ],
+      'colour',
+      'input colour takes BYTES, one of red, green, blue; got FP32',
+    ],
+  ]
+  for (const [what, model, inputs, input, error] of cases) {
+    for (const [path, body] of [
+      [`/v2/models/${model}/infer`, { inputs }],
+      ['/api/v1/predict', { model, inputs }],
+    ] as const) {
+      const res = await s.post(path, body)
+      t.equal(res.status, 400, `${what}: 400 from ${path}`)
+      t.equal(res.type, 'application/problem+json', `${what}: problem+json`)
+      t.match(res.body, { type: 'urn:svc:problem:invalid-input', status: 400, detail: error, error, input }, `${what}: ${res.body.detail}`)
+    }
+  }
 })
 
 t.test('tree ensembles: a classifier with post_transform NONE answers leaf-weight shares, a regressor the leaf sum', async (t) => {
@@ -292,7 +459,7 @@ t.test('string, whole-number, double and flag inputs: what the graph takes, and 
         ],
       },
       'count',
-      /input count: the model takes a whole number .*INT64.*; datatype FP64 does not fit/,
+      /^input count takes INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8; got FP64$/,
     ],
     [
       'BOOL for a double input',
@@ -304,7 +471,7 @@ t.test('string, whole-number, double and flag inputs: what the graph takes, and 
         ],
       },
       'ratio',
-      /input ratio: the model takes a finite number; datatype BOOL does not fit/,
+      /^input ratio takes FP64, FP32, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8; got BOOL$/,
     ],
     [
       'a number as BOOL data',
@@ -329,15 +496,20 @@ t.test('requests a graph cannot take are 400s naming the input, never 500s', asy
   await place(graphs, root, 'lin', { '1': { graph: 'linear-zipmap', metadata: IRIS_METADATA } })
   const s = await serve(t, root, { SVC_MAX_BATCH: '64' })
   const cases: ReadonlyArray<readonly [string, unknown, string | undefined, RegExp]> = [
-    ['three columns for four', { inputs: [{ name: 'X', datatype: 'FP32', shape: [1, 3], data: [1, 2, 3] }] }, 'X', /shape \[1, 3\] must be \[N, 4\]/],
-    ['strings for floats', { inputs: [{ name: 'X', datatype: 'BYTES', shape: [1, 4], data: ['a', 'b', 'c', 'd'] }] }, 'X', /datatype BYTES does not fit/],
+    ['three columns for four', { inputs: [{ name: 'X', datatype: 'FP32', shape: [1, 3], data: [1, 2, 3] }] }, 'X', /takes shape \[-1, 4\]; got \[1, 3\]/],
+    ['strings for floats', { inputs: [{ name: 'X', datatype: 'BYTES', shape: [1, 4], data: ['a', 'b', 'c', 'd'] }] }, 'X', /; got BYTES$/],
     [
       'a value past float32',
       { inputs: [{ name: 'X', datatype: 'FP64', shape: [1, 4], data: [1, 2, 3, 1e39] }] },
       'X',
       /data\[3\] is 1e\+39; the model takes a number below 2\^128 in magnitude \(FP32\)/,
     ],
-    ['an unknown input', { inputs: [{ name: 'sepal_length', datatype: 'FP32', shape: [1], data: [1] }] }, 'sepal_width', /input sepal_width is missing/],
+    [
+      'an unknown input',
+      { inputs: [{ name: 'sepal_length', datatype: 'FP32', shape: [1], data: [1] }] },
+      'sepal_length',
+      /its inputs are X \(FP32, shape \[-1, 4\]\)$/,
+    ],
     ['too many rows', { inputs: [{ name: 'X', datatype: 'FP32', shape: [65, 4], data: new Array(260).fill(1) }] }, 'X', /at most 64/],
   ]
   for (const [what, body, input, error] of cases) {
@@ -366,7 +538,7 @@ t.test('a broken version is UNAVAILABLE with a reason, every other model keeps s
   await place(graphs, root, 'noise', { '1': { graph: Buffer.from('this is not a model at all, only text') } })
   await place(graphs, root, 'mystery', { '1': { graph: 'unknown-operator', metadata: { features: ['a', 'b', 'c', 'd'] } } })
   await place(graphs, root, 'unmapped', { '1': { graph: 'linear', metadata: { features: ['a', 'b', 'c'] } } })
-  await place(graphs, root, 'unnamed', { '1': { graph: 'linear' } })
+  await place(graphs, root, 'unnamed', { '1': { graph: 'scores' } })
   await place(graphs, root, 'nolevels', { '1': { graph: 'string-input' } })
   await place(graphs, root, 'badmeta', { '1': { graph: 'linear', metadata: { features: IRIS_FEATURES, clases: ['a'] } } })
   await place(graphs, root, 'big', { '1': { graph: 'forest', metadata: { features: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] } } })
@@ -377,7 +549,8 @@ t.test('a broken version is UNAVAILABLE with a reason, every other model keeps s
     noise: /^default version 1: noise\/1\/model\.onnx: model/,
     mystery: /^default version 1: mystery\/1\/model\.onnx: onnxruntime cannot load the graph: .*com\.example\.private:Mystery/,
     unmapped: /^default version 1: unmapped\/1\/model\.onnx: metadata\.json features: names 3 columns; input X has 4$/,
-    unnamed: /metadata\.json features: required, to name the 4 columns of input X/,
+    unnamed:
+      /^default version 1: unnamed\/1\/model\.onnx: metadata\.json features: required, to name the columns of input X \[\?, \?\], whose number the graph leaves free$/,
     nolevels: /input colour takes strings: list them in metadata\.json levels\.colour, or profile the column with svc profile/,
     badmeta: /metadata\.json clases: is not a member of metadata\.json/,
     big: /^default version 1: big\/1\/model\.onnx: is larger than the model store allows$/,

@@ -88,17 +88,31 @@ t.test('a free F takes as many columns as the metadata names, and must have name
     t.strictSame(model.signature, [{ name: 'X', datatype: 'FP32', shape: [-1, -1] }], 'both dimensions free')
   }
   t.throws(() => plan(summary([tensor('X', FLOAT, ['N', null])], [VALUE])), {
-    message: /^metadata\.json features: required, to name the F columns of input X \[N, \?\]$/,
+    message: /^metadata\.json features: required, to name the columns of input X \[N, \?\], whose number the graph leaves free$/,
   })
   t.throws(() => plan(summary([tensor('X', FLOAT, ['N', 'F'])], [VALUE])), {
-    message: /^metadata\.json features: required, to name the F columns of input X \[N, F\]$/,
+    message: /^metadata\.json features: required, to name the columns of input X \[N, F\], whose number the graph leaves free$/,
   })
 })
 
-t.test('F > 1 columns need names: the graph does not name them', async (t) => {
-  t.throws(() => plan(summary([tensor('X', FLOAT, ['N', 3])], [VALUE])), {
-    message: /^metadata\.json features: required, to name the 3 columns of input X \[N, 3\]$/,
-  })
+t.test('without metadata, the F columns of one [N, F] input are named after it: X_0 … X_{F−1}', async (t) => {
+  const { model, plan: planned } = plan(summary([tensor('X', FLOAT, ['N', 3])], [VALUE]))
+  t.strictSame(model.inputs, [
+    { name: 'X_0', type: 'numerical', datatype: 'FP32' },
+    { name: 'X_1', type: 'numerical', datatype: 'FP32' },
+    { name: 'X_2', type: 'numerical', datatype: 'FP32' },
+  ])
+  t.strictSame(planned.feeds, [{ name: 'X', kind: 'float32', first: 0, width: 3, rank: 2, levels: undefined }])
+  t.strictSame(model.signature, [{ name: 'X', datatype: 'FP32', shape: [-1, 3] }], 'the graph’s input, as it is')
+  const doubles = plan(summary([tensor('float_input', DOUBLE, ['batch', 2])], [VALUE])).model
+  t.strictSame(
+    doubles.inputs,
+    [
+      { name: 'float_input_0', type: 'numerical', datatype: 'FP64' },
+      { name: 'float_input_1', type: 'numerical', datatype: 'FP64' },
+    ],
+    'any input name, any numeric type',
+  )
 })
 
 t.test('metadata features must name exactly F columns', async (t) => {
@@ -382,9 +396,25 @@ t.test('metadata task classification makes a one-column float output the probabi
   t.equal(labelled.plan.fetch, 'p')
 })
 
-t.test('a classifier with class labels nowhere is refused', async (t) => {
-  t.throws(() => plan(summary([INPUT], [tensor('dense', FLOAT, ['N', 3])]), FEATURES), {
-    message: /^metadata\.json classes: required: the graph names no class labels$/,
+t.test('a classifier with class labels nowhere answers its columns as classes 0 … C−1, its label included', async (t) => {
+  for (const outputs of [[tensor('dense', FLOAT, ['N', 3])], [tensor('label', INT64, ['N']), tensor('dense', FLOAT, ['N', 3])]]) {
+    const { model, plan: planned } = plan(summary([INPUT], outputs), FEATURES)
+    t.equal(model.task, 'classification')
+    t.strictSame(model.task === 'classification' && model.classes, ['0', '1', '2'])
+    t.strictSame(model.outputs, [
+      { name: 'label', type: 'label' },
+      { name: 'dense', type: 'probabilities' },
+    ])
+    t.equal(planned.fetch, 'dense')
+    t.equal(planned.width, 3)
+  }
+})
+
+t.test('a classifier with class labels nowhere and a free class count is refused', async (t) => {
+  const message = /^metadata\.json classes: required: the graph names no class labels, and output dense \[N, \?\] does not fix their number$/
+  t.throws(() => plan(summary([INPUT], [tensor('dense', FLOAT, ['N', null])]), FEATURES), { message })
+  t.throws(() => plan(summary([INPUT], [tensor('dense', FLOAT, ['N'])]), meta({ ...FEATURES, task: 'classification' })), {
+    message: /^metadata\.json classes: required: the graph names no class labels, and output dense \[N\] does not fix their number$/,
   })
 })
 
@@ -404,6 +434,9 @@ t.test('a classifier needs at least two classes', async (t) => {
   })
   t.throws(() => plan(summary([INPUT], [tensor('dense', FLOAT, ['N', null])]), meta({ ...FEATURES, classes: ['only'] })), {
     message: /^a classifier needs at least two classes, metadata\.json names 1$/,
+  })
+  t.throws(() => plan(summary([INPUT], [tensor('p', FLOAT, ['N', 1])]), meta({ ...FEATURES, task: 'classification' })), {
+    message: /^a classifier needs at least two classes, output p \[N, 1\] has 1$/,
   })
 })
 

@@ -44,7 +44,11 @@ t.test('a route table becomes an OpenAPI 3.1 document with what every operation 
   ])
   t.equal(document.openapi, OPENAPI_VERSION)
   t.same(document.info, { title: 'svc', version: '1.2.3', license: { name: 'MIT', identifier: 'MIT' } })
-  t.notOk('servers' in document, 'no servers: clients resolve paths against where they fetched the document')
+  t.same(
+    document.servers,
+    [{ url: '.', description: 'This service, where this document was fetched from (path prefix included)' }],
+    'relative: wherever it was fetched from, path prefix included',
+  )
   t.same(
     document.tags.map((tag: any) => tag.name),
     ['service', 'models'],
@@ -58,8 +62,10 @@ t.test('a route table becomes an OpenAPI 3.1 document with what every operation 
   t.notOk('parameters' in list)
   t.same(list.responses['200'].headers, { 'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' } })
   t.same(list.responses['500'], { $ref: '#/components/responses/InternalError' }, 'every operation can fail')
+  t.same(list.responses['4XX'], { $ref: '#/components/responses/RequestHeadRefused' }, 'every operation can refuse a request head')
   t.notOk('400' in list.responses, 'no path parameter, no 400 of its own')
-  t.notOk('security' in list)
+  t.notOk('503' in list.responses, 'no shedding, no 503')
+  t.same(list.security, [], 'open, and says so')
 
   const get = document.paths['/things/{id}'].get
   t.notOk('description' in get)
@@ -67,7 +73,12 @@ t.test('a route table becomes an OpenAPI 3.1 document with what every operation 
   t.same(get.responses['404'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
   t.same(document.components.schemas.Thing, { type: 'object' })
   t.ok(document.components.schemas.Problem, 'the problem schema is always there')
-  t.same(Object.keys(document.components.headers), ['X-Request-ID', 'Cache-Status', 'Retry-After', 'ETag', 'Cache-Control', 'Content-Security-Policy'])
+  t.same(Object.keys(document.components.headers), ['X-Request-ID'], 'only the headers something refers to')
+  t.same(
+    Object.keys(document.components.responses),
+    ['InternalError', 'InvalidPathParameter', 'RequestHeadRefused'],
+    'only the responses an operation refers to',
+  )
   t.same(document.components.responses.InternalError.headers, { 'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' } })
   t.notOk('securitySchemes' in document.components)
   t.same(document.paths['/things/{id}'].post.responses['400'].description, 'Bad', "a route's own 400 stays")
@@ -98,8 +109,7 @@ t.test('tokens: a route is guarded by the token it declares, when that token is 
     ['/v2x', undefined],
   ]
   const routes = declared.map(([path, auth], i) => ({ method: 'GET' as const, path, doc: doc(`op${i}`), ...(auth === undefined ? {} : { auth }) }))
-  const guarded = (document: any) =>
-    Object.entries(document.paths).map(([path, ops]: [string, any]) => [path, ops.get.security ?? null, '401' in ops.get.responses])
+  const guarded = (document: any) => Object.entries(document.paths).map(([path, ops]: [string, any]) => [path, ops.get.security, '401' in ops.get.responses])
 
   const both = build(routes, { api: true, metrics: true })
   t.same(guarded(both), [
@@ -107,23 +117,86 @@ t.test('tokens: a route is guarded by the token it declares, when that token is 
     ['/v2', [{ apiToken: [] }], true],
     ['/v2/health/live', [{ apiToken: [] }], true],
     ['/metrics', [{ metricsToken: [] }], true],
-    ['/health', null, false],
-    ['/api/insights', null, false],
-    ['/v2x', null, false],
+    ['/health', [], false],
+    ['/api/insights', [], false],
+    ['/v2x', [], false],
   ])
   t.same(Object.keys(both.components.securitySchemes), ['apiToken', 'metricsToken'])
   t.match(both.components.securitySchemes.apiToken, { type: 'http', scheme: 'bearer' })
-  t.same(both.components.responses.Unauthorized.headers, { 'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' } })
+  t.same(both.components.responses.Unauthorized.headers, {
+    'X-Request-ID': { $ref: '#/components/headers/X-Request-ID' },
+    'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' },
+  })
+  t.ok('WWW-Authenticate' in both.components.headers, 'a header only a shared response refers to is there too')
 
   const metricsOnly = build(routes, { metrics: true })
   t.same(Object.keys(metricsOnly.components.securitySchemes), ['metricsToken'])
   t.same(
     guarded(metricsOnly)
-      .filter(([, security]) => security !== null)
+      .filter(([, security]) => (security as unknown[]).length > 0)
       .map(([path]) => path),
     ['/metrics'],
   )
-  t.notOk('securitySchemes' in build(routes, {}).components, 'no tokens configured, no scheme')
+  const open = build(routes, {})
+  t.notOk('securitySchemes' in open.components, 'no tokens configured, no scheme')
+  t.notOk('Unauthorized' in open.components.responses, 'nor a 401 that nothing answers')
+  t.notOk('WWW-Authenticate' in open.components.headers)
+})
+
+t.test('load shedding: every route but the operational ones may answer 503 OVERLOADED, with Retry-After', async (t) => {
+  const unavailable = problem(
+    'Not now',
+    { busy: problemExample('Busy', 503, 'BUSY', 'Busy', '/things/x') },
+    { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  )
+  const id = { name: 'id', in: 'path' as const, description: 'Which', required: true, schema: { type: 'string' } }
+  const routes: DocumentOptions['routes'] = [
+    { method: 'GET', path: '/plain', doc: doc('plain') },
+    { method: 'GET', path: '/probe', isOperational: true, doc: doc('probe') },
+    { method: 'GET', path: '/things/{id}', doc: doc('thing', { parameters: [{ ...id, example: 'x1' }], responses: { '503': problem('Not ready', {}) } }) },
+    { method: 'GET', path: '/other/{id}', doc: doc('other', { parameters: [id], responses: { '503': unavailable } }) },
+  ]
+  const document = buildDocument({ routes, info: INFO, isShedding: true }) as any
+  t.same(document.paths['/plain'].get.responses['503'], { $ref: '#/components/responses/Overloaded' })
+  t.notOk('503' in document.paths['/probe'].get.responses, 'an operational route is never shed')
+  t.match(document.components.responses.Overloaded, {
+    headers: { 'X-Request-ID': {}, 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+    content: { 'application/problem+json': { examples: { inFlight: { value: { type: 'urn:svc:problem:overloaded', reason: 'max_in_flight' } } } } },
+  })
+  const own = document.paths['/things/{id}'].get.responses['503']
+  t.equal(own.description, 'Not ready; or, under load shedding, OVERLOADED (with Retry-After)', "a route's own 503 says both")
+  t.same(Object.keys(own.headers), ['X-Request-ID', 'Retry-After'])
+  t.notOk(own.headers['Retry-After'].required, 'sent with OVERLOADED only')
+  t.match(
+    own.content['application/problem+json'].examples.overloaded.value,
+    { type: 'urn:svc:problem:overloaded', instance: '/things/x1' },
+    'at a path a client would ask for',
+  )
+  const other = document.paths['/other/{id}'].get.responses['503']
+  t.same(Object.keys(other.content['application/problem+json'].examples), ['busy', 'overloaded'])
+  t.same(other.headers['Retry-After'], { $ref: '#/components/headers/Retry-After' }, 'a Retry-After the route always sends stays')
+  t.equal(other.content['application/problem+json'].examples.overloaded.value.instance, '/other/{id}', 'no example for the parameter: the template')
+  t.notOk('503' in build(routes).paths['/plain'].get.responses, 'no shedding configured, no 503')
+  t.notOk('Overloaded' in build(routes).components.responses)
+
+  const text = { description: 'Down', content: { 'text/plain': { schema: { type: 'string' } } } }
+  const bare = [
+    { method: 'GET' as const, path: '/text', doc: doc('text', { responses: { '503': text } }) },
+    { method: 'GET' as const, path: '/empty', doc: doc('empty', { responses: { '503': { description: 'Down' } } }) },
+    { method: 'GET' as const, path: '/probe', isOperational: true, doc: doc('probe', { responses: { '503': text } }) },
+  ]
+  t.doesNotThrow(() => buildDocument({ routes: bare, info: INFO }), 'without shedding, any 503 will do')
+  t.throws(
+    () => buildDocument({ routes: bare, info: INFO, isShedding: true }),
+    {
+      message: [
+        'the API description is incomplete:',
+        "  GET /text: its 503 is no problem+json, so load shedding's OVERLOADED cannot be described with it",
+        "  GET /empty: its 503 is no problem+json, so load shedding's OVERLOADED cannot be described with it",
+      ].join('\n'),
+    },
+    'a 503 shedding would share must be a problem',
+  )
 })
 
 t.test('a route without a description fails the build, named with every other problem at once', async (t) => {
