@@ -1,14 +1,18 @@
 #!/usr/bin/env node
-// svc: a subcommand (loadgen, profile), help or version, else serve (lib/start.ts).
-//   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration
+// svc: a command (loadgen, profile, help), help or version, else serve (lib/start.ts).
+//   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration or an unknown command
 //   128+n when a second signal n cuts a graceful shutdown short
 import { USAGE } from '../lib/config.js'
+import { type CommandName, unknownCommand } from '../lib/config/usage.js'
 import { LoadgenUsageError } from '../lib/loadgen/errors.js'
 import { LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/loadgen/loadgen.js'
+import { PROFILE_USAGE, runProfileCommand } from '../lib/profile/command.js'
 import { ProfileInputError } from '../lib/profile/errors.js'
-import { runProfileCommand } from '../lib/profile/command.js'
 import { start } from '../lib/start.js'
 import { VERSION } from '../lib/version.js'
+
+/** What `svc help COMMAND` prints: the command's own --help. */
+const USAGE_OF: Readonly<Record<CommandName, string>> = { loadgen: LOADGEN_USAGE, profile: PROFILE_USAGE, help: USAGE }
 
 /** `svc loadgen …`: 0 when every request succeeded, 1 otherwise, 2 for a bad command line or rows file. */
 const loadgen = async (argv: readonly string[]): Promise<void> => {
@@ -24,15 +28,31 @@ const loadgen = async (argv: readonly string[]): Promise<void> => {
   }
 }
 
+/** A first argument that is no option and no command: the nearest command, when one is near, and exit 2. */
+const unknown = (word: string): void => {
+  process.stderr.write(unknownCommand(word))
+  process.exitCode = 2
+}
+
+/** `svc help [COMMAND]`: svc's usage, or the command's. */
+const help = ([name]: readonly string[]): void => {
+  if (name === undefined || name.startsWith('-')) return void process.stdout.write(USAGE)
+  if (Object.hasOwn(USAGE_OF, name)) return void process.stdout.write(USAGE_OF[name as CommandName])
+  unknown(name)
+}
+
 const main = async (argv: readonly string[]): Promise<void> => {
-  if (argv[0] === 'loadgen') return loadgen(argv.slice(1))
-  if (argv[0] === 'profile') {
+  const [first, ...rest] = argv
+  if (first === 'loadgen') return loadgen(rest)
+  if (first === 'profile') {
     const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text)
-    process.exitCode = await runProfileCommand(argv.slice(1), { stdout: write(process.stdout), stderr: write(process.stderr) })
+    process.exitCode = await runProfileCommand(rest, { stdout: write(process.stdout), stderr: write(process.stderr) })
     return
   }
+  if (first === 'help') return help(rest)
+  if (first !== undefined && !first.startsWith('-')) return unknown(first)
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(USAGE)
-  if (argv.includes('--version') || argv.includes('-V')) return void process.stdout.write(`${VERSION}\n`)
+  if (argv.includes('--version') || argv.includes('-V') || argv.includes('-v')) return void process.stdout.write(`${VERSION}\n`)
   await start({ argv, env: process.env })
 }
 

@@ -1,7 +1,18 @@
-// `svc --help`, written from the declarations (./variables.ts) in their order: the flags, each with
-// the variable it overrides, then the variables read from the environment only. Every entry gets
-// its default; help wraps at word boundaries, and a default is never split across lines.
+// `svc --help`: the commands, one line each, then, written from the declarations (./variables.ts)
+// in their order, the flags, each with the variable it overrides, and the variables read from the
+// environment only. Every entry gets its default; help wraps at word boundaries, and a default is
+// never split across lines. Also what svc says to a command it does not know.
+import { nearest } from './nearest.js'
 import type { Variable } from './variables.js'
+
+/** svc's commands, in the order --help lists them; bin/svc.ts runs each. Without one, svc serves. */
+export const COMMANDS = [
+  { name: 'loadgen', args: '--model NAME', help: 'prediction traffic for a running svc: real rows replayed, optionally shifted' },
+  { name: 'profile', args: '--input FILE', help: "the drift reference profile of a model's training rows" },
+  { name: 'help', args: '[COMMAND]', help: "print this help, or a command's, and exit" },
+] as const
+
+export type CommandName = (typeof COMMANDS)[number]['name']
 
 /** Help starts in this column. */
 const INDENT = 26
@@ -12,18 +23,21 @@ export const formatUsage = (variables: Readonly<Record<string, Variable<unknown>
   const declared = Object.entries(variables)
   const flags = declared.flatMap(([name, v]) => (v.flag === undefined ? [] : [entry(`--${v.flag.name} ${v.flag.arg}`, `${v.help} [${name}]`, v)]))
   const envOnly = declared.flatMap(([name, v]) => (v.flag === undefined ? [entry(name, v.help, v)] : []))
-  return `Usage: svc [options]
-       svc loadgen --model NAME [options]   prediction traffic for a running svc (--help for more)
+  return `Usage: svc [options]            serve, as the options and environment variables below set it
+       svc COMMAND [options]    run a command
+
+Commands (svc help COMMAND, or svc COMMAND --help, for a command's options):
+${COMMANDS.map(({ name, args, help }) => entry(`${name} ${args}`, help)).join('\n')}
 
 Options (each overrides the environment variable in brackets):
 ${flags.join('\n')}
 ${entry('-h, --help', 'print this help and exit')}
-${entry('-V, --version', 'print the version and exit')}
+${entry('-v, -V, --version', 'print the version and exit')}
 
 Environment only:
 ${envOnly.join('\n')}
 
-Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration.
+Exit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration or an unknown command.
 `
 }
 
@@ -46,4 +60,13 @@ const entry = (left: string, help: string, variable?: Variable<unknown>): string
     isStart = false
   }
   return [...lines, line].join('\n')
+}
+
+/** What svc says, on stderr, to a first argument that is neither an option nor a command. */
+export const unknownCommand = (word: string): string => {
+  const near = nearest(
+    word,
+    COMMANDS.map(({ name }) => name),
+  )
+  return `svc: ${word} is not a command${near === undefined ? '' : `; did you mean svc ${near}?`}\nsvc --help lists the commands.\n`
 }

@@ -13,6 +13,7 @@ import { extname, isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../config/model-store.js'
 import type { ServedModel } from '../models/registry.js'
+import { binsWarning } from './bins-warning.js'
 import { buildProfile, type ColumnRequest, type ProfiledColumns } from './build.js'
 import { ProfileInputError } from './errors.js'
 import { loadModel } from './model.js'
@@ -74,7 +75,9 @@ Columns
 
 Profile
   --bins N              most quantile bins per numerical column and for a regressor's
-                        predictions, 2 to 1000 (default 10; fewer for small data: iris uses 3)
+                        predictions, 2 to 1000 (default 10; fewer for small data: iris uses 3).
+                        Too many for the rows, and drift checks would alarm on sampling noise:
+                        a warning then names the columns and the most bins that avoid it
   --drop-missing        leave out rows with a missing value instead of stopping at the first
   --output FILE         write the profile to FILE, replaced whole (default: standard output)
 
@@ -223,7 +226,10 @@ const writeWhole = async (path: string, text: string): Promise<void> => {
   }
 }
 
-/** Builds, checks and writes the profile; resolves with the summary line. */
+/**
+ * Builds, checks and writes the profile; resolves with what goes to stderr: the summary line, then a
+ * warning when the bins are too many for the rows (bins-warning.ts).
+ */
 export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo): Promise<string> => {
   const served: ServedModel | undefined =
     options.model === undefined ? undefined : await loadModel({ store: options.store, name: options.model, version: options.version })
@@ -252,10 +258,12 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
     else await writeWhole(options.output, text)
     const numerical = typed.filter((column) => column.type === 'numerical').length
     return [
-      `wrote ${options.output ?? 'the profile to standard output'}: ${profile.rows} rows of ${options.input}`,
+      `svc profile: wrote ${options.output ?? 'the profile to standard output'}: ${profile.rows} rows of ${options.input}`,
       dropped === 0 ? '' : ` (${dropped} more left out for a missing value)`,
       `, ${numerical} numerical and ${typed.length - numerical} categorical columns`,
       served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
+      '\n',
+      binsWarning(profile, options.bins),
     ].join('')
   } finally {
     await served?.predictor.dispose()
@@ -269,7 +277,7 @@ export const runProfileCommand = async (argv: readonly string[], io: ProfileIo):
     return 0
   }
   try {
-    io.stderr(`svc profile: ${await runProfile(parseProfileArgs(argv), io)}\n`)
+    io.stderr(await runProfile(parseProfileArgs(argv), io))
     return 0
   } catch (error: unknown) {
     const isUsage = error instanceof ProfileUsageError

@@ -2,7 +2,7 @@
 // the columns of the hand-written help it replaced.
 import t from 'tap'
 import { USAGE } from '../../lib/config.js'
-import { formatUsage } from '../../lib/config/usage.js'
+import { COMMANDS, formatUsage, unknownCommand } from '../../lib/config/usage.js'
 import { VARIABLES, type Variable } from '../../lib/config/variables.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
@@ -10,8 +10,30 @@ const lines = USAGE.split('\n')
 
 t.test('USAGE is written from the declarations', async (t) => {
   t.equal(USAGE, formatUsage(VARIABLES))
-  t.match(USAGE, /^Usage: svc \[options\]\n {7}svc loadgen --model NAME/)
-  t.match(USAGE, /\n\nExit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration\.\n$/)
+  t.match(USAGE, /^Usage: svc \[options\] {12}serve, as the options and environment variables below set it\n {7}svc COMMAND \[options\] {4}run a command\n\n/)
+  t.match(USAGE, /\n\nExit codes: 0 stopped cleanly, 1 start-up or runtime failure, 2 invalid configuration or an unknown command\.\n$/)
+})
+
+t.test('every command on one line, with what it needs, before the options', async (t) => {
+  const from = lines.indexOf("Commands (svc help COMMAND, or svc COMMAND --help, for a command's options):")
+  t.same(lines.slice(from + 1, from + 5), [
+    '  loadgen --model NAME    prediction traffic for a running svc: real rows replayed, optionally shifted',
+    "  profile --input FILE    the drift reference profile of a model's training rows",
+    "  help [COMMAND]          print this help, or a command's, and exit",
+    '',
+  ])
+  t.same(
+    COMMANDS.map(({ name }) => name),
+    ['loadgen', 'profile', 'help'],
+  )
+  t.ok(from > 0 && from < lines.indexOf('Options (each overrides the environment variable in brackets):'))
+})
+
+t.test('a word that is no command: the nearest command when it is a slip away, and where the commands are listed', async (t) => {
+  t.equal(unknownCommand('profil'), 'svc: profil is not a command; did you mean svc profile?\nsvc --help lists the commands.\n')
+  t.equal(unknownCommand('laodgen'), 'svc: laodgen is not a command; did you mean svc loadgen?\nsvc --help lists the commands.\n')
+  t.equal(unknownCommand('hepl'), 'svc: hepl is not a command; did you mean svc help?\nsvc --help lists the commands.\n')
+  t.equal(unknownCommand('serve'), 'svc: serve is not a command\nsvc --help lists the commands.\n', 'nothing near')
 })
 
 t.test('each flag is listed with the variable it overrides and its default', async (t) => {
@@ -19,7 +41,7 @@ t.test('each flag is listed with the variable it overrides and its default', asy
   t.ok(lines.includes('  --env dev|stage|prod    deployment environment [SVC_ENVIRONMENT] (default dev)'))
   t.ok(lines.includes('  --log-level L           DEBUG, INFO, WARNING or ERROR [LOG_LEVEL] (default INFO)'))
   t.ok(lines.includes('  -h, --help              print this help and exit'))
-  t.ok(lines.includes('  -V, --version           print the version and exit'))
+  t.ok(lines.includes('  -v, -V, --version       print the version and exit'))
   for (const [name, { flag }] of DECLARED) {
     if (flag !== undefined)
       t.ok(

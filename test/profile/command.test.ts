@@ -140,10 +140,17 @@ t.test('a profile to standard output, or written whole to a file, with a summary
       { name: 'colour', type: 'categorical', levels: ['blue', 'red'], proportions: [1 / 3, 2 / 3] },
     ],
   })
+  const [summary, ...warning] = out.stderr.split('\n')
   t.equal(
-    out.stderr,
-    `svc profile: wrote the profile to standard output: 3 rows of ${input} (1 more left out for a missing value), 1 numerical and 1 categorical columns\n`,
+    summary,
+    `svc profile: wrote the profile to standard output: 3 rows of ${input} (1 more left out for a missing value), 1 numerical and 1 categorical columns`,
   )
+  t.match(warning, [
+    /^svc profile: warning: too many bins for 3 rows: /,
+    '  58.5 % for x (2 bins)',
+    'svc profile: even --bins 2 leaves 58.5 %: profile 77 rows or more.',
+    '',
+  ])
 
   const output = join(dir, 'profile.json')
   writeFileSync(output, 'an older profile')
@@ -165,7 +172,7 @@ t.test('with --model: the inputs and the predictions, checked as a runtime will 
   t.equal(result.code, 0, result.stderr)
   const profile = parseProfile(result.stdout)
   t.same(profile.predictions, { name: 'species', type: 'categorical', levels: ['setosa', 'versicolor', 'virginica'], proportions: [0.5, 0.5, 0] })
-  t.match(result.stderr, /, 4 numerical and 0 categorical columns, predictions of iris version 1\n$/)
+  t.match(result.stderr, /, 4 numerical and 0 categorical columns, predictions of iris version 1\nsvc profile: warning: too many bins for 2 rows: /)
 })
 
 t.test('exit 2 for a bad command line or bad input, 1 for a model or a file that fails', async (t) => {

@@ -1,0 +1,57 @@
+// bin/svc.ts explaining itself, as users run it in child processes: the commands in --help, each
+// command's usage, the version, and a mistyped command.
+import t from 'tap'
+import { LOADGEN_USAGE } from '../../lib/loadgen/loadgen.js'
+import { PROFILE_USAGE } from '../../lib/profile/command.js'
+import { PACKAGE_VERSION } from '../fixtures/package-version.js'
+import { type Child, spawnTs } from '../fixtures/spawn.js'
+
+const CLI = 'bin/svc.ts'
+
+const escapeRegExp = (text: string): string => text.replace(/[[\]]/g, '\\$&')
+
+// Each test runs its children in parallel: each pays the TypeScript loader's start-up.
+
+t.test('--version and -v print the package version and exit 0 (-V: cli.test.ts)', async (t) => {
+  const children = ['--version', '-v'].map((flag) => [flag, spawnTs(CLI, [flag])] as const)
+  for (const [flag, child] of children) {
+    t.same(await child.exited, { code: 0, signal: null }, flag)
+    t.equal(child.stdout(), `${PACKAGE_VERSION}\n`, flag)
+  }
+})
+
+t.test(
+  '--help lists every command on a line, and svc help COMMAND prints what svc COMMAND --help does (profile/cli.test.ts, loadgen-cli.test.ts)',
+  async (t) => {
+    const runs = {
+      help: spawnTs(CLI, ['--help']),
+      helpCommand: spawnTs(CLI, ['help']),
+      helpHelp: spawnTs(CLI, ['help', '--help']),
+      helpProfile: spawnTs(CLI, ['help', 'profile']),
+      helpLoadgen: spawnTs(CLI, ['help', 'loadgen']),
+    }
+    for (const [name, child] of Object.entries(runs)) t.same(await child.exited, { code: 0, signal: null }, name)
+    const usage = runs.help.stdout()
+    for (const command of ['loadgen --model NAME', 'profile --input FILE', 'help [COMMAND]'])
+      t.match(usage, new RegExp(`\n  ${escapeRegExp(command)} +\\S[^\n]*\n`), command)
+    t.equal(runs.helpCommand.stdout(), usage, 'svc help is svc --help')
+    t.equal(runs.helpHelp.stdout(), usage, 'and so is svc help --help')
+    t.equal(runs.helpProfile.stdout(), PROFILE_USAGE)
+    t.equal(runs.helpLoadgen.stdout(), LOADGEN_USAGE)
+  },
+)
+
+t.test('a mistyped command suggests the nearest one and exits 2, before any configuration is read', async (t) => {
+  const runs = [
+    [['profil', '--input', 'train.csv'], 'svc: profil is not a command; did you mean svc profile?\n'],
+    [['laodgen', '--model', 'iris'], 'svc: laodgen is not a command; did you mean svc loadgen?\n'],
+    [['help', 'profle'], 'svc: profle is not a command; did you mean svc profile?\n'],
+  ] as const
+  const children = runs.map(([args]) => spawnTs(CLI, args, { PORT: 'not a port' }))
+  for (const [i, [args, message]] of runs.entries()) {
+    const child = children[i] as Child
+    t.same(await child.exited, { code: 2, signal: null }, args.join(' '))
+    t.equal(child.stderr(), `${message}svc --help lists the commands.\n`)
+    t.equal(child.stdout(), '')
+  }
+})

@@ -1,0 +1,71 @@
+// package.json and .gitignore as the tools read them: npm's install-script policy, what `npm test`
+// prints (and what .ci/run parses out of it), and packed tarballs kept out of git.
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { ROOT } from '../fixtures/spawn.js'
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean>; tap: Record<string, unknown> }
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> }
+
+const run = (command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
+  new Promise<{ code: number; stdout: string }>((resolve) => {
+    execFile(command, args, { ...options, timeout: 60_000 }, (error, stdout) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout }))
+  })
+
+t.test('allowScripts decides on every install script in the lockfile, and denies each: none is needed', async (t) => {
+  const withScripts = Object.entries(lock.packages)
+    .filter(([, entry]) => entry.hasInstallScript === true)
+    .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+  t.ok(withScripts.length > 0, withScripts.join(', '))
+  t.same(
+    withScripts.filter((name) => !(name in manifest.allowScripts)),
+    [],
+    'npm ci warns of any left out',
+  )
+  // ops/README.md installs the package with --ignore-scripts, where package.json's allowScripts is not
+  // read: a script allowed here would need that command changed too.
+  t.same(
+    Object.entries(manifest.allowScripts).filter(([, allowed]) => allowed !== false),
+    [],
+  )
+})
+
+t.test('a packed tarball is ignored by git', async (t) => {
+  t.equal((await run('git', ['check-ignore', '--quiet', 'svc-1.0.0.tgz'], { cwd: ROOT })).code, 0)
+  t.equal((await run('git', ['check-ignore', '--quiet', 'lib/svc-1.0.0.tgz'], { cwd: ROOT })).code, 0, 'wherever it is')
+})
+
+t.test("npm test prints tap's summary; --reporter=tap, as .ci/run asks, the closing line .ci/run reads", async (t) => {
+  // tap run in a project of its own, with this package's tap configuration, over one passing and one
+  // skipped test: a run inside this one must not touch this run's .tap/ directory.
+  const dir = await mkdtemp(join(tmpdir(), 'svc-tap-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'reporter-check', type: 'module', tap: { ...manifest.tap, 'allow-incomplete-coverage': true } }),
+  )
+  await writeFile(
+    join(dir, 'one.test.ts'),
+    "import t from 'tap'\nt.test('passes', async (t) => t.pass('yes'))\nt.test('skipped', async (t) => t.skip('not here'))\n",
+  )
+  // This process's TAP_* variables and NODE_OPTIONS would tie the inner tap to this run.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(_?tap|npm_|node_options$|node_v8_coverage$)/i.test(name)))
+  const tap = join(ROOT, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs')
+  const [summary, full] = await Promise.all([
+    run(process.execPath, [tap, '--disable-coverage', 'one.test.ts'], { cwd: dir, env }),
+    run(process.execPath, [tap, '--disable-coverage', '--reporter=tap', 'one.test.ts'], { cwd: dir, env }),
+  ])
+  t.equal(summary.code, 0, summary.stdout)
+  t.match(summary.stdout, /Asserts: {2}1 pass {2}0 fail/)
+  t.notMatch(summary.stdout, /^\s*ok \d+ - /m, 'no test point of its own')
+  t.equal(full.code, 0, full.stdout)
+  t.match(full.stdout, /^ +ok 1 - yes$/m, 'every test point')
+  // .ci/run: grep -E '^# \{ total: ' | tail -n 1, then sed -nE 's/.*pass: ([0-9]+).*/\1/p' and the same for fail.
+  const closing = full.stdout.split('\n').filter((line) => /^# \{ total: /.test(line))
+  t.match(closing.at(-1), /^# \{ total: 2, pass: 1, skip: 1 \}$/)
+})
