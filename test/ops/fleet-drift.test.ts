@@ -58,8 +58,8 @@ type Drift = {
   status: string
   window: { samples: number }
   scored_at: string | null
-  features: Array<{ name: string; psi: number }>
-  predictions: { psi: number } | null
+  features: Array<{ name: string; psi: number; samples: number }>
+  predictions: { psi: number; samples: number } | null
 }
 const driftOf = async (instance: Instance): Promise<Drift> => ((await (await fetch(`${instance.base}/api/v1/models/iris`)).json()) as { drift: Drift }).drift
 
@@ -98,7 +98,9 @@ t.test("one instance: the recording rules' PSI is the instance's own, to within 
 
   const scored = await eventually('a check scored all 600 rows', async () => {
     const drift = await driftOf(instance)
-    return drift.status === 'ok' && drift.window.samples === 600 && drift.features.length === 4 ? drift : undefined
+    // The scores of a check that ran after the last row, not of one that caught the rows arriving.
+    const isWhole = drift.features.length === 4 && drift.features.every((f) => f.samples === 600) && drift.predictions?.samples === 600
+    return drift.status === 'ok' && isWhole ? drift : undefined
   })
   const local = new Map(scored.features.map((f) => [f.name, f.psi]))
   t.ok(
@@ -109,19 +111,20 @@ t.test("one instance: the recording rules' PSI is the instance's own, to within 
     const r = await prometheus.query('sum by (feature) (svc_drift_bin_total{model="iris",version="1"})')
     return r.length === 4 && r.every((s) => Number(s.value[1]) === 600) ? r : undefined
   })
-  // The rules run on their own evaluation clock: wait for one after the last scrape.
-  const fleet = await eventually(
+  // The rules run on their own evaluation clock: wait for one after the last scrape. A machine
+  // under load may take a while; the last values read are what the assertions below judge.
+  let fleet = { psi: new Map<string, number>(), predictions: Number.NaN }
+  await eventually(
     'the rules agree with the instance',
     async () => {
-      const psi = await fleetPsi(prometheus, '1')
-      const predictions = await fleetPredictionPsi(prometheus, '1')
-      const agrees = FEATURES.every((f) => Math.abs((psi.get(f) ?? Number.NaN) - (local.get(f) as number)) <= 1e-6)
-      return agrees && predictions !== undefined && Math.abs(predictions - (scored.predictions?.psi as number)) <= 1e-6 ? { psi, predictions } : undefined
+      fleet = { psi: await fleetPsi(prometheus, '1'), predictions: (await fleetPredictionPsi(prometheus, '1')) ?? Number.NaN }
+      const agrees = FEATURES.every((f) => Math.abs((fleet.psi.get(f) ?? Number.NaN) - (local.get(f) as number)) <= 1e-6)
+      return agrees && Math.abs(fleet.predictions - (scored.predictions?.psi as number)) <= 1e-6 ? fleet : undefined
     },
-    20_000,
-  )
+    60_000,
+  ).catch(() => undefined)
   for (const feature of FEATURES) {
-    const difference = Math.abs((fleet.psi.get(feature) as number) - (local.get(feature) as number))
+    const difference = Math.abs((fleet.psi.get(feature) ?? Number.NaN) - (local.get(feature) as number))
     t.ok(difference <= 1e-6, `${feature}: rules ${fleet.psi.get(feature)}, instance ${local.get(feature)}, |Δ| ${difference}`)
   }
   const answers = Math.abs(fleet.predictions - (scored.predictions?.psi as number))
