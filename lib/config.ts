@@ -44,6 +44,11 @@ export type Config = Readonly<{
   shutdownDelayMs: number
   /** Open sockets one listener keeps at once; 0 for no limit. */
   maxConnections: number
+  /**
+   * How long an idle keep-alive connection is kept. Above the idle timeout of the load balancer in
+   * front, so the balancer closes first and never sends a request on a connection svc is closing.
+   */
+  keepAliveTimeoutMs: number
   /** Requests in flight past which new ones are shed (503); 0 for no limit. */
   maxInFlight: number
   /** Event-loop lag in ms past which requests are shed; 0 for no limit. */
@@ -247,7 +252,10 @@ const readRates = (r: Reader): RatesConfig => ({
   staleMs: r.read('SVC_RATE_STALE_MS'),
 })
 
-type Limits = Pick<Config, 'maxBodyBytes' | 'drainTimeoutMs' | 'shutdownDelayMs' | 'maxConnections' | 'maxInFlight' | 'maxEventLoopDelayMs' | 'maxStreams'>
+type Limits = Pick<
+  Config,
+  'maxBodyBytes' | 'drainTimeoutMs' | 'shutdownDelayMs' | 'maxConnections' | 'keepAliveTimeoutMs' | 'maxInFlight' | 'maxEventLoopDelayMs' | 'maxStreams'
+>
 
 const readLimits = (r: Reader, environment: Environment): Limits => ({
   maxBodyBytes: r.read('SVC_MAX_BODY_BYTES'),
@@ -255,6 +263,7 @@ const readLimits = (r: Reader, environment: Environment): Limits => ({
   // Behind a load balancer (prod, stage), time for its probes to take the instance out.
   shutdownDelayMs: r.read('SVC_SHUTDOWN_DELAY_MS') ?? (environment === 'dev' ? 0 : 5000),
   maxConnections: r.read('SVC_MAX_CONNECTIONS'),
+  keepAliveTimeoutMs: r.read('SVC_KEEP_ALIVE_TIMEOUT_MS'),
   maxInFlight: r.read('SVC_MAX_IN_FLIGHT'),
   maxEventLoopDelayMs: r.read('SVC_MAX_EVENT_LOOP_DELAY_MS'),
   maxStreams: r.read('SVC_MAX_STREAMS'),

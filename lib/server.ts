@@ -21,6 +21,7 @@ import type { Logger } from './telemetry/logger.js'
 export type ServerLimits = Readonly<{
   headersTimeoutMs: number
   requestTimeoutMs: number
+  /** SVC_KEEP_ALIVE_TIMEOUT_MS unless overridden. */
   keepAliveTimeoutMs: number
   /** How often Node looks for requests past headersTimeout or requestTimeout. */
   checkIntervalMs: number
@@ -34,19 +35,22 @@ export type ServerLimits = Readonly<{
  * Limits, chosen for a service behind a load balancer:
  * - headers must arrive within 10 s (a slowloris client is cut off there), checked every second:
  *   Node checks every 30 s by default, which lets a trickling client hold its socket up to 40 s;
- * - a whole request, body included, within 30 s (1 MiB at a slow 35 KiB/s);
- * - an idle keep-alive connection is kept 65 s, longer than the 60 s idle timeout of common load
- *   balancers, so the balancer closes first and never reuses a socket we are closing (a 502 race);
+ * - a whole request, body included, within 30 s (1 MiB at a slow 35 KiB/s); Node refuses a
+ *   headers timeout above the request timeout;
+ * - an idle keep-alive connection is kept SVC_KEEP_ALIVE_TIMEOUT_MS (65 s by default), longer than
+ *   the idle timeout of the balancer in front (60 s for most), so the balancer closes first and
+ *   never reuses a socket we are closing (a 502 race). It owes nothing to the headers timeout: since
+ *   Node 18 that one runs from a request's first byte, not over the idle time before it (checked on
+ *   Node 20.20, test/integration/slow-clients.test.ts), so any keep-alive setting leaves 10 s;
  * - headers are capped at 16 KiB (431 beyond), Node's default, ample for cookies and traceparent;
  *   the request target at 8 KiB (414 beyond), as common proxies cap it; a target longer than the
  *   16 KiB head is a 431, since Node refuses the head before the target is known;
  * - a stream whose client reads nothing for 30 s is dropped: otherwise a client that never reads
  *   holds a stream slot and its socket for as long as it likes.
  */
-export const LIMITS: ServerLimits = Object.freeze({
+export const LIMITS: Omit<ServerLimits, 'keepAliveTimeoutMs'> = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 65_000,
   checkIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,
   maxUrlBytes: 8 * 1024,
@@ -81,11 +85,11 @@ export const createServer = ({
   limits: overrides,
   address = config,
 }: ServerOptions): SvcServer => {
-  const limits: ServerLimits = { ...LIMITS, ...overrides }
+  const limits: ServerLimits = { ...LIMITS, keepAliveTimeoutMs: config.keepAliveTimeoutMs, ...overrides }
   // SVC_MAX_BODY_BYTES and SVC_TRUST_REQUEST_ID.
   const { maxBodyBytes, trustRequestId } = config
   const inspect = createInspector(maxBodyBytes, limits.maxUrlBytes)
-  const { write, lastResort } = createWriter(logger, lifecycle, limits.streamStallMs)
+  const { write, lastResort } = createWriter(logger, lifecycle, limits.streamStallMs, metrics)
 
   // hot path: change with care
   const dispatch = (req: IncomingMessage, res: ServerResponse, expect: Expect): void => {

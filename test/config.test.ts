@@ -14,6 +14,7 @@ t.test('defaults apply when nothing is set', async (t) => {
     drainTimeoutMs: 10_000,
     shutdownDelayMs: 0,
     maxConnections: 0,
+    keepAliveTimeoutMs: 65_000,
     maxInFlight: 0,
     maxEventLoopDelayMs: 0,
     admin: undefined,
@@ -359,6 +360,9 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
   t.equal(readConfig({ SVC_ENVIRONMENT: 'prod' }).shutdownDelayMs, 5000, 'behind a load balancer, time for its probes')
   t.equal(readConfig({ SVC_ENVIRONMENT: 'stage' }).shutdownDelayMs, 5000)
   t.equal(readConfig({ SVC_ENVIRONMENT: 'prod', SVC_SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0, 'tests set it to 0')
+  t.equal(readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: '620000' }).keepAliveTimeoutMs, 620_000, 'above a 600 s balancer idle timeout')
+  t.equal(readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: '1000' }).keepAliveTimeoutMs, 1000, 'a second at least')
+  t.equal(readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: '3600000' }).keepAliveTimeoutMs, 3_600_000, 'an hour at most')
   const error = t.throws(() =>
     readConfig({
       SVC_API_TOKENS: 'short,has space in it here,ok-0123456789abcdef',
@@ -366,6 +370,7 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
       SVC_ADMIN_HOST: 'a b',
       SVC_ADMIN_PORT: '99999',
       SVC_MAX_IN_FLIGHT: '-1',
+      SVC_KEEP_ALIVE_TIMEOUT_MS: '999',
     }),
   ) as ConfigError
   // Section by section (lib/config.ts): the listeners, then auth, then the limits.
@@ -375,8 +380,16 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
     'SVC_API_TOKENS: token 1 of 3 is shorter than 16 characters',
     'SVC_API_TOKENS: token 2 of 3 has characters outside A-Z a-z 0-9 - . _ ~ + / (and trailing =)',
     'SVC_METRICS_TOKEN: expected one token',
+    'SVC_KEEP_ALIVE_TIMEOUT_MS=999: expected an integer from 1000 to 3600000',
     'SVC_MAX_IN_FLIGHT=-1: expected an integer from 0 to 1000000',
   ])
+  for (const value of ['3600001', '65s', '0']) {
+    t.same(
+      (t.throws(() => readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: value })) as ConfigError).problems,
+      [`SVC_KEEP_ALIVE_TIMEOUT_MS=${value}: expected an integer from 1000 to 3600000`],
+      `SVC_KEEP_ALIVE_TIMEOUT_MS=${value} is refused`,
+    )
+  }
   t.notMatch(error.message, /short,|has space|0123456789/, 'no token is ever repeated')
   t.match((t.throws(() => readConfig({ SVC_METRICS_TOKEN: 'tiny' })) as ConfigError).problems, ['SVC_METRICS_TOKEN: the token is shorter than 16 characters'])
   t.same(readConfig({ SVC_API_TOKENS: ' , ' }).auth.apiTokens, [], 'blank is unset')

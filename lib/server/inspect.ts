@@ -38,7 +38,8 @@
 //   - the endpoint stopped reading a body, over the limit or cut short (`ctx.isBodyAbandoned`);
 //   - a chunked body is still arriving: its size has no bound, and reading it to find the next
 //     request would tie the connection up;
-//   - the server is draining (lib/README.md §8);
+//   - the process is no longer ready: draining, or stopped (lib/README.md §8; with an admin
+//     listener, the one that finishes its drain first sets `stopped` while the other still drains);
 //   - the client asked for it, or spoke HTTP/1.0 without keep-alive: Node's own rule.
 // A Content-Length body left unread is at most SVC_MAX_BODY_BYTES, so Node reads and drops it and
 // the connection stays open. A stream whose reader stalls is cut (lib/server/stream.ts).
@@ -103,7 +104,7 @@ export const createInspector = (maxBodyBytes: number, maxUrlBytes: number): Insp
 }
 
 /** The keep-alive rules that are the server's to apply; Node applies the client's. */
-export const closesConnection = (ctx: Ctx, isDraining: boolean): boolean => isDraining || ctx.isBodyAbandoned || (ctx.hasChunkedBody && !ctx.req.complete)
+export const closesConnection = (ctx: Ctx, isStopping: boolean): boolean => isStopping || ctx.isBodyAbandoned || (ctx.hasChunkedBody && !ctx.req.complete)
 
 /** Rows 3–6: the answer is decided, and the body behind the head is not read. */
 const abandon = (ctx: Ctx, rejection: HttpError): void => {

@@ -2,16 +2,16 @@
 // full (backpressure), cut when the client reads nothing for streamStallMs, and stopped (`return()`)
 // when the client leaves, so the endpoint's generator runs its cleanup.
 import type { ServerResponse } from 'node:http'
-import type { Ctx } from '../http/context.js'
+import type { Ctx, HookFailed } from '../http/context.js'
 import type { StreamReply } from '../pipeline.js'
 import { errorFields, type Logger } from '../telemetry/logger.js'
 import { SSE_TYPE, withExtra } from './headers.js'
 
-/** Resolves once the stream has ended and the request's written hooks have run; never rejects. */
+/** Resolves once the stream has ended and the request's written hooks have run; never rejects (a hook that throws goes to `hookFailed`). */
 export type StreamWriter = (ctx: Ctx, res: ServerResponse, reply: StreamReply) => Promise<void>
 
 export const createStreamWriter =
-  (logger: Logger, stallMs: number): StreamWriter =>
+  (logger: Logger, stallMs: number, hookFailed: HookFailed): StreamWriter =>
   async (ctx, res, reply) => {
     const headers = { 'content-type': SSE_TYPE, 'cache-control': 'no-cache', 'x-request-id': ctx.requestId, 'x-content-type-options': 'nosniff' }
     res.writeHead(reply.status, withExtra(headers, reply.headers))
@@ -44,7 +44,7 @@ export const createStreamWriter =
         logger.error('stream_failed', { path: ctx.path, error: errorFields(error) }, ctx)
       }
       res.end()
-      ctx.replyWritten(failure)
+      ctx.replyWritten(failure, hookFailed)
     }
   }
 

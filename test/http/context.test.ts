@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import t from 'tap'
 import { Ctx } from '../../lib/http/context.js'
-import { makeCtx } from '../fixtures/ctx.js'
+import { makeCtx, rethrow } from '../fixtures/ctx.js'
 
 t.test('the path and query are split without parsing the query until asked', async (t) => {
   const ctx = makeCtx('GET', '/a/b?x=1&y=%20')
@@ -28,18 +28,46 @@ t.test('each context gets its own request id and start time', async (t) => {
 })
 
 t.test('written hooks: none is a no-op; one, two or more all run once, in the order added, with the error', async (t) => {
-  makeCtx().replyWritten(new Error('nobody listens'))
+  makeCtx().replyWritten(new Error('nobody listens'), rethrow)
   for (const count of [1, 2, 3]) {
     const ctx = makeCtx()
     const calls: Array<[number, unknown, boolean]> = []
     for (let i = 0; i < count; i++) ctx.whenWritten((c, error) => void calls.push([i, error, c === ctx]))
     const broke = new Error('socket gone')
-    ctx.replyWritten(broke)
+    ctx.replyWritten(broke, rethrow)
     t.same(
       calls,
       Array.from({ length: count }, (_, i) => [i, broke, true]),
       `${count} hook(s)`,
     )
+  }
+})
+
+t.test('a written hook that throws is handed to the failure handler, and the hooks after it still run', async (t) => {
+  for (const [count, throwing] of [
+    [1, 0],
+    [3, 0],
+    [3, 1],
+    [3, 2],
+  ] as const) {
+    const ctx = makeCtx()
+    const ran: number[] = []
+    const failures: Array<[boolean, unknown]> = []
+    const thrown = new RangeError(`hook ${throwing} broke`)
+    for (let i = 0; i < count; i++) {
+      ctx.whenWritten(() => {
+        ran.push(i)
+        if (i === throwing) throw thrown
+      })
+    }
+    ctx.replyWritten(undefined, (c, error) => void failures.push([c === ctx, error]))
+    const label = `hook ${throwing} of ${count} throws`
+    t.same(
+      ran,
+      Array.from({ length: count }, (_, i) => i),
+      `${label}: every hook ran`,
+    )
+    t.same(failures, [[true, thrown]], `${label}: its error, once, with the context`)
   }
 })
 

@@ -351,6 +351,47 @@ t.test('a drain that outlasts its timeout closes what is left', async (t) => {
   t.type(await slow, Error, 'the cut request fails on the client')
 })
 
+t.test('a stream open on a keep-alive connection when the drain begins: its connection closes as it ends, and the drain with it', async (t) => {
+  const { RawConnection } = await import('../fixtures/raw-http.js')
+  const { app, base, adminBase } = await startApp(t, { SVC_ADMIN_PORT: '0', SVC_DRAIN_TIMEOUT_MS: '5000' }, testRoutes(100))
+  const conn = await RawConnection.open(portOf(base))
+  t.teardown(() => conn.destroy())
+  conn.send('GET /test/empty HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.equal((await conn.next())?.headers['connection'], 'keep-alive', 'the connection is kept alive')
+  conn.send('GET /test/stream?count=3&interval=150 HTTP/1.1\r\nHost: x\r\n\r\n')
+  await sleep(50)
+  const slow = fetch(`${base}/test/slow`)
+  await sleep(20)
+  const drainedAt = performance.now()
+  const drained = app.server.drain()
+  // The other listener answers during the drain: its replies are none of this listener's business.
+  t.equal((await fetch(`${adminBase as string}/health`)).status, 200)
+  t.equal((await slow).headers.get('connection'), 'close', 'a reply written during the drain closes its connection')
+  const stream = await conn.next()
+  t.equal(stream?.headers['connection'], 'keep-alive', 'the stream went out keep-alive, before the drain')
+  t.equal(stream?.body.toString(), 'data: {"n":0}\n\ndata: {"n":1}\n\ndata: {"n":2}\n\n', 'and ran to its end')
+  t.ok(await conn.closed(500), 'then its connection, idle, was closed')
+  t.same(await drained, { isComplete: true })
+  const ms = performance.now() - drainedAt
+  t.ok(ms < 1000, `the drain completed ${ms.toFixed(0)} ms after it began, as the stream ended, not at the 5000 ms timeout`)
+  // The listeners share one lifecycle, now `stopped`, which the fixture's teardown reads as all stopped.
+  await app.admin?.drain()
+})
+
+t.test('with an admin listener, an answer written after the other listener has stopped still closes its connection', async (t) => {
+  const { app, base, adminBase } = await startApp(t, { SVC_ADMIN_PORT: '0', SVC_DRAIN_TIMEOUT_MS: '5000' }, testRoutes(300))
+  t.equal((await fetch(`${adminBase as string}/ready`)).status, 200)
+  const slow = fetch(`${base}/test/slow`)
+  await sleep(50)
+  const drained = Promise.all([app.server.drain(), app.admin?.drain()])
+  await sleep(100)
+  t.equal(app.lifecycle.state, 'stopped', 'the admin listener, idle, finished its drain first')
+  const res = await slow
+  t.equal(res.status, 200)
+  t.equal(res.headers.get('connection'), 'close', 'the public answer still closes its connection')
+  t.same(await drained, [{ isComplete: true }, { isComplete: true }])
+})
+
 t.test('a layer that fails (not an endpoint) still gets a 500 problem answer and a log line', async (t) => {
   const { createServer } = await import('../../lib/server.js')
   const { createRouter } = await import('../../lib/router.js')
@@ -388,6 +429,70 @@ t.test('a layer that fails (not an endpoint) still gets a 500 problem answer and
       ['request_failed', 'layer broke later'],
     ],
   )
+})
+
+t.test('a written hook that throws is logged and counted, the hooks after it still run, and the process serves on', async (t) => {
+  const { createServer } = await import('../../lib/server.js')
+  const { createRouter } = await import('../../lib/router.js')
+  const { readConfig } = await import('../../lib/config.js')
+  const { createMetricsRegistry } = await import('../../lib/telemetry/registry.js')
+  const { captureLogger } = await import('../fixtures/app.js')
+  class HookError extends Error {
+    override name = 'HookError'
+  }
+  const config = readConfig({ PORT: '0' })
+  const { logger, lines } = captureLogger(config)
+  const registry = createMetricsRegistry({ environment: config.environment, version: 'test' })
+  const after: string[] = []
+  const router = createRouter(
+    [
+      { method: 'GET', path: '/json', handler: () => ({ kind: 'json', status: 200, body: { ok: true } }) },
+      { method: 'GET', path: '/empty', handler: () => ({ kind: 'json', status: 204 }) },
+      {
+        method: 'GET',
+        path: '/stream',
+        handler: () => ({
+          kind: 'stream',
+          status: 200,
+          stream: (async function* () {
+            yield 'data: {}\n\n'
+          })(),
+        }),
+      },
+    ],
+    [
+      (next) => (ctx) => {
+        ctx.whenWritten(() => {
+          throw new HookError(`hook broke on ${ctx.path}`)
+        })
+        ctx.whenWritten((c) => void after.push(c.path))
+        return next(ctx)
+      },
+    ],
+  )
+  const server = createServer({ config, router, logger, metrics: registry.http })
+  const { port } = await server.listen()
+  t.teardown(() => server.drain())
+  for (const [path, status] of [
+    ['/json', 200],
+    ['/empty', 204],
+    ['/stream', 200],
+  ] as const) {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`)
+    t.equal(res.status, status, `${path} answered`)
+    await res.arrayBuffer()
+  }
+  await sleep(20)
+  t.same(after, ['/json', '/empty', '/stream'], 'the hook after the one that threw ran every time')
+  const failed = lines().filter((l) => l.event === 'reply_hook_failed')
+  t.match(failed, [
+    { level: 'error', method: 'GET', path: '/json', request_id: String, error: { type: 'HookError', message: 'hook broke on /json', stack: /HookError/ } },
+    { path: '/empty', error: { message: 'hook broke on /empty' } },
+    { path: '/stream', error: { message: 'hook broke on /stream' } },
+  ])
+  t.equal(failed.length, 3)
+  const text = (await registry.render(undefined)).text
+  t.equal(sample(text, 'http_exceptions_total', { exception_type: 'HookError', environment: 'dev' }), 3, 'counted in http_exceptions_total by class')
 })
 
 t.test('ctx.signal aborts when the client goes away, and a body cut short is a 400', async (t) => {

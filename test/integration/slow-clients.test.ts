@@ -30,18 +30,56 @@ const trickle = async (conn: RawConnection, bytes: string, gapMs: number): Promi
 }
 
 t.test('the production limits: 10 s for headers, checked every second, 30 s per request, 65 s idle keep-alive', async (t) => {
-  t.match(LIMITS, {
+  t.same(LIMITS, {
     headersTimeoutMs: 10_000,
     checkIntervalMs: 1_000,
     requestTimeoutMs: 30_000,
-    keepAliveTimeoutMs: 65_000,
     maxHeaderBytes: 16_384,
     maxUrlBytes: 8_192,
     streamStallMs: 30_000,
   })
-  const { base } = await startApp(t, { SVC_DRAIN_TIMEOUT_MS: '200' })
+  const { base, app } = await startApp(t, { SVC_DRAIN_TIMEOUT_MS: '200' })
+  t.equal(app.server.http.keepAliveTimeout, 65_000, 'SVC_KEEP_ALIVE_TIMEOUT_MS, by default')
   const { responses } = await exchange(Number(new URL(base).port), `GET / HTTP/1.1\r\n${H}\r\n`, { closeWithinMs: 0 })
   t.equal(responses[0]?.headers['keep-alive'], 'timeout=65', 'clients are told how long an idle connection is kept')
+})
+
+t.test('SVC_KEEP_ALIVE_TIMEOUT_MS: an idle connection is kept that long on both listeners, and clients are told so', async (t) => {
+  const { base, adminBase, app } = await startApp(t, { SVC_KEEP_ALIVE_TIMEOUT_MS: '1000', SVC_ADMIN_PORT: '0', SVC_DRAIN_TIMEOUT_MS: '200' }, testRoutes())
+  t.equal(app.admin?.http.keepAliveTimeout, 1000, 'the admin listener keeps the same setting')
+  for (const [listener, url, path] of [
+    ['public', base, '/test/empty'],
+    ['admin', adminBase as string, '/health'],
+  ] as const) {
+    const conn = await RawConnection.open(Number(new URL(url).port))
+    t.teardown(() => conn.destroy())
+    conn.send(`GET ${path} HTTP/1.1\r\n${H}\r\n`)
+    const response = await conn.next()
+    t.equal(response?.headers['keep-alive'], 'timeout=1', `${listener}: Keep-Alive says 1 s`)
+    const idleFrom = performance.now()
+    t.notOk(await conn.closed(900), `${listener}: kept open while idle for less than the setting`)
+    t.ok(await conn.closed(3000), `${listener}: then closed`)
+    // Node closes a second after the setting (its keep-alive buffer, Node 20.20), never before it.
+    const idle = performance.now() - idleFrom
+    t.ok(idle >= 990 && idle < 3000, `${listener}: closed after ${Math.round(idle)} ms idle`)
+  }
+})
+
+t.test('an idle keep-alive connection is not held to the headers timeout: the next request, sent later, is answered', async (t) => {
+  // The headers timeout runs from a request's first byte, not over the idle time before it, so it
+  // need not exceed the keep-alive timeout (lib/server.ts, LIMITS).
+  const { port } = await startServer(t, {
+    routes: testRoutes(),
+    limits: { headersTimeoutMs: 100, requestTimeoutMs: 1000, checkIntervalMs: 25, keepAliveTimeoutMs: 5000 },
+  })
+  const conn = await RawConnection.open(port)
+  t.teardown(() => conn.destroy())
+  conn.send(`GET /test/empty HTTP/1.1\r\n${H}\r\n`)
+  t.equal((await conn.next())?.status, 204)
+  // Past the headers timeout plus Node's 1 s keep-alive buffer: open still, so neither closed it.
+  t.notOk(await conn.closed(1500), 'idle for fifteen headers timeouts, and still open')
+  conn.send(`GET /test/empty HTTP/1.1\r\n${H}\r\n`)
+  t.equal((await conn.next())?.status, 204, 'and the next request on it is answered')
 })
 
 t.test('slowloris: headers trickled a byte at a time are cut at headersTimeout with a 408', async (t) => {
@@ -163,7 +201,9 @@ t.test('a stream reader that reads nothing is buffered a bounded amount, then dr
 
 t.test('a slow reader that keeps reading is waited for, not dropped', async (t) => {
   const { state, route } = firehose()
-  const { port, lines } = await startServer(t, { routes: [route], limits: { streamStallMs: 300 } })
+  // Pauses of 150 ms against a 1 s stall limit: wide enough that a busy machine's late timers
+  // cannot turn a pause into a stall.
+  const { port, lines } = await startServer(t, { routes: [route], limits: { streamStallMs: 1000 } })
   // A client that only counts what it reads, so its own parsing never slows it.
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => socket.destroy())

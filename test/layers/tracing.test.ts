@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { traceHeaders, tracing } from '../../lib/layers/tracing.js'
 import { compose, type Handler, type Layer, type Reply, type RouteInfo } from '../../lib/pipeline.js'
 import { contextManager } from '../../lib/telemetry/context-manager.js'
-import { makeCtx } from '../fixtures/ctx.js'
+import { makeCtx, rethrow } from '../fixtures/ctx.js'
 
 t.test('traceHeaders finds the W3C headers in the raw list, any case, tracestate joined', async (t) => {
   t.equal(traceHeaders([]), undefined)
@@ -30,7 +30,7 @@ const setup = (t: Test) => {
 const run = async (handler: Handler, layer: ReturnType<typeof tracing>, written?: unknown) => {
   const ctx = makeCtx('GET', '/items/7')
   const reply = await layer(handler, ROUTE)(ctx)
-  ctx.replyWritten(written)
+  ctx.replyWritten(written, rethrow)
   return { ctx, reply }
 }
 
@@ -40,7 +40,7 @@ t.test('a sync endpoint stays sync, and its span ends only when the server says 
   const reply = layer(() => ({ kind: 'json', status: 200, body: {} }), ROUTE)(ctx)
   t.notOk(reply instanceof Promise)
   t.equal(exporter.getFinishedSpans().length, 0, 'not ended before the reply is written')
-  ctx.replyWritten(undefined)
+  ctx.replyWritten(undefined, rethrow)
   const [span] = exporter.getFinishedSpans()
   t.equal(span?.name, 'GET /items/{id}')
   t.equal(span?.kind, SpanKind.SERVER)
@@ -68,7 +68,7 @@ t.test('a request the layer decided to sample is traced under its own name, a ro
   const layer = tracing(provider.getTracer('test'), () => true)
   const ctx = makeCtx('PROPFIND', '/nowhere')
   layer(() => ({ kind: 'json', status: 404, body: {} }), { ...ROUTE, method: '*', template: '<unmatched>' })(ctx)
-  ctx.replyWritten(undefined)
+  ctx.replyWritten(undefined, rethrow)
   const [span] = exporter.getFinishedSpans()
   t.equal(span?.name, 'HTTP')
   t.equal(span?.parentSpanContext, undefined)
@@ -85,7 +85,24 @@ t.test("another layer's written hook leaves the span's in place: both run, in th
   const ctx = makeCtx('GET', '/items/7')
   compose(() => ({ kind: 'json', status: 200, body: {} }), [watching, layer], ROUTE)(ctx)
   ctx.whenWritten(() => void order.push(`inner, span ended: ${exporter.getFinishedSpans().length}`))
-  ctx.replyWritten(undefined)
+  ctx.replyWritten(undefined, rethrow)
   t.equal(exporter.getFinishedSpans().length, 1, 'the span ended')
   t.same(order, ['outer, span ended: 0', 'inner, span ended: 1'])
+})
+
+t.test("another layer's written hook that throws leaves the span's to run: the span still ends", async (t) => {
+  const { exporter, layer } = setup(t)
+  const broken = new TypeError('a hook broke')
+  const throwing: Layer = (next) => (ctx) => {
+    ctx.whenWritten(() => {
+      throw broken
+    })
+    return next(ctx)
+  }
+  const ctx = makeCtx('GET', '/items/7')
+  compose(() => ({ kind: 'json', status: 200, body: {} }), [throwing, layer], ROUTE)(ctx)
+  const failures: unknown[] = []
+  ctx.replyWritten(undefined, (c, error) => void failures.push(c === ctx && error))
+  t.same(failures, [broken], 'the failure is handed to the server')
+  t.equal(exporter.getFinishedSpans().length, 1, 'the span ended all the same')
 })

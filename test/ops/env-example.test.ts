@@ -57,6 +57,7 @@ t.test("the documented defaults are the configuration's defaults", async (t) => 
   t.equal(shown('SVC_DRAIN_TIMEOUT_MS'), String(defaults.drainTimeoutMs))
   // The example is for the units, which run behind a load balancer: the prod default.
   t.equal(shown('SVC_SHUTDOWN_DELAY_MS'), String(readConfig({ SVC_ENVIRONMENT: 'prod' }).shutdownDelayMs))
+  t.equal(shown('SVC_KEEP_ALIVE_TIMEOUT_MS'), String(defaults.keepAliveTimeoutMs))
   t.equal(shown('SVC_HEALTH_TIMEOUT_MS'), String(defaults.health.timeoutMs))
   t.equal(shown('SVC_HEALTH_CACHE_MS'), String(defaults.health.cacheMs))
 })
