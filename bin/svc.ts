@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// svc: a command (loadgen, profile, help), help or version, else serve (lib/start.ts).
+// svc: a command (loadgen, profile, help), help or version, else serve (lib/process/start.ts).
 //   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration or an unknown command
 //   128+n when a second signal n cuts a graceful shutdown short
-import { USAGE } from '../lib/config.js'
-import { type CommandName, unknownCommand } from '../lib/config/usage.js'
-import { LoadgenUsageError } from '../lib/loadgen/errors.js'
-import { LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/loadgen/loadgen.js'
-import { PROFILE_USAGE, runProfileCommand } from '../lib/profile/command.js'
-import { ProfileInputError } from '../lib/profile/errors.js'
-import { start } from '../lib/start.js'
-import { VERSION } from '../lib/version.js'
+import { USAGE } from '../lib/process/config/config.js'
+import { type CommandName, unknownCommand } from '../lib/process/config/usage.js'
+import { LoadgenUsageError } from '../lib/tools/loadgen/errors.js'
+import { LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/tools/loadgen/loadgen.js'
+import { PROFILE_USAGE, runProfileCommand } from '../lib/tools/profile/command.js'
+import { ProfileInputError } from '../lib/tools/profile/errors.js'
+import { start } from '../lib/process/start.js'
+import { VERSION } from '../lib/process/version.js'
 
 /** What `svc help COMMAND` prints: the command's own --help. */
 const USAGE_OF: Readonly<Record<CommandName, string>> = { loadgen: LOADGEN_USAGE, profile: PROFILE_USAGE, help: USAGE }

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { ConfigError, readConfig } from '../lib/config.js'
-import { DEFAULT_STORE_ROOT } from '../lib/config/model-store.js'
+import { ConfigError, readConfig } from '../lib/process/config/config.js'
+import { DEFAULT_STORE_ROOT } from '../lib/process/config/model-store.js'
 
 t.test('defaults apply when nothing is set', async (t) => {
   t.same(readConfig({}, []), {
@@ -373,7 +373,7 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
       SVC_KEEP_ALIVE_TIMEOUT_MS: '999',
     }),
   ) as ConfigError
-  // Section by section (lib/config.ts): the listeners, then auth, then the limits.
+  // Section by section (lib/process/config/config.ts): the listeners, then auth, then the limits.
   t.same(error.problems, [
     'SVC_ADMIN_HOST=a b: expected a host name or IP address',
     'SVC_ADMIN_PORT=99999: expected an integer from 0 to 65535',

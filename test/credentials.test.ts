@@ -2,8 +2,8 @@ import { mkdtemp, mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { ConfigError, readConfig } from '../lib/config.js'
-import { tokenList, withCredentials } from '../lib/credentials.js'
+import { ConfigError, readConfig } from '../lib/process/config/config.js'
+import { tokenList, withCredentials } from '../lib/process/credentials.js'
 
 t.test('without CREDENTIALS_DIRECTORY the environment is used as it is', async (t) => {
   const env = { SVC_CACHE_HOST: 'cache' }

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import t from 'tap'
-import { Ctx, type Params } from '../lib/http/context.js'
-import { HttpError } from '../lib/http/errors.js'
-import { UNMATCHED, type Handler, type Layer, type Method, type ProblemReply, type Reply, type RouteDef, type RouteInfo } from '../lib/pipeline.js'
-import { createRouter, type PathEntry, type Router } from '../lib/router.js'
+import { Ctx, type Params } from '../lib/core/http/context.js'
+import { HttpError } from '../lib/core/http/errors.js'
+import { UNMATCHED, type Handler, type Layer, type Method, type ProblemReply, type Reply, type RouteDef, type RouteInfo } from '../lib/core/pipeline.js'
+import { createRouter, type PathEntry, type Router } from '../lib/core/router.js'
 
 const ctxFor = (method: string, url: string): Ctx =>
   new Ctx({ url, method, headers: {} } as unknown as IncomingMessage, new EventEmitter() as unknown as ServerResponse, 1024)

@@ -1,8 +1,8 @@
-// lib/start.ts, as the CLI runs it: what the start-up line says about the environment, and a fault
+// lib/process/start.ts, as the CLI runs it: what the start-up line says about the environment, and a fault
 // that is not a configuration problem. Exit codes and start-up errors are test/integration/cli.test.ts's.
 import t, { type Test } from 'tap'
-import type { Env } from '../lib/config.js'
-import { start } from '../lib/start.js'
+import type { Env } from '../lib/process/config/config.js'
+import { start } from '../lib/process/start.js'
 import { PACKAGE_VERSION } from './fixtures/package-version.js'
 import { spawnTs } from './fixtures/spawn.js'
 

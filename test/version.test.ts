@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
-import { readVersion, VERSION } from '../lib/version.js'
+import { readVersion, VERSION } from '../lib/process/version.js'
 
 t.test('the version is the one in package.json', async (t) => {
   const { readFile } = await import('node:fs/promises')

@@ -26,9 +26,9 @@
 // publish, and read with the numbers at each scrape. For iris (four features and the answer) that
 // is about 55 ns a row at batch 64, most of it binning (`npm run bench`, in process, Node 20).
 import type { Registry } from 'prom-client'
-import type { ServedModel } from '../models/registry.js'
+import type { ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
-import { predictionInput } from '../profile/profile.js'
+import { predictionInput } from '../models/profile.js'
 import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/cells.js'
 import type { Logger } from '../telemetry/logger.js'
 import { binOf, compileBins, type FeatureBins } from './psi.js'

@@ -30,9 +30,9 @@
 // The registry's default labels add `environment`.
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Logger } from '../telemetry/logger.js'
-import type { ModelRegistry, ServedModel } from '../models/registry.js'
+import type { ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import type { Prediction, Reference } from '../models/runtime.js'
-import { predictionInput } from '../profile/profile.js'
+import { predictionInput } from '../models/profile.js'
 import type { BinCounters } from './bin-counters.js'
 import { compileBins, isSpike, scoreColumn, severityOf, type FeatureBins, type Severity, type Thresholds } from './psi.js'
 import { FeatureWindow } from './window.js'

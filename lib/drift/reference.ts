@@ -1,7 +1,7 @@
 // Reference distributions: what drift is measured against (runtime.ts: `FeatureReference`). One
 // implementation for every producer: training builds the shipped artifacts' references with it
 // (test/train/models.ts), and `svc profile` the profiles of models trained elsewhere
-// (lib/profile/), so a reference means the same whoever made it. Bins are those `referenceBin`
+// (lib/tools/profile/), so a reference means the same whoever made it. Bins are those `referenceBin`
 // (psi.ts) reads back: bin i holds edges[i-1] <= v < edges[i], the outer bins open.
 //
 // Retraining must reproduce the committed artifacts byte for byte (test/models/retrain.test.ts),

@@ -1,5 +1,5 @@
 // The live side of drift: per model, the last `capacity` input rows the predict path accepted, in
-// one Float64Array used as a ring (row-major, `width` values a row, as lib/models/features.ts
+// one Float64Array used as a ring (row-major, `width` values a row, as lib/models/inference/features.ts
 // encodes them for every runtime: a numerical input as its value, a categorical one as its level
 // index), and with `recordAnswered` what the model answered as each row's last value (a class
 // index, or a regressor's value). NaN marks a missing value; the drift check counts those apart

@@ -1,10 +1,10 @@
 // GET /api/external-data?currency=XXX: the latest BTC rate in one currency, from a third-party API
 // (lib/rates/), with Cache-Status saying whether it came from the cache, an upstream, or stale.
-import { RATE_PROVIDERS } from '../config.js'
-import type { Ctx } from '../http/context.js'
-import { HttpError } from '../http/errors.js'
-import { HEADERS as DOC_HEADERS, json, problem, problemExample, ref, type RouteDoc } from '../openapi/route-doc.js'
-import type { Handler, Reply } from '../pipeline.js'
+import { RATE_PROVIDERS } from '../process/config/config.js'
+import type { Ctx } from '../core/http/context.js'
+import { HttpError } from '../core/http/errors.js'
+import { HEADERS as DOC_HEADERS, json, problem, problemExample, ref, type RouteDoc } from '../core/route-doc.js'
+import type { Handler, Reply } from '../core/pipeline.js'
 import { CACHE_STATUS, type Lookup } from '../rates/cache.js'
 import { UNSUPPORTED, type Answer, type Rates } from '../rates/rates.js'
 

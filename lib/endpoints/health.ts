@@ -2,9 +2,9 @@
 // One body for all three; they differ only in when they answer 503.
 import { performance } from 'node:perf_hooks'
 import { COMPONENTS, type Checks, type HealthMonitor } from '../health/monitor.js'
-import { json, ref, type RouteDoc } from '../openapi/route-doc.js'
-import type { Handler, Reply } from '../pipeline.js'
-import type { Lifecycle } from '../lifecycle.js'
+import { json, ref, type RouteDoc } from '../core/route-doc.js'
+import type { Handler, Reply } from '../core/pipeline.js'
+import type { Lifecycle } from '../process/lifecycle.js'
 
 export type HealthStatus = 'ok' | 'degraded' | 'starting' | 'draining'
 export type HealthBody = Readonly<{ status: HealthStatus; checks: Checks; version: string; uptime_s: number }>

@@ -2,11 +2,11 @@
 // service's own telemetry, `interval` seconds apart, then the end of the stream (lib/README.md §1).
 // Parameters are checked before the stream exists, so a bad one is an ordinary 400 problem.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Ctx } from '../http/context.js'
-import { HttpError } from '../http/errors.js'
+import type { Ctx } from '../core/http/context.js'
+import { HttpError } from '../core/http/errors.js'
 import type { Figures } from '../insights/figures.js'
-import { HEADERS, problem, problemExample, ref, type RouteDoc } from '../openapi/route-doc.js'
-import type { Handler, Reply } from '../pipeline.js'
+import { HEADERS, problem, problemExample, ref, type RouteDoc } from '../core/route-doc.js'
+import type { Handler, Reply } from '../core/pipeline.js'
 
 export const COUNT = Object.freeze({ min: 1, max: 20, default: 5 })
 export const INTERVAL_S = Object.freeze({ min: 0, max: 10, default: 1 })
@@ -37,7 +37,7 @@ export const createStreamLimit = (max: number): StreamLimit => {
   }
 }
 
-// Each problem is constant, so each error is built once (as lib/http/errors.ts builds its 413).
+// Each problem is constant, so each error is built once (as lib/core/http/errors.ts builds its 413).
 const INVALID_COUNT = new HttpError(400, 'INVALID_PARAMETER', `count must be an integer from ${COUNT.min} to ${COUNT.max}`, { extra: { parameter: 'count' } })
 const INVALID_INTERVAL = new HttpError(400, 'INVALID_PARAMETER', `interval must be a number of seconds from ${INTERVAL_S.min} to ${INTERVAL_S.max}, e.g. 0.5`, {
   extra: { parameter: 'interval' },

@@ -1,7 +1,7 @@
 // GET /metrics: Prometheus text 0.0.4, or OpenMetrics when the scraper's Accept asks for it.
 import { Registry } from 'prom-client'
-import type { RouteDoc } from '../openapi/route-doc.js'
-import type { Handler } from '../pipeline.js'
+import type { RouteDoc } from '../core/route-doc.js'
+import type { Handler } from '../core/pipeline.js'
 import type { MetricsRegistry } from '../telemetry/registry.js'
 
 export const getMetrics =

@@ -1,6 +1,6 @@
 // The descriptions of the model routes (lib/README.md §10), one per route, each named by its route
 // in lib/endpoints/models.ts: /api/v1 and the Open Inference Protocol (KServe v2 REST).
-import { MAX_ID_LENGTH, NUMERIC_DATATYPES } from '../models/inference-request.js'
+import { MAX_ID_LENGTH, NUMERIC_DATATYPES } from '../models/inference/request.js'
 import {
   json,
   pathParameter,
@@ -12,7 +12,7 @@ import {
   type ResponseDoc,
   type RouteDoc,
   type Schema,
-} from '../openapi/route-doc.js'
+} from '../core/route-doc.js'
 
 const NAME = pathParameter('name', 'The model', 'iris')
 const VERSION = pathParameter('version', 'One of its versions', '1')

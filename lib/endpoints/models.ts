@@ -13,7 +13,7 @@
 //
 // A summary is { name, versions, default_version, platform, state, reason } (null where unknown).
 // `platform` is the runtime's (the default version's for a summary): "svc" for svc's own kernel
-// (lib/models/runtime-kernel.ts). Metadata shapes use -1 for the batch dimension, as OIP does.
+// (lib/models/kernel/runtime.ts). Metadata shapes use -1 for the batch dimension, as OIP does.
 //
 // Errors are problem+json with an `error` member (what OIP clients read), the detail again:
 // MODEL_NOT_FOUND 404 (`Model iris with version 3 not found`), MODEL_NOT_READY 503 (the model is
@@ -32,17 +32,17 @@
 // in the same turn, and only a Promise from an async runtime is waited on.
 import { performance } from 'node:perf_hooks'
 import type { DriftMonitor } from '../drift/monitor.js'
-import type { Ctx } from '../http/context.js'
-import { HttpError } from '../http/errors.js'
+import type { Ctx } from '../core/http/context.js'
+import { HttpError } from '../core/http/errors.js'
 import * as docs from './model-docs.js'
-import { encodeInputs } from '../models/features.js'
-import { readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference-request.js'
-import { inferResponseJson } from '../models/inference-response.js'
-import type { ModelCells, ModelMetrics } from '../models/metrics.js'
-import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry.js'
+import { encodeInputs } from '../models/inference/features.js'
+import { readInferRequest, readPredictRequest, type InferRequest, type PredictRequest } from '../models/inference/request.js'
+import { inferResponseJson } from '../models/inference/response.js'
+import type { ModelCells, ModelMetrics } from '../models/registry/metrics.js'
+import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Input, ModelVersion, Prediction } from '../models/runtime.js'
-import type { Handler, Reply, RouteDef } from '../pipeline.js'
-import { VERSION } from '../version.js'
+import type { Handler, Reply, RouteDef } from '../core/pipeline.js'
+import { VERSION } from '../process/version.js'
 
 export const SERVER_NAME = 'svc'
 

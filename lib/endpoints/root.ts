@@ -1,7 +1,7 @@
 // GET /: who this is and where to go next. The reply never changes, so it is built once.
-import { ENVIRONMENTS } from '../config.js'
-import { json, ref, type RouteDoc } from '../openapi/route-doc.js'
-import type { Handler, Reply } from '../pipeline.js'
+import { ENVIRONMENTS } from '../process/config/config.js'
+import { json, ref, type RouteDoc } from '../core/route-doc.js'
+import type { Handler, Reply } from '../core/pipeline.js'
 
 export type ServiceInfo = Readonly<{ name: string; version: string; environment: string }>
 

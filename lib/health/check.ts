@@ -1,8 +1,8 @@
 // What every dependency check shares (lib/README.md §9): the result shape, one hard timeout around
 // the whole attempt, latency, and a TCP exchange that always destroys its socket. Error texts come
-// from lib/net/describe-error.ts, short and stable: they are shown in /ready bodies.
+// from lib/core/net/describe-error.ts, short and stable: they are shown in /ready bodies.
 import { connect } from 'node:net'
-import { CONNECTION_CLOSED, describeError } from '../net/describe-error.js'
+import { CONNECTION_CLOSED, describeError } from '../core/net/describe-error.js'
 
 export type CheckResult = Readonly<{ status: 'ok' | 'fail'; latency_ms: number; error?: string }>
 /** Runs one attempt against a dependency. Never rejects and never throws: every failure is a result. */

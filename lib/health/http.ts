@@ -2,7 +2,7 @@
 // not the health endpoint), the body is never read, and no keep-alive socket outlives the attempt.
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { describeError } from '../net/describe-error.js'
+import { describeError } from '../core/net/describe-error.js'
 import { attempt, type Check } from './check.js'
 
 export const httpCheck = (url: URL, timeoutMs: number): Check => {

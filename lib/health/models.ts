@@ -1,7 +1,7 @@
 // The `models` component of the probes: readiness needs at least one model that can serve, since
 // an instance without a model answers every prediction 503 (lib/README.md §10). Nothing is asked
 // over the network; the registry already knows.
-import type { ModelRegistry } from '../models/registry.js'
+import type { ModelRegistry } from '../models/registry/registry.js'
 import type { Check, CheckResult } from './check.js'
 
 const SERVING: CheckResult = Object.freeze({ status: 'ok', latency_ms: 0 })

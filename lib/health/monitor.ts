@@ -3,7 +3,7 @@
 // round in flight, so a probe storm never becomes a dependency storm.
 import { performance } from 'node:perf_hooks'
 import { Gauge, Histogram, type Registry } from 'prom-client'
-import type { HealthConfig } from '../config.js'
+import type { HealthConfig } from '../process/config/config.js'
 import type { Check, CheckResult } from './check.js'
 import { httpCheck } from './http.js'
 import { postgresCheck } from './postgres.js'

@@ -8,9 +8,9 @@
 // and every accepted one are compared as SHA-256 digests with timingSafeEqual, all of them, every
 // time. Tokens are never logged or echoed: a refusal says only that a token is missing or wrong.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { HttpError } from '../http/errors.js'
-import { toProblemReply } from '../http/problem.js'
-import type { Layer, Reply } from '../pipeline.js'
+import { HttpError } from '../core/http/errors.js'
+import { toProblemReply } from '../core/http/problem.js'
+import type { Layer, Reply } from '../core/pipeline.js'
 
 export type AuthOptions = Readonly<{
   /** Tokens accepted on /api/v1/* and /v2/*; empty leaves them open. */

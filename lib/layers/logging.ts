@@ -3,12 +3,12 @@
 // Lines are prepared once per route and assembled from JSON members (pino's approach): a request
 // pays only for its own values — the method, the escaped path, status and duration.
 import { performance } from 'node:perf_hooks'
-import type { Ctx } from '../http/context.js'
+import type { Ctx } from '../core/http/context.js'
 import { errorFields, type LineFn, type Logger } from '../telemetry/logger.js'
 import { requestStore } from '../telemetry/request-store.js'
 import { onStreamEnd } from './stream-end.js'
-import type { Problem } from '../http/problem-body.js'
-import type { Handler, Layer, Reply } from '../pipeline.js'
+import type { Problem } from '../core/http/problem-body.js'
+import type { Handler, Layer, Reply } from '../core/pipeline.js'
 
 /**
  * Milliseconds with three decimals, from integer parts: formatting a double costs ~146 ns on
@@ -35,7 +35,7 @@ export const logging =
 
     // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is. A
     // route of one method at a path without parameters is only ever reached by that method at that
-    // very path (lib/router.ts), so its members are written once, here.
+    // very path (lib/core/router.ts), so its members are written once, here.
     const isFixed = route.method !== '*' && !route.template.includes('{')
     const fixedMembers = `,"method":"${route.method}","path":${JSON.stringify(route.template)}`
     const requestMembers = isFixed ? (): string => fixedMembers : (ctx: Ctx): string => `,"method":"${ctx.method}","path":${JSON.stringify(ctx.path)}`

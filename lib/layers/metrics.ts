@@ -1,10 +1,10 @@
 // Metrics layer (lib/README.md §4): in-flight, duration, totals and exceptions. Cells are resolved once per
 // (route, status) — and per method on the 404/405 pipelines — so a request only does `+=`.
 import { performance } from 'node:perf_hooks'
-import type { Ctx } from '../http/context.js'
+import type { Ctx } from '../core/http/context.js'
 import { count, observe, type CounterCell, type HistogramCell } from '../telemetry/cells.js'
 import { methodLabel, type HttpMetrics } from '../telemetry/http-metrics.js'
-import type { Layer, Reply } from '../pipeline.js'
+import type { Layer, Reply } from '../core/pipeline.js'
 import { onStreamEnd } from './stream-end.js'
 
 /** The cells of one (method, endpoint): the duration histogram and a counter per status. */

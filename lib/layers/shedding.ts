@@ -8,9 +8,9 @@
 // A stream counts while its endpoint prepares it, not while it streams: SVC_MAX_STREAMS bounds
 // those, and an idle stream holds no CPU.
 import { Counter, type Registry } from 'prom-client'
-import { toProblemReply } from '../http/problem.js'
-import { HttpError } from '../http/errors.js'
-import type { Layer, Reply } from '../pipeline.js'
+import { toProblemReply } from '../core/http/problem.js'
+import { HttpError } from '../core/http/errors.js'
+import type { Layer, Reply } from '../core/pipeline.js'
 
 export const SHED_REASONS = ['max_in_flight', 'event_loop_delay'] as const
 export type ShedReason = (typeof SHED_REASONS)[number]

@@ -3,7 +3,7 @@
 // Not a generator: an async generator never started runs no `finally` on return(), and the server
 // ends a HEAD reply without reading the stream. This wrapper reports the end on the last item, on
 // an error, and on return() — whichever comes first, once.
-import type { StreamReply } from '../pipeline.js'
+import type { StreamReply } from '../core/pipeline.js'
 
 /** `error` is what the stream threw, undefined when it ended or was stopped. */
 export type StreamEnd = (error: unknown) => void

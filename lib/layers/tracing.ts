@@ -14,10 +14,10 @@ import {
   type SpanOptions,
   type Tracer,
 } from '@opentelemetry/api'
-import type { Ctx, WrittenHook } from '../http/context.js'
+import type { Ctx, WrittenHook } from '../core/http/context.js'
 import { isStandardMethod } from '../telemetry/http-metrics.js'
 import { PRE_SAMPLED_CONTEXT, UNSAMPLED_CONTEXT } from '../telemetry/sampling.js'
-import { UNMATCHED, type Layer, type Reply } from '../pipeline.js'
+import { UNMATCHED, type Layer, type Reply } from '../core/pipeline.js'
 
 const SERVER: SpanOptions = Object.freeze({ kind: SpanKind.SERVER })
 const ERROR_STATUS = Object.freeze({ code: SpanStatusCode.ERROR })

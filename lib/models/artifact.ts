@@ -32,7 +32,7 @@
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
 import { createHash } from 'node:crypto'
-import { predictionInput, rangeProblem } from '../profile/profile.js'
+import { predictionInput, rangeProblem } from './profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
 
 export const FORMAT_VERSIONS: readonly number[] = [1]

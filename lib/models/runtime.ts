@@ -29,7 +29,7 @@
 //
 // A predictor:
 //   predict(features, rows)  `rows` rows of `features` (row-major, rows × inputs, in input order, as
-//                          lib/models/features.ts encodes them: a numerical input as its value, a
+//                          lib/models/inference/features.ts encodes them: a numerical input as its value, a
 //                          categorical one as its level index) in, a Prediction out, with arrays of
 //                          its own the response keeps. It must not change or keep `features` (the
 //                          drift window records them afterwards), and never answers NaN or
@@ -90,7 +90,7 @@ export type FeatureReference = NumericalReference | CategoricalReference
 /**
  * The reference of every input, in input order, over `rows` training rows, and, when known, of what
  * the model answered on them (`predictions`: a classifier's label output as categorical over its
- * classes, a regressor's value output as numerical; lib/profile/profile.ts `predictionInput`).
+ * classes, a regressor's value output as numerical; lib/models/profile.ts `predictionInput`).
  */
 export type Reference = Readonly<{ rows: number; features: readonly FeatureReference[]; predictions?: FeatureReference }>
 

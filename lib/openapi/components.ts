@@ -1,11 +1,11 @@
 // What every route of /openapi.json shares: the problem+json schema (lib/README.md §7), the standard
 // headers, and the answers any operation can give.
-import { payloadTooLarge } from '../http/errors.js'
-import { PROBLEM_CONTENT_TYPE, problemType } from '../http/problem-body.js'
-import { INTERNAL_PROBLEM } from '../http/problem.js'
+import { payloadTooLarge } from '../core/http/errors.js'
+import { PROBLEM_CONTENT_TYPE, problemType } from '../core/http/problem-body.js'
+import { INTERNAL_PROBLEM } from '../core/http/problem.js'
 import { RETRY_AFTER_S, SHED_REASONS } from '../layers/shedding.js'
 import { CACHE_STATUS } from '../rates/cache.js'
-import { EXAMPLE_REQUEST_ID, HEADERS, problem, problemExample, ref, type Example, type HeaderDoc, type ResponseDoc, type Schema } from './route-doc.js'
+import { EXAMPLE_REQUEST_ID, HEADERS, problem, problemExample, ref, type Example, type HeaderDoc, type ResponseDoc, type Schema } from '../core/route-doc.js'
 
 export const PROBLEM_SCHEMA: Schema = {
   type: 'object',
@@ -137,7 +137,7 @@ const OVERLOADED: ResponseDoc = problem(
 )
 
 // What the server answers, on any route, for a request head it will not take (rows 3–8 of the table
-// in lib/server/inspect.ts, with its texts and the default 8 KiB target limit of lib/server.ts). The
+// in lib/core/server/inspect.ts, with its texts and the default 8 KiB target limit of lib/core/server/server.ts). The
 // problem types are listed in the schema, so only these refusals fit the `4XX` range: an operation's
 // own 4xx must be declared under its own code.
 const REFUSED_HEAD = {

@@ -2,10 +2,10 @@
 // Each route brings its own description (RouteDef.doc); this adds what they all share and refuses,
 // listing every problem at once, a table that has a route without a description, a path parameter
 // left undescribed, an operationId used twice, or a reference to nothing.
-import { PROBLEM_CONTENT_TYPE } from '../http/problem-body.js'
-import type { RouteAuth, RouteDef } from '../pipeline.js'
+import { PROBLEM_CONTENT_TYPE } from '../core/http/problem-body.js'
+import type { RouteAuth, RouteDef } from '../core/pipeline.js'
 import { COMPONENT_HEADERS, COMPONENT_RESPONSES, COMPONENT_SCHEMAS, OVERLOADED_SUFFIX, overloadedExample, SHED_RETRY_AFTER } from './components.js'
-import { HEADERS, TAGS, type ResponseDoc, type RouteDoc, type Schema, type Tag } from './route-doc.js'
+import { HEADERS, TAGS, type ResponseDoc, type RouteDoc, type Schema, type Tag } from '../core/route-doc.js'
 
 export const OPENAPI_VERSION = '3.1.0'
 

@@ -1,9 +1,9 @@
 // GET /openapi.json: the document built once at start-up from the finished route table, sent as one
 // pre-serialised body with an ETag (lib/pages/static-file.ts).
 import { serveText } from '../pages/static-file.js'
-import type { RouteDef } from '../pipeline.js'
+import type { RouteDef } from '../core/pipeline.js'
 import { buildDocument, OPENAPI_VERSION, type DocumentOptions } from './document.js'
-import { HEADERS, type RouteDoc } from './route-doc.js'
+import { HEADERS, type RouteDoc } from '../core/route-doc.js'
 
 export const OPENAPI_PATH = '/openapi.json'
 

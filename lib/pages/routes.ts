@@ -1,8 +1,8 @@
 // GET /docs (Swagger UI over /openapi.json), GET /demo (the service watching itself), and their
 // files under /docs/{asset} and /demo/{asset}: one template each, so the HTTP metrics get one
 // `endpoint` label per folder whatever names clients try. Everything is read at start-up.
-import { HEADERS, problem, problemExample, type ParameterDoc, type ResponseDoc, type RouteDoc } from '../openapi/route-doc.js'
-import type { RouteDef } from '../pipeline.js'
+import { HEADERS, problem, problemExample, type ParameterDoc, type ResponseDoc, type RouteDoc } from '../core/route-doc.js'
+import type { RouteDef } from '../core/pipeline.js'
 import { DEMO_FILES, DOCS_FILES, defaultSources, readFiles, SWAGGER_UI_FILES, type PageSources } from './assets.js'
 import { contentType, serveFolder, serveText } from './static-file.js'
 

@@ -3,8 +3,8 @@
 // holds that version. Unknown names under a folder route are a 404 problem.
 import { createHash } from 'node:crypto'
 import { extname } from 'node:path'
-import { HttpError } from '../http/errors.js'
-import type { Handler, Headers, Reply } from '../pipeline.js'
+import { HttpError } from '../core/http/errors.js'
+import type { Handler, Headers, Reply } from '../core/pipeline.js'
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

@@ -3,8 +3,8 @@
 // context injected as `traceparent`), a duration and an outcome. An attempt never throws.
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api'
 import { performance } from 'node:perf_hooks'
-import { describeError, rootCause } from '../net/describe-error.js'
-import { readCapped } from '../net/read-capped.js'
+import { describeError, rootCause } from '../core/net/describe-error.js'
+import { readCapped } from '../core/net/read-capped.js'
 import type { Logger } from '../telemetry/logger.js'
 import { getTracer } from '../telemetry/tracer.js'
 import type { Outcome, UpstreamCells } from './upstream-metrics.js'

@@ -1,8 +1,8 @@
 // The latest BTC rate per currency: the upstreams asked in the configured order (the first to quote
 // answers), behind the single-flight cache with stale-if-error (lib/README.md §7 for the errors).
 import type { Context } from '@opentelemetry/api'
-import type { RatesConfig } from '../config.js'
-import { HttpError } from '../http/errors.js'
+import type { RatesConfig } from '../process/config/config.js'
+import { HttpError } from '../core/http/errors.js'
 import type { Logger } from '../telemetry/logger.js'
 import { createCache, type Lookup } from './cache.js'
 import { createUpstreamClient, type UpstreamClient } from './client.js'

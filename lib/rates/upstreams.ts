@@ -1,6 +1,6 @@
 // The two public BTC exchange-rate APIs GET /api/external-data asks, each reduced to the request
 // it sends and a strict reader of its reply. Both are pure: the client does the I/O.
-import type { RateProviderName } from '../config.js'
+import type { RateProviderName } from '../process/config/config.js'
 
 /** One BTC price as an upstream quoted it. */
 export type Quote = Readonly<{ value: number; timestamp: string }>

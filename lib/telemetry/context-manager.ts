@@ -2,7 +2,7 @@
 // enters. The SDK's own manager would run a second AsyncLocalStorage per request; this one costs
 // the tracing layer one field write, and `context.active()` one store lookup.
 import { ROOT_CONTEXT, trace, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api'
-import type { RequestBindings } from '../http/context.js'
+import type { RequestBindings } from '../core/http/context.js'
 import { requestStore } from './request-store.js'
 
 /**

@@ -1,8 +1,8 @@
 // A small structured logger (lib/README.md §5): one JSON object per line, or a readable console line.
 // Levels below the configured one are a shared no-op chosen at creation, so a disabled call costs
 // a function call and nothing else. Request bindings come from the AsyncLocalStorage store.
-import type { LogFormat, LogLevel } from '../config/choices.js'
-import type { RequestBindings } from '../http/context.js'
+import type { LogFormat, LogLevel } from '../process/config/choices.js'
+import type { RequestBindings } from '../core/http/context.js'
 import { requestStore } from './request-store.js'
 
 export type Fields = Readonly<Record<string, unknown>>

@@ -4,7 +4,7 @@
 // the export-failure log). Spans are kept, never copied, until their batch is exported.
 import { TraceFlags, type Context } from '@opentelemetry/api'
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-node'
-import type { TracingConfig } from '../config.js'
+import type { TracingConfig } from '../process/config/config.js'
 import { requestStore } from './request-store.js'
 
 export type DropReason = 'queue_full' | 'export_failed'

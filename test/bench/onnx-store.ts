@@ -14,7 +14,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { mulberry32 } from '../../lib/loadgen/random.js'
+import { mulberry32 } from '../../lib/tools/loadgen/random.js'
 
 const run = promisify(execFile)
 

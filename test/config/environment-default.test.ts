@@ -1,7 +1,7 @@
 // Which variables took their defaults, as start-up reports them: an unset SVC_ENVIRONMENT still
 // means dev, and readConfigAndDefaulted says it was not chosen.
 import t from 'tap'
-import { readConfig, readConfigAndDefaulted } from '../../lib/config.js'
+import { readConfig, readConfigAndDefaulted } from '../../lib/process/config/config.js'
 
 t.test('an unset SVC_ENVIRONMENT is dev, and noted as defaulted', async (t) => {
   for (const env of [{}, { SVC_ENVIRONMENT: '' }]) {

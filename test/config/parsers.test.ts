@@ -20,7 +20,7 @@ import {
   text,
   token,
   tokens,
-} from '../../lib/config/parsers.js'
+} from '../../lib/process/config/parsers.js'
 
 /** The value, or the reasons it was refused. */
 const parsed = <T>(parse: Parser<T>, raw: string): T | { refused: readonly string[] } => {

@@ -1,8 +1,8 @@
-// README.md's configuration table against the declarations of lib/config/variables.ts: one row per
+// README.md's configuration table against the declarations of lib/process/config/variables.ts: one row per
 // declared variable and none for anything else, each with the variable's flag and default.
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
-import { VARIABLES, type Variable } from '../../lib/config/variables.js'
+import { VARIABLES, type Variable } from '../../lib/process/config/variables.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
 const HEADER = '| Variable | Flag | Default | Meaning |'

@@ -1,9 +1,9 @@
 // svc --help, written from the declarations: every flag and variable in it with its default, in
 // the columns of the hand-written help it replaced.
 import t from 'tap'
-import { USAGE } from '../../lib/config.js'
-import { COMMANDS, formatUsage, unknownCommand } from '../../lib/config/usage.js'
-import { VARIABLES, type Variable } from '../../lib/config/variables.js'
+import { USAGE } from '../../lib/process/config/config.js'
+import { COMMANDS, formatUsage, unknownCommand } from '../../lib/process/config/usage.js'
+import { VARIABLES, type Variable } from '../../lib/process/config/variables.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
 const lines = USAGE.split('\n')

@@ -1,9 +1,9 @@
-// The declarations of lib/config/variables.ts are what the configuration reads: every declared
+// The declarations of lib/process/config/variables.ts are what the configuration reads: every declared
 // variable is looked up, nothing undeclared is, every default is a valid value and no flag is
 // declared twice.
 import t from 'tap'
-import { Invalid } from '../../lib/config/parsers.js'
-import { VARIABLES, type Variable } from '../../lib/config/variables.js'
+import { Invalid } from '../../lib/process/config/parsers.js'
+import { VARIABLES, type Variable } from '../../lib/process/config/variables.js'
 import { lookups } from './fixtures/lookups.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
@@ -30,7 +30,7 @@ t.test('every variable but the token file has a parser, and every flag is declar
   t.same(
     DECLARED.filter(([, { parse }]) => parse === undefined).map(([name]) => name),
     ['SVC_API_TOKENS_FILE'],
-    'lib/credentials.ts reads it',
+    'lib/process/credentials.ts reads it',
   )
   const flags = DECLARED.flatMap(([, { flag }]) => (flag === undefined ? [] : [flag.name]))
   t.same(flags, [...new Set(flags)])

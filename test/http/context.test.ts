@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import t from 'tap'
-import { Ctx } from '../../lib/http/context.js'
+import { Ctx } from '../../lib/core/http/context.js'
 import { makeCtx, rethrow } from '../fixtures/ctx.js'
 
 t.test('the path and query are split without parsing the query until asked', async (t) => {
@@ -72,7 +72,7 @@ t.test('a written hook that throws is handed to the failure handler, and the hoo
 })
 
 t.test('a body over the limit is the one 413 the server answers for a declared length, error member included', async (t) => {
-  const { payloadTooLarge } = await import('../../lib/http/errors.js')
+  const { payloadTooLarge } = await import('../../lib/core/http/errors.js')
   const req = Object.assign(new EventEmitter(), { method: 'POST', url: '/', headers: {}, rawHeaders: [], pause() {} })
   const ctx = new Ctx(req as unknown as IncomingMessage, new EventEmitter() as unknown as ServerResponse, 4)
   const body = ctx.body()

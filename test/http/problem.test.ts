@@ -1,7 +1,7 @@
 import t from 'tap'
-import { HttpError } from '../../lib/http/errors.js'
-import { problem, problemType } from '../../lib/http/problem-body.js'
-import { toProblemReply } from '../../lib/http/problem.js'
+import { HttpError } from '../../lib/core/http/errors.js'
+import { problem, problemType } from '../../lib/core/http/problem-body.js'
+import { toProblemReply } from '../../lib/core/http/problem.js'
 
 t.test('a problem takes its title from the status and its type from the code', async (t) => {
   t.same(problem(404, 'MODEL_NOT_FOUND', 'Model x not found'), {

@@ -1,8 +1,8 @@
 // bin/svc.ts explaining itself, as users run it in child processes: the commands in --help, each
 // command's usage, the version, and a mistyped command.
 import t from 'tap'
-import { LOADGEN_USAGE } from '../../lib/loadgen/loadgen.js'
-import { PROFILE_USAGE } from '../../lib/profile/command.js'
+import { LOADGEN_USAGE } from '../../lib/tools/loadgen/loadgen.js'
+import { PROFILE_USAGE } from '../../lib/tools/profile/command.js'
 import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { type Child, spawnTs } from '../fixtures/spawn.js'
 

@@ -2,7 +2,7 @@
 // check on node-cron or on demand, and what /metrics and the model detail then show.
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { runLoadgen, type LoadgenOptions } from '../../lib/loadgen/loadgen.js'
+import { runLoadgen, type LoadgenOptions } from '../../lib/tools/loadgen/loadgen.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { loadgenOptions } from '../fixtures/loadgen.js'
 import { sample } from '../fixtures/metrics-text.js'

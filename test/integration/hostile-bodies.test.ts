@@ -4,7 +4,7 @@
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { startApp } from '../fixtures/app.js'
-import { MAX_DETAIL, problem } from '../../lib/http/problem-body.js'
+import { MAX_DETAIL, problem } from '../../lib/core/http/problem-body.js'
 import { checkResponse, exchange, httpSeries, RawConnection, scrape, startServer, type RawResponse } from '../fixtures/raw-http.js'
 import { testRoutes } from '../fixtures/routes.js'
 

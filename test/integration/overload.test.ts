@@ -7,7 +7,7 @@ import t from 'tap'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { testRoutes } from '../fixtures/routes.js'
-import type { RouteDef } from '../../lib/pipeline.js'
+import type { RouteDef } from '../../lib/core/pipeline.js'
 
 const shed = async (base: string, reason: string): Promise<number | undefined> =>
   sample(await (await fetch(`${base}/metrics`)).text(), 'svc_requests_shed_total', { reason, environment: 'dev' })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { bearerAuth, bearerToken } from '../../lib/layers/auth.js'
-import type { Handler, ProblemReply, Reply, RouteInfo } from '../../lib/pipeline.js'
+import type { Handler, ProblemReply, Reply, RouteInfo } from '../../lib/core/pipeline.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
 /** A route as the router describes it; `auth` is the token its definition declares. */

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Registry } from 'prom-client'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createShedding, LAG_SAMPLE_MS, RETRY_AFTER_S } from '../../lib/layers/shedding.js'
-import type { Handler, ProblemReply, Reply, RouteInfo } from '../../lib/pipeline.js'
+import type { Handler, ProblemReply, Reply, RouteInfo } from '../../lib/core/pipeline.js'
 import { makeCtx } from '../fixtures/ctx.js'
 import { sample } from '../fixtures/metrics-text.js'
 

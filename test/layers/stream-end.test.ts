@@ -1,6 +1,6 @@
 import t from 'tap'
 import { onStreamEnd } from '../../lib/layers/stream-end.js'
-import type { StreamReply } from '../../lib/pipeline.js'
+import type { StreamReply } from '../../lib/core/pipeline.js'
 
 const reply = (stream: AsyncIterable<string>): StreamReply => ({ kind: 'stream', status: 200, headers: { 'x-a': '1' }, stream })
 const wrap = (stream: AsyncIterable<string>) => {

@@ -2,7 +2,7 @@ import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import t, { type Test } from 'tap'
 import { traceHeaders, tracing } from '../../lib/layers/tracing.js'
-import { compose, type Handler, type Layer, type Reply, type RouteInfo } from '../../lib/pipeline.js'
+import { compose, type Handler, type Layer, type Reply, type RouteInfo } from '../../lib/core/pipeline.js'
 import { contextManager } from '../../lib/telemetry/context-manager.js'
 import { makeCtx, rethrow } from '../fixtures/ctx.js'
 

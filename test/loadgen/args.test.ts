@@ -1,6 +1,6 @@
 import t from 'tap'
-import { LoadgenUsageError } from '../../lib/loadgen/errors.js'
-import { LOADGEN_USAGE, parseLoadgenArgs } from '../../lib/loadgen/loadgen.js'
+import { LoadgenUsageError } from '../../lib/tools/loadgen/errors.js'
+import { LOADGEN_USAGE, parseLoadgenArgs } from '../../lib/tools/loadgen/loadgen.js'
 
 t.test('defaults, and every option read', async (t) => {
   const defaults = parseLoadgenArgs(['--model', 'iris'])

@@ -2,7 +2,7 @@
 // unshifted, look like the training data to the drift check (inputs and answers), and shifted they
 // do not. PSI is read where a user reads it, GET /api/v1/models/{name}, after a check.
 import t, { type Test } from 'tap'
-import { runLoadgen, type LoadgenOptions, type LoadgenSummary } from '../../lib/loadgen/loadgen.js'
+import { runLoadgen, type LoadgenOptions, type LoadgenSummary } from '../../lib/tools/loadgen/loadgen.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { loadgenOptions } from '../fixtures/loadgen.js'
 

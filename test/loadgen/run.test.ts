@@ -2,7 +2,7 @@
 import t from 'tap'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import { runLoadgen, type LoadgenOptions } from '../../lib/loadgen/loadgen.js'
+import { runLoadgen, type LoadgenOptions } from '../../lib/tools/loadgen/loadgen.js'
 import { tempTree } from '../fixtures/model-store.js'
 import { closedPort, httpServer } from '../fixtures/tcp.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_ID_LENGTH, readInferRequest, readPredictRequest } from '../../lib/models/inference-request.js'
+import { MAX_ID_LENGTH, readInferRequest, readPredictRequest } from '../../lib/models/inference/request.js'
 import { caught, checkError, IRIS_ROWS, named, OPTIONS, perFeature, type Expected } from '../fixtures/model-requests.js'
 
 t.test('readPredictRequest returns the model, version and id; readInferRequest takes no model', async (t) => {

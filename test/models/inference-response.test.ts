@@ -1,7 +1,7 @@
 import t from 'tap'
-import { encodeInputs, encodeRows } from '../../lib/models/features.js'
-import { readInferRequest, readPredictRequest } from '../../lib/models/inference-request.js'
-import { inferResponseJson, type InferResponse, type OutputTensor } from '../../lib/models/inference-response.js'
+import { encodeInputs, encodeRows } from '../../lib/models/inference/features.js'
+import { readInferRequest, readPredictRequest } from '../../lib/models/inference/request.js'
+import { inferResponseJson, type InferResponse, type OutputTensor } from '../../lib/models/inference/response.js'
 import type { ModelVersion, Prediction } from '../../lib/models/runtime.js'
 import { kernelVersion, type Loaded } from '../fixtures/model-runtime.js'
 

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { MAX_PARAMETER, parseArtifact, type LinearArtifact } from '../../lib/models/artifact.js'
-import { encodeRows } from '../../lib/models/features.js'
-import type { InputError } from '../../lib/models/input-error.js'
-import { compile, type Classifier, type Regressor } from '../../lib/models/kernel.js'
+import { encodeRows } from '../../lib/models/inference/features.js'
+import type { InputError } from '../../lib/models/inference/input-error.js'
+import { compile, type Classifier, type Regressor } from '../../lib/models/kernel/kernel.js'
 import { artifactBytes, rawArtifact, sign } from '../fixtures/models.js'
 
 const iris = compile(parseArtifact(artifactBytes('iris'))) as Classifier

@@ -1,8 +1,8 @@
 // The ML series: children resolved once per served version, shared across reloads of the same one.
 import { Registry } from 'prom-client'
 import t from 'tap'
-import { createModelMetrics } from '../../lib/models/metrics.js'
-import type { ServedModel } from '../../lib/models/registry.js'
+import { createModelMetrics } from '../../lib/models/registry/metrics.js'
+import type { ServedModel } from '../../lib/models/registry/registry.js'
 import { sample } from '../fixtures/metrics-text.js'
 
 const served = (name: string, version: string): ServedModel => ({ name, version }) as unknown as ServedModel

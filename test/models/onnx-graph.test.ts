@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { exposeZipMapInputs, inspectGraph, MAX_NESTING, OnnxGraphError, type OnnxGraphErrorCode } from '../../lib/models/onnx-graph.js'
+import { exposeZipMapInputs, inspectGraph, MAX_NESTING, OnnxGraphError, type OnnxGraphErrorCode } from '../../lib/models/onnx/graph.js'
 import { mulberry32 } from '../fixtures/fuzz.js'
 import { ONNX_GRAPHS, type OnnxGraphName, onnxGraphs, python } from '../fixtures/onnx-graphs.js'
 

@@ -1,7 +1,7 @@
 // parseOnnxMetadata: metadata.json beside a model.onnx, optional as a whole and in every member,
 // checked as strictly as a manifest so a misspelt member stops the version with a reason.
 import t from 'tap'
-import { NO_METADATA, OnnxMetadataError, parseOnnxMetadata } from '../../lib/models/onnx-metadata.js'
+import { NO_METADATA, OnnxMetadataError, parseOnnxMetadata } from '../../lib/models/onnx/metadata.js'
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value))
 

@@ -2,9 +2,9 @@
 // profile. Summaries are written by hand here, as inspectGraph reports them, so each case is one
 // shape of graph; test/integration/onnx.test.ts serves the generated graphs end to end.
 import t from 'tap'
-import type { GraphSummary, GraphValue, ZipMap } from '../../lib/models/onnx-graph.js'
-import { NO_METADATA, type OnnxMetadata } from '../../lib/models/onnx-metadata.js'
-import { ONNX_PLATFORM, type OnnxFiles, planOnnx } from '../../lib/models/onnx-plan.js'
+import type { GraphSummary, GraphValue, ZipMap } from '../../lib/models/onnx/graph.js'
+import { NO_METADATA, type OnnxMetadata } from '../../lib/models/onnx/metadata.js'
+import { ONNX_PLATFORM, type OnnxFiles, planOnnx } from '../../lib/models/onnx/plan.js'
 
 // TensorProto.DataType, as onnx.proto numbers them
 const FLOAT = 1

@@ -4,8 +4,8 @@
 // and test/integration/onnx run real sessions.
 import type { InferenceSession } from 'onnxruntime-node'
 import t from 'tap'
-import type { Feed, OnnxPlan } from '../../lib/models/onnx-plan.js'
-import { onnxPredictor, type TensorConstructor } from '../../lib/models/onnx-predictor.js'
+import type { Feed, OnnxPlan } from '../../lib/models/onnx/plan.js'
+import { onnxPredictor, type TensorConstructor } from '../../lib/models/onnx/predictor.js'
 import type { Input, ModelVersion, ValuePrediction } from '../../lib/models/runtime.js'
 
 /** What a Tensor was built with. */

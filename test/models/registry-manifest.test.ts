@@ -1,6 +1,6 @@
 // The manifest a registry reads per model: a default version, optionally more versions, nothing else.
 import t from 'tap'
-import { compareVersions, parseManifest } from '../../lib/models/manifest.js'
+import { compareVersions, parseManifest } from '../../lib/models/store/manifest.js'
 
 const parse = (text: string) => parseManifest(Buffer.from(text))
 

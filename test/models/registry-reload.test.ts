@@ -2,8 +2,8 @@
 // leaves the old serving; unchanged files are not read again; the cron job runs passes.
 import t from 'tap'
 import { setImmediate as turn } from 'node:timers/promises'
-import type { ServedModel } from '../../lib/models/registry.js'
-import { StoreError } from '../../lib/models/store-error.js'
+import type { ServedModel } from '../../lib/models/registry/registry.js'
+import { StoreError } from '../../lib/models/store/error.js'
 import { artifactFile, corrupted, harness, isConsistent, manifest, rebuilt, shippedFiles } from '../fixtures/model-registry.js'
 
 t.test('a pass over an unchanged store stats each file, reads none and logs nothing', async (t) => {

@@ -2,7 +2,7 @@
 // interval, and the ticks of it that make a pass; checked against node-cron's own next runs.
 import t from 'tap'
 import { createTask, validate } from 'node-cron'
-import { cronPlan, isReloadInterval, MAX_RELOAD_INTERVAL_S } from '../../lib/models/reload-schedule.js'
+import { cronPlan, isReloadInterval, MAX_RELOAD_INTERVAL_S } from '../../lib/models/registry/reload-schedule.js'
 
 const CASES: ReadonlyArray<readonly [intervalS: number, expression: string, every: number]> = [
   [1, '*/1 * * * * *', 1],

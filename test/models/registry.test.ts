@@ -2,9 +2,9 @@
 // svc_model_ready, and what the registry refuses when it is built.
 import t from 'tap'
 import { Registry } from 'prom-client'
-import { createModelRegistry } from '../../lib/models/registry.js'
-import { StoreError } from '../../lib/models/store-error.js'
-import { createMemoryStore } from '../../lib/models/store-memory.js'
+import { createModelRegistry } from '../../lib/models/registry/registry.js'
+import { StoreError } from '../../lib/models/store/error.js'
+import { createMemoryStore } from '../../lib/models/store/memory.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { artifactFile, corrupted, harness, isConsistent, manifest, shippedFiles } from '../fixtures/model-registry.js'
 

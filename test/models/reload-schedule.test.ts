@@ -1,9 +1,9 @@
-// The hot-reload job in the process: cronScheduler runs the tick on node-cron (lib/cron.ts) until
+// The hot-reload job in the process: cronScheduler runs the tick on node-cron (lib/process/cron.ts) until
 // stopped. The plans it is given are tested in registry-schedule.test.ts.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { readConfig } from '../../lib/config.js'
-import { cronPlan, cronScheduler, isReloadInterval, MAX_RELOAD_INTERVAL_S } from '../../lib/models/reload-schedule.js'
+import { readConfig } from '../../lib/process/config/config.js'
+import { cronPlan, cronScheduler, isReloadInterval, MAX_RELOAD_INTERVAL_S } from '../../lib/models/registry/reload-schedule.js'
 
 t.test('cronScheduler ticks on the expression until stopped', async (t) => {
   let ticks = 0

@@ -2,10 +2,10 @@
 // and a predictor that answers synchronously with arrays of its own.
 import t from 'tap'
 import { parseArtifact } from '../../lib/models/artifact.js'
-import { encodeRows } from '../../lib/models/features.js'
-import { compile, type Classifier } from '../../lib/models/kernel.js'
+import { encodeRows } from '../../lib/models/inference/features.js'
+import { compile, type Classifier } from '../../lib/models/kernel/kernel.js'
 import type { ClassPrediction, ValuePrediction } from '../../lib/models/runtime.js'
-import { describeArtifact, KERNEL_PLATFORM, kernelRuntime } from '../../lib/models/runtime-kernel.js'
+import { describeArtifact, KERNEL_PLATFORM, kernelRuntime } from '../../lib/models/kernel/runtime.js'
 import { artifactBytes } from '../fixtures/models.js'
 
 t.test('the kernel runtime is "svc", reads one model.json and describes it with the artifact’s own members', async (t) => {

@@ -1,7 +1,7 @@
 // The ONNX runtime with the real onnxruntime-node, no HTTP: reading a version's files, loading a
 // session, what a classifier makes of raw scores, and the release of a replaced session.
 import t from 'tap'
-import { describeOnnxError, createOnnxRuntime } from '../../lib/models/runtime-onnx.js'
+import { describeOnnxError, createOnnxRuntime } from '../../lib/models/onnx/runtime.js'
 import type { ClassPrediction } from '../../lib/models/runtime.js'
 import { onnxGraphs } from '../fixtures/onnx-graphs.js'
 

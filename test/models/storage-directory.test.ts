@@ -3,7 +3,7 @@
 import { mkdir, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { createDirectoryStore } from '../../lib/models/store-directory.js'
+import { createDirectoryStore } from '../../lib/models/store/directory.js'
 import { tempTree } from '../fixtures/model-store.js'
 
 const MAX_BYTES = 1024

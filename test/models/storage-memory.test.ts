@@ -1,6 +1,6 @@
 // The memory store's own surface: put and remove stage what a hot reload must notice.
 import t from 'tap'
-import { createMemoryStore } from '../../lib/models/store-memory.js'
+import { createMemoryStore } from '../../lib/models/store/memory.js'
 
 t.test('put adds and replaces files; the etag follows the content, mtime the clock', async (t) => {
   let now = 1000

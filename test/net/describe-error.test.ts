@@ -1,5 +1,5 @@
 import t from 'tap'
-import { CONNECTION_CLOSED, describeError, rootCause } from '../../lib/net/describe-error.js'
+import { CONNECTION_CLOSED, describeError, rootCause } from '../../lib/core/net/describe-error.js'
 
 const withCode = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`connect ${code} 10.0.0.1:5432`), { code })
 

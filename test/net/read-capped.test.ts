@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readCapped } from '../../lib/net/read-capped.js'
+import { readCapped } from '../../lib/core/net/read-capped.js'
 
 /** A reply whose body arrives in the given chunks, and a flag that turns true if the stream is cancelled. */
 const reply = (chunks: readonly string[], headers: Record<string, string> = {}): { res: Response; cancelled: () => boolean } => {

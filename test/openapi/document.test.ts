@@ -2,8 +2,8 @@
 import t from 'tap'
 import { buildDocument, OPENAPI_VERSION, type DocumentOptions } from '../../lib/openapi/document.js'
 import { openApiRoute, OPENAPI_DOC, OPENAPI_PATH } from '../../lib/openapi/endpoint.js'
-import { json, problem, problemExample, ref, type RouteDoc } from '../../lib/openapi/route-doc.js'
-import type { RouteAuth, RouteDef } from '../../lib/pipeline.js'
+import { json, problem, problemExample, ref, type RouteDoc } from '../../lib/core/route-doc.js'
+import type { RouteAuth, RouteDef } from '../../lib/core/pipeline.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
 const INFO = { title: 'svc', version: '1.2.3' }

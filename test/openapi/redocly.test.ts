@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { packageRoot } from '../../lib/package-root.js'
+import { packageRoot } from '../../lib/process/package-root.js'
 import { CONFIGURATIONS, servedDocument } from '../fixtures/openapi.js'
 
 const ROOT = packageRoot(new URL(import.meta.url))

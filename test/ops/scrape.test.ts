@@ -45,7 +45,7 @@ const PROMETHEUS_OWN: ReadonlySet<string> = new Set([
 
 type Service = Readonly<{ base: string; host: string; metrics(): Promise<string> }>
 
-/** The service as `svc` starts it (lib/start.ts), with the test routes, stopped at teardown. */
+/** The service as `svc` starts it (lib/process/start.ts), with the test routes, stopped at teardown. */
 const serve = async (t: Test, env: Readonly<Record<string, string>>): Promise<Service> => {
   const { base, host } = await startInstance(t, { SLOW_MS: '20', ...env })
   return { base, host, metrics: async () => (await fetch(`${base}/metrics`)).text() }

@@ -1,6 +1,6 @@
 // Files served as built at start-up: types by extension, strong validators, 304, a fixed list.
 import t from 'tap'
-import type { HttpError } from '../../lib/http/errors.js'
+import type { HttpError } from '../../lib/core/http/errors.js'
 import { contentType, etagOf, isFresh, serveFolder, serveText } from '../../lib/pages/static-file.js'
 import { makeCtx } from '../fixtures/ctx.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FeatureReference, Reference } from '../../lib/models/runtime.js'
-import { binsWarning } from '../../lib/profile/bins-warning.js'
+import { binsWarning } from '../../lib/tools/profile/bins-warning.js'
 import { rawArtifact } from '../fixtures/models.js'
 
 /** A numerical reference of `bins` equal bins. */

@@ -2,9 +2,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import t from 'tap'
-import { DEFAULT_STORE_ROOT } from '../../lib/config/model-store.js'
-import { parseProfileArgs, PROFILE_USAGE, ProfileUsageError, runProfileCommand } from '../../lib/profile/command.js'
-import { parseProfile } from '../../lib/profile/profile.js'
+import { DEFAULT_STORE_ROOT } from '../../lib/process/config/model-store.js'
+import { parseProfileArgs, PROFILE_USAGE, ProfileUsageError, runProfileCommand } from '../../lib/tools/profile/command.js'
+import { parseProfile } from '../../lib/models/profile.js'
 
 t.test('defaults, and every option read', async (t) => {
   t.same(parseProfileArgs(['--input', 'train.csv']), {

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createCsvParser, type CsvRecord } from '../../lib/profile/csv.js'
-import { LineError } from '../../lib/profile/errors.js'
+import { createCsvParser, type CsvRecord } from '../../lib/tools/profile/csv.js'
+import { LineError } from '../../lib/tools/profile/errors.js'
 
 /** Every record of `text`, pushed in chunks of `size` characters (the whole text by default). */
 const parse = (text: string, delimiter?: string, size = text.length || 1): CsvRecord[] => {

@@ -2,8 +2,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { DEFAULT_STORE_ROOT } from '../../lib/config/model-store.js'
-import { loadModel, ModelLoadError } from '../../lib/profile/model.js'
+import { DEFAULT_STORE_ROOT } from '../../lib/process/config/model-store.js'
+import { loadModel, ModelLoadError } from '../../lib/tools/profile/model.js'
 import { rawArtifact, sign } from '../fixtures/models.js'
 
 const SHIPPED = { kind: 'directory', root: DEFAULT_STORE_ROOT } as const

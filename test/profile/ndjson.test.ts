@@ -1,6 +1,6 @@
 import t from 'tap'
-import { LineError } from '../../lib/profile/errors.js'
-import { createNdjsonParser, type NdjsonRecord } from '../../lib/profile/ndjson.js'
+import { LineError } from '../../lib/tools/profile/errors.js'
+import { createNdjsonParser, type NdjsonRecord } from '../../lib/tools/profile/ndjson.js'
 
 const parse = (text: string, size = text.length || 1): NdjsonRecord[] => {
   const parser = createNdjsonParser()

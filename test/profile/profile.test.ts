@@ -1,7 +1,7 @@
 // parseProfile: the one way a profile gets in, refusing every malformed member by name.
 import t from 'tap'
 import type { Input } from '../../lib/models/runtime.js'
-import { parseProfile, predictionInput, type Profile, ProfileError, serialiseProfile } from '../../lib/profile/profile.js'
+import { parseProfile, predictionInput, type Profile, ProfileError, serialiseProfile } from '../../lib/models/profile.js'
 import { rawArtifact } from '../fixtures/models.js'
 
 const GOOD = {

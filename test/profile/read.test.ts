@@ -2,9 +2,9 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { createCsvParser, type CsvRecord } from '../../lib/profile/csv.js'
-import { LineError, ProfileInputError } from '../../lib/profile/errors.js'
-import { type Parser, readRecords } from '../../lib/profile/read.js'
+import { createCsvParser, type CsvRecord } from '../../lib/tools/profile/csv.js'
+import { LineError, ProfileInputError } from '../../lib/tools/profile/errors.js'
+import { type Parser, readRecords } from '../../lib/tools/profile/read.js'
 
 /** A parser that hands back each chunk of text as a record, to see exactly what was decoded. */
 const chunks = (): Parser<string> => ({ push: (text) => [text], end: () => [] })

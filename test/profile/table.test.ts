@@ -2,8 +2,8 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { ProfileInputError } from '../../lib/profile/errors.js'
-import { CELLS, type Cells, fieldOf, memberOf, scanTable, type TableSource } from '../../lib/profile/table.js'
+import { ProfileInputError } from '../../lib/tools/profile/errors.js'
+import { CELLS, type Cells, fieldOf, memberOf, scanTable, type TableSource } from '../../lib/tools/profile/table.js'
 
 const DIR = t.testdir()
 let files = 0

@@ -40,7 +40,7 @@ const sourceFiles = async (dir: string): Promise<string[]> => {
 
 /**
  * Every event the code logs: `logger.info('event'`, `logger[level]('event'`, `prepare(level,
- * 'event')`, and the process's last words (`die('event')`, lib/shutdown.ts).
+ * 'event')`, and the process's last words (`die('event')`, lib/process/shutdown.ts).
  */
 const loggedEvents = async (): Promise<Set<string>> => {
   const events = new Set<string>()
@@ -78,7 +78,7 @@ t.test('the Metrics table lists every series a running service declares, with it
   const declared = new Map(
     [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].filter((m) => !/^(process|nodejs)_/.test(m[1] as string)).map((m) => [m[1] as string, m[2] as string]),
   )
-  // The CLI counts the log lines its writers drop (lib/start.ts hands createApp their count); an app
+  // The CLI counts the log lines its writers drop (lib/process/start.ts hands createApp their count); an app
   // built without line writers has nothing to count.
   declared.set('svc_log_lines_dropped_total', 'counter')
   t.ok(declared.size >= 30, `${declared.size} series declared`)

@@ -1,7 +1,7 @@
 // The numerical pieces of training. Everything is deterministic: one seeded PRNG for the split,
 // fixed iteration counts, and every sum taken in row order, so a retrain reproduces the committed
 // artifacts bit for bit.
-import { mulberry32, shuffle } from '../../lib/loadgen/random.js'
+import { mulberry32, shuffle } from '../../lib/tools/loadgen/random.js'
 
 // References are built by lib/drift/reference.ts, shared with `svc profile`; re-exported here for
 // the tests that build one the way training does (test/drift/psi.test.ts).

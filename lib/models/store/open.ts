@@ -1,0 +1,19 @@
+// The store SVC_MODEL_STORE names (store.ts has the interface): a directory, an HTTP(S) base URL,
+// or memory for tests that build their configuration in code.
+import type { StoreSpec } from '../../process/config/model-store.js'
+import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, type Store, type StoreOptions } from './store.js'
+import { createDirectoryStore } from './directory.js'
+import { createHttpStore } from './http.js'
+import { createMemoryStore } from './memory.js'
+
+/** Builds the store a spec names, with the defaults for what `options` leaves out. */
+export const createStore = (spec: StoreSpec, { timeoutMs = DEFAULT_TIMEOUT_MS, maxBytes = DEFAULT_MAX_BYTES, now = Date.now }: StoreOptions = {}): Store => {
+  switch (spec.kind) {
+    case 'directory':
+      return createDirectoryStore(spec.root, { maxBytes })
+    case 'http':
+      return createHttpStore(spec.url, { timeoutMs, maxBytes })
+    case 'memory':
+      return createMemoryStore(spec.files, { maxBytes, now })
+  }
+}

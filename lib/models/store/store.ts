@@ -1,0 +1,40 @@
+// Where model versions come from (lib/README.md §10): `<model>/manifest.json` naming the default
+// version, and each version's files under `<model>/<version>/` (`model.json` for the kernel; the
+// runtime names them, runtime.ts). Three stores implement this interface: a directory
+// (store-directory.ts), an HTTP(S) artifact server shared by a fleet (store-http.ts), and memory
+// for tests (store-memory.ts); storage.ts builds the one SVC_MODEL_STORE names. A registry polls
+// them: `stat` tells a changed file from an unchanged one without reading it.
+
+export type StoreStat = Readonly<{
+  size: number
+  /** Last modification, ms since the epoch; 0 when the store cannot tell (an HTTP server without Last-Modified). */
+  mtimeMs: number
+  /** Opaque, quoted like an HTTP ETag: equal etags mean the same content. Compare, never parse. */
+  etag: string
+}>
+
+/**
+ * Paths are relative to the store's root, `/`-separated: `iris/manifest.json`, `iris/2/model.json`
+ * (see checkPath). Every method rejects with a StoreError, and only with one.
+ */
+export type Store = Readonly<{
+  /** Where the store reads from, safe to log: a directory, or a URL without credentials. */
+  description: string
+  /** Model names, sorted: each is a `<model>` whose `<model>/manifest.json` the store lists. */
+  list(): Promise<readonly string[]>
+  /** The file's bytes; a fresh Buffer the caller may keep or change. */
+  read(path: string): Promise<Buffer>
+  stat(path: string): Promise<StoreStat>
+}>
+
+export type StoreOptions = Readonly<{
+  /** Each HTTP request's bound, connect to last body byte (HTTP store only); DEFAULT_TIMEOUT_MS. */
+  timeoutMs?: number
+  /** Largest file `read` returns; larger ones are TOO_LARGE, never downloaded or buffered. DEFAULT_MAX_BYTES. */
+  maxBytes?: number
+  /** Wall clock for the memory store's mtimes. */
+  now?: () => number
+}>
+
+export const DEFAULT_TIMEOUT_MS = 5000
+export { DEFAULT_MAX_BYTES } from '../../process/config/model-store.js'

@@ -1,0 +1,282 @@
+// `svc loadgen`: prediction traffic against a running service, replayed from rows like the model's
+// training data and optionally shifted, so a user can watch drift rise on /metrics and the drift
+// alerts fire.
+//
+//   svc loadgen --model iris [--rows FILE] [--url http://127.0.0.1:8000[,http://…]] [--shift 1.5]
+//               [--features a,b] [--rate 50] [--duration 60s] [--batch 1] [--concurrency 32] [--seed N]
+//
+// It reads the model's inputs, version and sha256 from GET /api/v1/models/{name} on the first
+// instance, then the rows (rows.ts: --rows, or those svc ships for that build), shifts them
+// (replay.ts) and sends `rate` POST /api/v1/predict requests a second, each with `batch` rows taken
+// in the replay's order, for `duration`; request i goes to instance i mod n. At most `concurrency`
+// requests are in flight; a request that would exceed that is not sent and is reported as skipped,
+// so a slow service shows up as a shortfall rather than a queue. Progress goes to `write` every
+// 5 s, then a summary, per instance when there are several. Exit status: 0 when every request
+// succeeded.
+import { extname } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { Input } from '../../models/runtime.js'
+import { FORMAT_OF_EXTENSION, type TableSource } from '../profile/table.js'
+import { LoadgenUsageError } from './errors.js'
+import { mulberry32 } from './random.js'
+import { createReplay, shiftedInputs, shiftRows } from './replay.js'
+import { readRows, shippedRows } from './rows.js'
+
+export type LoadgenOptions = Readonly<{
+  /** The instances, sent to in turn; the first describes the model. */
+  urls: readonly URL[]
+  model: string
+  /** --rows; undefined for the rows svc ships for the model. */
+  rows: TableSource | undefined
+  shift: number
+  /** Inputs to shift; empty for every numerical input. */
+  features: readonly string[]
+  rate: number
+  durationMs: number
+  batch: number
+  concurrency: number
+  /** Seeds the order the rows are sent in. */
+  seed: number
+  /** Each request's time limit. */
+  timeoutMs: number
+}>
+
+export type InstanceSummary = Readonly<{ url: string; sent: number; ok: number; failed: number; byStatus: Readonly<Record<string, number>> }>
+
+export type LoadgenSummary = Readonly<{
+  sent: number
+  ok: number
+  failed: number
+  skipped: number
+  rows: number
+  byStatus: Readonly<Record<string, number>>
+  /** Per instance, in --url order. */
+  instances: readonly InstanceSummary[]
+}>
+
+export const LOADGEN_USAGE = `Usage: svc loadgen --model NAME [options]
+
+Sends rows to a running svc as prediction traffic: every row once per cycle, in a seeded shuffled
+order, optionally shifted to make drift.
+  --model NAME        model to predict with (required)
+  --rows FILE         the rows to send: CSV, TSV or NDJSON by extension (.csv, .tsv, .ndjson,
+                      .jsonl), read as svc profile reads them; only the model's inputs are sent,
+                      an empty CSV field or NDJSON null as null (default: for a model shipped with
+                      svc, the rows its reference was built from)
+  --url URL[,URL…]    the service, or several instances of it, comma-separated, sent to in turn
+                      (request i to instance i mod n); the first describes the model
+                      (default http://127.0.0.1:8000)
+  --shift K           move the shifted features by K standard deviations of their values in the
+                      rows (default 0)
+  --features A,B      numerical inputs to shift (default: every numerical input)
+  --rate N            requests per second (default 50)
+  --duration D        how long: 90s, 2m, 500ms or seconds (default 60s)
+  --batch N           rows per request (default 1)
+  --concurrency N     most requests in flight (default 32)
+  --seed N            seeds the order of the rows, to repeat a run (default: random, printed)
+  --timeout D         each request's time limit (default 10s)
+`
+
+/** How often progress is written; tests write it more often. */
+export const PROGRESS_EVERY_MS = 5000
+const TICK_MS = 10
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+const number = (raw: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, accepted: string): number => {
+  if (raw === undefined) return fallback
+  const n = raw.trim() === '' ? Number.NaN : Number(raw)
+  if (!check(n)) throw new LoadgenUsageError(`${flag} ${raw}: expected ${accepted}`)
+  return n
+}
+const milliseconds = (raw: string | undefined, flag: string, fallback: number): number => {
+  if (raw === undefined) return fallback
+  const match = DURATION.exec(raw)
+  const ms = match === null ? 0 : Number(match[1]) * (UNIT_MS[match[2] ?? 's'] as number)
+  if (!(ms >= 1)) throw new LoadgenUsageError(`${flag} ${raw}: expected a duration of at least 1 ms, such as 90s, 2m or 500ms`)
+  return ms
+}
+const isPositiveInteger = (n: number): boolean => Number.isSafeInteger(n) && n >= 1
+
+const parseUrls = (raw: string): URL[] => {
+  const urls = raw.split(',').map((piece) => {
+    const text = piece.trim()
+    const url = URL.canParse(text) ? new URL(text) : undefined
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new LoadgenUsageError(`--url ${raw}: ${JSON.stringify(text)} is not an http:// or https:// URL (several are comma-separated)`)
+    return url
+  })
+  urls.forEach((url, i) => {
+    if (urls.findIndex((other) => other.href === url.href) !== i) throw new LoadgenUsageError(`--url ${raw}: names ${url.href} twice`)
+  })
+  return urls
+}
+
+const parseRows = (file: string): TableSource => {
+  if (file === '') throw new LoadgenUsageError('--rows needs a file')
+  const extension = extname(file).toLowerCase()
+  const format = FORMAT_OF_EXTENSION[extension]
+  if (format === undefined) throw new LoadgenUsageError(`--rows ${file}: the extension does not say the format: .csv, .tsv, .ndjson or .jsonl`)
+  return { path: file, file, format, delimiter: extension === '.tsv' ? '\t' : ',' }
+}
+
+export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
+  const options = {
+    model: { type: 'string' },
+    rows: { type: 'string' },
+    url: { type: 'string' },
+    shift: { type: 'string' },
+    features: { type: 'string' },
+    rate: { type: 'string' },
+    duration: { type: 'string' },
+    batch: { type: 'string' },
+    concurrency: { type: 'string' },
+    seed: { type: 'string' },
+    timeout: { type: 'string' },
+  } as const
+  let values: Partial<Record<keyof typeof options, string>>
+  try {
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
+  } catch (error: unknown) {
+    throw new LoadgenUsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''))
+  }
+  if (values.model === undefined || values.model === '') throw new LoadgenUsageError('--model is required')
+  return {
+    urls: parseUrls(values.url ?? 'http://127.0.0.1:8000'),
+    model: values.model,
+    rows: values.rows === undefined ? undefined : parseRows(values.rows),
+    shift: number(values.shift, '--shift', 0, Number.isFinite, 'a number of standard deviations'),
+    features:
+      values.features === undefined
+        ? []
+        : values.features
+            .split(',')
+            .map((name) => name.trim())
+            .filter(Boolean),
+    rate: number(values.rate, '--rate', 50, (n) => n > 0 && n <= 100_000, 'a rate above 0 and at most 100000'),
+    durationMs: milliseconds(values.duration, '--duration', 60_000),
+    batch: number(values.batch, '--batch', 1, isPositiveInteger, 'a positive integer'),
+    concurrency: number(values.concurrency, '--concurrency', 32, isPositiveInteger, 'a positive integer'),
+    seed: number(values.seed, '--seed', Math.floor(Math.random() * 2 ** 32), (n) => Number.isSafeInteger(n) && n >= 0, 'a non-negative integer'),
+    timeoutMs: milliseconds(values.timeout, '--timeout', 10_000),
+  }
+}
+
+/** What loadgen reads of GET /api/v1/models/{name}. */
+type Described = Readonly<{ version: string; sha256: string; inputs: readonly Input[] }>
+
+/** The model as the first instance describes it; throws with the service's own problem detail. */
+const describe = async (options: LoadgenOptions): Promise<Described> => {
+  const url = new URL(`api/v1/models/${encodeURIComponent(options.model)}`, withSlash(options.urls[0] as URL))
+  const response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs) })
+  const body = (await response.json()) as Partial<Described> & { detail?: string; state?: string }
+  if (!response.ok) throw new Error(`GET ${url.pathname}: ${response.status} ${body.detail ?? ''}`.trim())
+  if (body.inputs === undefined) throw new Error(`model ${options.model} is ${body.state ?? 'not served'}: nothing to predict with`)
+  return body as Described
+}
+
+const withSlash = (url: URL): URL => new URL(url.pathname.endsWith('/') ? url.href : `${url.href}/`)
+
+/** An instance as lines name it: its origin and base path, never a user name or password. */
+const nameOf = (url: URL): string => url.origin + url.pathname.replace(/\/$/, '')
+
+const counts = (byStatus: Readonly<Record<string, number>>): string =>
+  Object.entries(byStatus)
+    .sort()
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ')
+
+export const runLoadgen = async (options: LoadgenOptions, write: (line: string) => void, progressEveryMs = PROGRESS_EVERY_MS): Promise<LoadgenSummary> => {
+  const model = await describe(options)
+  const shifted = shiftedInputs(model.inputs, options.features, options.shift, options.model)
+  const source = options.rows ?? (await shippedRows(options.model, model.version, model.sha256))
+  const read = await readRows(source, model.inputs, options.model)
+  const next = createReplay(shiftRows(read, shifted, options.shift, source.file), mulberry32(options.seed))
+  const targets = options.urls.map((url) => new URL('api/v1/predict', withSlash(url)))
+  const names = options.urls.map(nameOf)
+  const shiftText = options.shift === 0 ? 'no shift' : `${shifted.join(', ')} shifted by ${options.shift} sd`
+  write(
+    `loadgen: ${options.model} version ${model.version} at ${names.join(', ')}${names.length > 1 ? ' in turn' : ''}, ` +
+      `${options.rate} req/s × ${options.batch} rows for ${options.durationMs / 1000} s, ${read.length} rows of ${source.file}, ${shiftText}, seed ${options.seed}`,
+  )
+
+  const byStatus: Record<string, number> = {}
+  const instances = names.map((url) => ({ url, sent: 0, ok: 0, failed: 0, byStatus: {} as Record<string, number> }))
+  let sent = 0
+  let ok = 0
+  let skipped = 0
+  let inFlight = 0
+  const pending = new Set<Promise<void>>()
+  const send = async (instance: (typeof instances)[number], target: URL): Promise<void> => {
+    // Taken now, in request order: the rows a run sends do not depend on when answers come.
+    const rows = Array.from({ length: options.batch }, next)
+    let status: string
+    try {
+      const response = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: options.model, instances: rows }),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      })
+      await response.arrayBuffer()
+      status = String(response.status)
+      if (response.ok) {
+        ok++
+        instance.ok++
+      }
+    } catch (error: unknown) {
+      status = (error as Error).name === 'TimeoutError' ? 'timeout' : 'connection_error'
+    }
+    byStatus[status] = (byStatus[status] ?? 0) + 1
+    instance.byStatus[status] = (instance.byStatus[status] ?? 0) + 1
+  }
+
+  const start = performance.now()
+  let lastProgress = start
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const now = performance.now()
+      const elapsed = Math.min(now - start, options.durationMs)
+      const due = Math.floor((elapsed / 1000) * options.rate) - sent - skipped
+      for (let i = 0; i < due; i++) {
+        if (inFlight >= options.concurrency) {
+          skipped++
+          continue
+        }
+        const k = sent % instances.length
+        const instance = instances[k] as (typeof instances)[number]
+        sent++
+        instance.sent++
+        inFlight++
+        const request = send(instance, targets[k] as URL).finally(() => {
+          inFlight--
+          pending.delete(request)
+        })
+        pending.add(request)
+      }
+      if (now - lastProgress >= progressEveryMs) {
+        lastProgress = now
+        const each = instances.length > 1 ? `; ${instances.map((instance) => `${instance.url} ${instance.ok} ok`).join(', ')}` : ''
+        write(`  ${Math.round(elapsed / 1000)} s: sent ${sent}, ok ${ok}, in flight ${inFlight}, skipped ${skipped}${each}`)
+      }
+      if (elapsed >= options.durationMs) {
+        clearInterval(timer)
+        resolve()
+      }
+    }, TICK_MS)
+  })
+  await Promise.all(pending)
+  const failed = sent - ok
+  for (const instance of instances) instance.failed = instance.sent - instance.ok
+  const seconds = (performance.now() - start) / 1000
+  const statuses = counts(byStatus)
+  write(
+    `loadgen: sent ${sent} requests (${sent * options.batch} rows) in ${seconds.toFixed(1)} s, ${ok} ok, ${failed} failed, ${skipped} skipped${statuses === '' ? '' : `; ${statuses}`}`,
+  )
+  if (instances.length > 1)
+    for (const instance of instances) {
+      const each = counts(instance.byStatus)
+      write(`  ${instance.url}: sent ${instance.sent}, ${instance.ok} ok, ${instance.failed} failed${each === '' ? '' : `; ${each}`}`)
+    }
+  return { sent, ok, failed, skipped, rows: ok * options.batch, byStatus, instances }
+}

@@ -1,0 +1,114 @@
+// The rows `svc loadgen` replays: a file of training or recorded rows (--rows), read by the reader
+// `svc profile` uses (lib/tools/profile/table.ts) and cut down to the model's inputs; or, without --rows,
+// the rows the reference of a model shipped with svc was built from.
+//
+// What a cell becomes, per input (the file's other columns are ignored):
+//   numerical     a finite number: CSV decimal text (12, -0.5, 1e-3), an NDJSON number
+//   categorical   one of the input's levels: the CSV field's text, an NDJSON string
+//   missing       an empty CSV field, an NDJSON null or "", as `svc profile` reads them: sent as
+//                 null, as recorded (svc's own models answer such a row 400 MISSING_FEATURE)
+// Refused with a ProfileInputError (lib/tools/profile/errors.ts) naming the file, and the line when there
+// is one: a CSV header without an input's column (or with it twice), an NDJSON line without an
+// input's member (a missing value is written null), a value of the wrong kind, a level the model
+// does not know.
+//
+// Shipped rows. `npm run train` writes `<model>/<version>/reference-rows.csv` beside each shipped
+// artifact (lib/models/artifacts/), every row its input references were computed from, with the
+// model's inputs as the header. No runtime names that file and versions are listed by the manifest,
+// so a store never takes it for a model file or a version. loadgen may talk to a service on
+// another host, so it reads the rows from its own package, under the model's name and the version
+// the service says it serves by default, and only when that version is the very build shipped
+// here: the sha256 the service shows must be the one in the shipped model.json. A retrained or
+// foreign model of the same name has no rows to replay; --rows gives them.
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { DEFAULT_STORE_ROOT } from '../../process/config/model-store.js'
+import type { Input } from '../../models/runtime.js'
+import { LineError, quote } from '../profile/errors.js'
+import { CELLS, fieldOf, memberOf, scanTable, type CellOf, type Cells, type TableSource } from '../profile/table.js'
+import { LoadgenUsageError } from './errors.js'
+
+export type Value = number | string | null
+/** One row as sent: the model's inputs, by name. */
+export type Row = Record<string, Value>
+
+/** The name of the rows file beside a shipped artifact. */
+export const SHIPPED_ROWS = 'reference-rows.csv'
+
+/** How a cell of one input is read; throws LineError. */
+type Read = (cell: unknown, line: number) => Value
+
+const reader = (input: Input, source: TableSource): Read => {
+  const cells = CELLS[source.format]
+  if (input.type === 'numerical') {
+    return (cell, line) => {
+      if (cells.isMissing(cell)) return null
+      const value = cells.number(cell)
+      if (value === undefined) throw new LineError(line, `${input.name}: ${quote(cell)} is not a finite number (a numerical input)`)
+      return value
+    }
+  }
+  const levels = new Set(input.levels)
+  return (cell, line) => {
+    if (cells.isMissing(cell)) return null
+    const level = cells.level(cell)
+    if (level === undefined) throw new LineError(line, `${input.name}: ${quote(cell)} is not a string (a categorical input)`)
+    if (!levels.has(level)) throw new LineError(line, `${input.name}: ${quote(level)} is not one of the model's levels (${input.levels.join(', ')})`)
+    return level
+  }
+}
+
+/** Every row of `source` with the values of `inputs`; throws ProfileInputError. `model` names the model in messages. */
+export const readRows = async (source: TableSource, inputs: readonly Input[], model: string): Promise<Row[]> => {
+  const reads = inputs.map((input) => reader(input, source))
+  const names = inputs.map((input) => input.name)
+  let cellOf: readonly CellOf[] = names.map(memberOf)
+  const rows: Row[] = []
+  await scanTable(source, {
+    header: (header, line) => {
+      cellOf = names.map((name) => {
+        const index = header.indexOf(name)
+        if (index === -1) throw new LineError(line, `the header has no column ${quote(name)}, an input of model ${model}`)
+        if (header.indexOf(name, index + 1) !== -1) throw new LineError(line, `column ${quote(name)} appears twice in the header`)
+        return fieldOf(index)
+      })
+    },
+    row: (cells: Cells, line: number) => {
+      const row: Row = {}
+      for (let j = 0; j < names.length; j++) {
+        const name = names[j] as string
+        // A CSV record has every column (table.ts checks its width); an NDJSON line may lack one.
+        if (source.format === 'ndjson' && !Object.hasOwn(cells, name))
+          throw new LineError(line, `no member ${quote(name)}, an input of model ${model} (write null for a missing value)`)
+        row[name] = (reads[j] as Read)((cellOf[j] as CellOf)(cells), line)
+      }
+      rows.push(row)
+    },
+  })
+  return rows
+}
+
+/** The sha256 member of a shipped model.json; undefined when there is no such file to read. */
+const shippedSha256 = async (path: string): Promise<unknown> => {
+  try {
+    return (JSON.parse(await readFile(path, 'utf8')) as { sha256?: unknown } | null)?.sha256
+  } catch {
+    return undefined // absent, or not the JSON npm run train writes: nothing shipped to match
+  }
+}
+
+/**
+ * The shipped rows of `model` `version` whose build has `sha256`, as a CSV source; a usage error
+ * asking for --rows when svc ships none for that build.
+ */
+export const shippedRows = async (model: string, version: string, sha256: string): Promise<TableSource> => {
+  const dir = join(DEFAULT_STORE_ROOT, model, version)
+  const shipped = await shippedSha256(join(dir, 'model.json'))
+  if (shipped === undefined) throw new LoadgenUsageError(`svc ships no rows of model ${model} version ${version} to replay: pass --rows FILE`)
+  if (shipped !== sha256)
+    throw new LoadgenUsageError(
+      `the service's ${model} version ${version} is not the build svc ships (its sha256 differs), so svc's rows may not be its own: pass --rows FILE`,
+    )
+  const path = join(dir, SHIPPED_ROWS)
+  return { path, file: path, format: 'csv', delimiter: ',' }
+}

@@ -1,0 +1,287 @@
+// `svc profile`: the drift reference profile (profile.ts) of a model's training rows, for a model
+// trained elsewhere, so svc can watch its inputs (and its answers) drift as it does its own.
+//
+//   svc profile --input train.csv [--format csv|ndjson] [--model NAME [--version V] [--store S]]
+//               [--schema A,B:categorical | --exclude A,B] [--bins N] [--drop-missing] [--output F]
+//
+// The rows are read once, or twice when a column's type is inferred (build.ts); the profile is
+// checked by `parseProfile`, as whatever reads it will check it, before it is written. Exit
+// status: 0 written, 1 the model could not be loaded or the profile not written, 2 a bad command
+// line or bad input (`train.csv:17: expected 5 fields, found 4`).
+import { rename, rm, writeFile } from 'node:fs/promises'
+import { extname, isAbsolute, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../../process/config/model-store.js'
+import type { ServedModel } from '../../models/registry/registry.js'
+import { binsWarning } from './bins-warning.js'
+import { buildProfile, type ColumnRequest, type ProfiledColumns } from './build.js'
+import { ProfileInputError } from './errors.js'
+import { loadModel } from './model.js'
+import { parseProfile, predictionInput, serialiseProfile } from '../../models/profile.js'
+import { FORMAT_OF_EXTENSION, FORMATS, type Format } from './table.js'
+
+export type ProfileCommandOptions = Readonly<{
+  /** The input file as given, for messages. */
+  input: string
+  format: Format
+  delimiter: string
+  model: string | undefined
+  version: string | undefined
+  store: StoreSpec
+  /** --schema: the columns to profile, in order; undefined for every column. */
+  schema: readonly ColumnRequest[] | undefined
+  exclude: readonly string[]
+  bins: number
+  maxLevels: number
+  isDroppingMissing: boolean
+  /** Undefined for standard output. */
+  output: string | undefined
+}>
+
+export type ProfileIo = Readonly<{ stdout: (text: string) => void; stderr: (text: string) => void }>
+
+/** A mistake in the command line: printed with a pointer to --help, exit 2. */
+export class ProfileUsageError extends Error {
+  override name = 'ProfileUsageError'
+}
+
+/** The profile could not be written: exit 1. */
+export class ProfileWriteError extends Error {
+  override name = 'ProfileWriteError'
+}
+
+export const PROFILE_USAGE = `Usage: svc profile --input FILE [options]
+
+Writes the drift reference profile of a model's training rows: per column, quantile bins
+(numerical) or level shares (categorical), as svc's own model artifacts carry them; with --model,
+also those of the model's answers on the rows. JSON, on standard output or in --output.
+
+Input
+  --input FILE          the training rows (required)
+  --format F            csv or ndjson (default: from the extension: .csv, .tsv, .ndjson, .jsonl)
+  --delimiter C         CSV field separator: one character, or tab (default ",", tab for .tsv)
+
+Columns
+  --model NAME          profile the model's inputs, typed as the model takes them, and its
+                        predictions on the rows; the file's other columns are ignored
+  --version V           with --model: the version to run (default: the manifest's default)
+  --store PATH|URL      with --model: the model store, laid out as for SVC_MODEL_STORE: a
+                        directory or an http(s):// base URL (default: the models shipped with svc)
+  --schema COLUMNS      without --model: the columns to profile, in order, each NAME,
+                        NAME:numerical or NAME:categorical, comma-separated
+  --exclude A,B         without --model or --schema: columns to leave out
+  --max-levels N        most distinct values of a categorical column found in the data
+                        (default 1000): more is an identifier or free text, not a feature
+
+Profile
+  --bins N              most quantile bins per numerical column and for a regressor's
+                        predictions, 2 to 1000 (default 10; fewer for small data: iris uses 3).
+                        Too many for the rows, and drift checks would alarm on sampling noise:
+                        a warning then names the columns and the most bins that avoid it
+  --drop-missing        leave out rows with a missing value instead of stopping at the first
+  --output FILE         write the profile to FILE, replaced whole (default: standard output)
+
+Column types. With --model, the model's inputs give them, and a categorical value must be one of
+the input's levels. Otherwise --schema may give them; a column it leaves untyped, and every
+column without --schema, is numerical when every value in it is a finite number (CSV: decimal
+text such as 12, -0.5 or 1e-3; NDJSON: a JSON number), else categorical, its levels the values
+found, sorted. Without --model or --schema every column is profiled but those --exclude names
+and, in CSV, those with an empty name in the header.
+
+Missing values: an empty CSV field; in NDJSON null, "" or an absent member. A missing value in a
+profiled column stops the run, naming its line, unless --drop-missing leaves its row out.
+
+CSV as RFC 4180: a header row, then one record per line (CRLF or LF); a quoted field may hold
+delimiters, line breaks and "" for a quote; empty lines are skipped. NDJSON: one JSON object per
+line. Either in UTF-8.
+
+Exit status: 0 written; 1 the model could not be loaded or the profile not written; 2 a bad
+command line or bad input, named as FILE:LINE: what is wrong.
+`
+
+const TYPED = /^(.+):(numerical|categorical)$/
+const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]*:/
+
+const list = (raw: string | undefined): string[] =>
+  raw === undefined
+    ? []
+    : raw
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean)
+
+const integer = (raw: string | undefined, flag: string, fallback: number, min: number, max: number): number => {
+  if (raw === undefined) return fallback
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(n >= min && n <= max)) throw new ProfileUsageError(`${flag} ${raw}: expected an integer from ${min} to ${max}`)
+  return n
+}
+
+const parseSchema = (raw: string): ColumnRequest[] => {
+  const columns = list(raw).map((entry): ColumnRequest => {
+    const typed = TYPED.exec(entry)
+    if (typed !== null) return { name: typed[1] as string, type: typed[2] as 'numerical' | 'categorical' }
+    if (entry.includes(':')) throw new ProfileUsageError(`--schema ${entry}: a type is numerical or categorical`)
+    return { name: entry }
+  })
+  if (columns.length === 0) throw new ProfileUsageError('--schema names no column')
+  columns.forEach(({ name }, i) => {
+    if (columns.findIndex((column) => column.name === name) !== i) throw new ProfileUsageError(`--schema names ${name} twice`)
+  })
+  return columns
+}
+
+/** --store as SVC_MODEL_STORE takes it, except that a relative path is taken from the working directory. */
+const parseStore = (raw: string | undefined): StoreSpec => {
+  if (raw === undefined) return { kind: 'directory', root: DEFAULT_STORE_ROOT }
+  const spec = raw === '' ? undefined : parseStoreSpec(isAbsolute(raw) || URL_LIKE.test(raw) ? raw : resolve(raw))
+  if (spec === undefined)
+    throw new ProfileUsageError(`--store ${raw}: expected a directory, a file:///path URL, or an http(s):// base URL without query or fragment`)
+  return spec
+}
+
+const OPTIONS = {
+  input: { type: 'string' },
+  format: { type: 'string' },
+  delimiter: { type: 'string' },
+  model: { type: 'string' },
+  version: { type: 'string' },
+  store: { type: 'string' },
+  schema: { type: 'string' },
+  exclude: { type: 'string' },
+  'max-levels': { type: 'string' },
+  bins: { type: 'string' },
+  'drop-missing': { type: 'boolean' },
+  output: { type: 'string' },
+} as const
+
+export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions => {
+  let values: Partial<Record<Exclude<keyof typeof OPTIONS, 'drop-missing'>, string>> & { 'drop-missing'?: boolean }
+  try {
+    values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values
+  } catch (error: unknown) {
+    throw new ProfileUsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''))
+  }
+  const input = values.input
+  if (input === undefined || input === '') throw new ProfileUsageError('--input is required')
+  const extension = extname(input).toLowerCase()
+  let format: Format
+  if (values.format !== undefined) {
+    if (!(FORMATS as readonly string[]).includes(values.format)) throw new ProfileUsageError(`--format ${values.format}: expected csv or ndjson`)
+    format = values.format as Format
+  } else {
+    const found = FORMAT_OF_EXTENSION[extension]
+    if (found === undefined)
+      throw new ProfileUsageError(`--input ${input}: the extension does not say the format (.csv, .tsv, .ndjson, .jsonl); add --format csv or --format ndjson`)
+    format = found
+  }
+  let delimiter = extension === '.tsv' ? '\t' : ','
+  if (values.delimiter !== undefined) {
+    if (format !== 'csv') throw new ProfileUsageError('--delimiter applies to CSV only')
+    delimiter = values.delimiter === 'tab' ? '\t' : values.delimiter
+    if (delimiter.length !== 1 || '"\r\n'.includes(delimiter))
+      throw new ProfileUsageError(`--delimiter ${JSON.stringify(values.delimiter)}: expected one character other than a quote or a line break, or tab`)
+  }
+
+  const model = values.model
+  if (model === '') throw new ProfileUsageError('--model needs a name')
+  if (model === undefined) {
+    for (const flag of ['version', 'store'] as const) if (values[flag] !== undefined) throw new ProfileUsageError(`--${flag} applies with --model only`)
+  } else {
+    for (const flag of ['schema', 'exclude'] as const)
+      if (values[flag] !== undefined) throw new ProfileUsageError(`--${flag} does not go with --model: the model's inputs are the columns`)
+  }
+  if (values.version === '') throw new ProfileUsageError('--version needs a version')
+  if (values.schema !== undefined && values.exclude !== undefined)
+    throw new ProfileUsageError('--exclude does not go with --schema: --schema lists the columns')
+
+  const output = values.output === undefined || values.output === '-' ? undefined : values.output
+  if (output !== undefined && resolve(output) === resolve(input)) throw new ProfileUsageError(`--output ${output} is the input file`)
+  return {
+    input,
+    format,
+    delimiter,
+    model,
+    version: values.version,
+    store: parseStore(values.store),
+    schema: values.schema === undefined ? undefined : parseSchema(values.schema),
+    exclude: list(values.exclude),
+    bins: integer(values.bins, '--bins', 10, 2, 1000),
+    maxLevels: integer(values['max-levels'], '--max-levels', 1000, 1, 1_000_000),
+    isDroppingMissing: values['drop-missing'] === true,
+    output,
+  }
+}
+
+/** Writes `text` to a file beside `path`, then renames it over `path`: a reader never sees half a profile. */
+const writeWhole = async (path: string, text: string): Promise<void> => {
+  const temporary = `${path}.${process.pid}.tmp`
+  try {
+    await writeFile(temporary, text)
+    await rename(temporary, path)
+  } catch (error: unknown) {
+    await rm(temporary, { force: true })
+    // A file system error: it has a code.
+    throw new ProfileWriteError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`)
+  }
+}
+
+/**
+ * Builds, checks and writes the profile; resolves with what goes to stderr: the summary line, then a
+ * warning when the bins are too many for the rows (bins-warning.ts).
+ */
+export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo): Promise<string> => {
+  const served: ServedModel | undefined =
+    options.model === undefined ? undefined : await loadModel({ store: options.store, name: options.model, version: options.version })
+  try {
+    const columns: ProfiledColumns =
+      served !== undefined
+        ? { kind: 'model', model: served.model, predictor: served.predictor }
+        : options.schema !== undefined
+          ? { kind: 'listed', columns: options.schema }
+          : { kind: 'all', exclude: options.exclude }
+    const {
+      profile,
+      dropped,
+      columns: typed,
+    } = await buildProfile({
+      source: { path: options.input, file: options.input, format: options.format, delimiter: options.delimiter },
+      columns,
+      bins: options.bins,
+      maxLevels: options.maxLevels,
+      dropMissing: options.isDroppingMissing,
+    })
+    const text = serialiseProfile(profile)
+    // What reads it checks it so; a profile this writes must pass.
+    parseProfile(text, served === undefined ? undefined : { inputs: served.model.inputs, predictions: predictionInput(served.model) })
+    if (options.output === undefined) io.stdout(text)
+    else await writeWhole(options.output, text)
+    const numerical = typed.filter((column) => column.type === 'numerical').length
+    return [
+      `svc profile: wrote ${options.output ?? 'the profile to standard output'}: ${profile.rows} rows of ${options.input}`,
+      dropped === 0 ? '' : ` (${dropped} more left out for a missing value)`,
+      `, ${numerical} numerical and ${typed.length - numerical} categorical columns`,
+      served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
+      '\n',
+      binsWarning(profile, options.bins),
+    ].join('')
+  } finally {
+    await served?.predictor.dispose()
+  }
+}
+
+/** `svc profile …` from its arguments to its exit status. */
+export const runProfileCommand = async (argv: readonly string[], io: ProfileIo): Promise<number> => {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout(PROFILE_USAGE)
+    return 0
+  }
+  try {
+    io.stderr(await runProfile(parseProfileArgs(argv), io))
+    return 0
+  } catch (error: unknown) {
+    const isUsage = error instanceof ProfileUsageError
+    io.stderr(`svc profile: ${(error as Error).message}\n${isUsage ? 'svc profile --help lists the options.\n' : ''}`)
+    return isUsage || error instanceof ProfileInputError ? 2 : 1
+  }
+}
