@@ -2,6 +2,7 @@
 // svc: a command (loadgen, profile, help), help or version, else serve (lib/process/start.ts).
 //   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration or an unknown command
 //   128+n when a second signal n cuts a graceful shutdown short
+import { errorMessage } from '../lib/core/errors.js'
 import { USAGE } from '../lib/process/config/config.js'
 import { type CommandName, unknownCommand } from '../lib/process/config/usage.js'
 import { LoadgenUsageError } from '../lib/tools/loadgen/errors.js'
@@ -23,7 +24,7 @@ const loadgen = async (argv: readonly string[]): Promise<void> => {
     process.exitCode = summary.failed === 0 && summary.skipped === 0 ? 0 : 1
   } catch (error: unknown) {
     const isUsage = error instanceof LoadgenUsageError
-    process.stderr.write(`svc loadgen: ${(error as Error).message}\n${isUsage ? 'svc loadgen --help lists the options.\n' : ''}`)
+    process.stderr.write(`svc loadgen: ${errorMessage(error)}\n${isUsage ? 'svc loadgen --help lists the options.\n' : ''}`)
     process.exitCode = isUsage || error instanceof ProfileInputError ? 2 : 1
   }
 }

@@ -4,7 +4,8 @@ import { EXTERNAL_DATA_DOC, getExternalData } from './endpoints/external-data.js
 import { getHealth, getReady, getStartup, HEALTH_DOC, READY_DOC, STARTUP_DOC } from './endpoints/health.js'
 import { createStreamLimit, getInsights, INSIGHTS_DOC } from './endpoints/insights.js'
 import { getMetrics, METRICS_DOC } from './endpoints/metrics.js'
-import { modelRoutes } from './endpoints/models.js'
+import { apiV1Routes } from './endpoints/api-v1.js'
+import { v2Routes } from './endpoints/v2.js'
 import { type BinCounters, createBinCounters } from './drift/bin-counters.js'
 import { createDriftMonitor, type DriftMonitor } from './drift/monitor.js'
 import { createDriftScheduler, type DriftScheduler } from './drift/scheduler.js'
@@ -25,7 +26,7 @@ import { OPENAPI_PATH, openApiRoute } from './openapi/endpoint.js'
 import { pageRoutes } from './pages/routes.js'
 import { createRates } from './rates/rates.js'
 import { createUpstreamMetrics } from './rates/upstream-metrics.js'
-import { createLifecycle, type Lifecycle } from './process/lifecycle.js'
+import { createLifecycle, type Lifecycle } from './core/lifecycle.js'
 import type { RouteDef } from './core/pipeline.js'
 import { createRouter } from './core/router.js'
 import { createServer, type SvcServer } from './core/server/server.js'
@@ -80,6 +81,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
   const insights = getInsights({ figures: createFigures({ metrics: metricsRegistry }), limit: createStreamLimit(config.maxStreams) })
   const probe = { requestLogLevel: 'debug', isOperational: true } as const
+  const serving = { models, metrics: createModelMetrics(metricsRegistry.prom), maxBatch: config.models.maxBatch, drift: drift?.monitor }
   const table: RouteDef[] = [
     {
       method: 'GET',
@@ -95,7 +97,8 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     { method: 'GET', path: '/startup', handler: getStartup(monitor, lifecycle, VERSION), ...probe, doc: STARTUP_DOC },
     { method: 'GET', path: '/api/external-data', handler: getExternalData(rates), doc: EXTERNAL_DATA_DOC },
     { method: 'GET', path: '/api/insights', handler: insights, doc: INSIGHTS_DOC },
-    ...modelRoutes({ models, metrics: createModelMetrics(metricsRegistry.prom), maxBatch: config.models.maxBatch, drift: drift?.monitor }),
+    ...apiV1Routes(serving),
+    ...v2Routes(serving),
     ...pageRoutes(),
   ]
   // With an admin listener, the operational routes (probes, /metrics) live there and only there;

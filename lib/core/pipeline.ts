@@ -1,7 +1,7 @@
 // The contract every other module builds on (lib/README.md §1): the replies an endpoint returns,
 // the handlers and layers that pass them along, the routes that declare them, and the fold that
-// joins them. Types and constants only, besides `compose`; it imports nothing that imports it.
-import type { Ctx } from './http/context.js'
+// joins them. Types and constants only, besides `compose` and `route`; it imports nothing that imports it.
+import type { Ctx, Params } from './http/context.js'
 import type { Problem } from './http/problem-body.js'
 import type { RouteDoc } from './route-doc.js'
 
@@ -89,3 +89,25 @@ export type RouteDef = Readonly<{
    */
   doc?: RouteDoc
 }>
+
+/** The parameter names of a path template: `'/v2/models/{name}/versions/{version}'` → `'name' | 'version'`. */
+export type ParamNames<T extends string> = T extends `${string}{${infer Name}}${infer Rest}` ? Name | ParamNames<Rest> : never
+
+/** The `ctx.params` the router sets on a path of template `T`: each of its parameters, decoded. */
+export type PathParams<T extends string> = Readonly<Record<ParamNames<T>, string>>
+
+/**
+ * An endpoint that reads path parameters `P` as `ctx.params.name`. One endpoint may serve several
+ * templates: `{ name: string; version?: string }` fits `/m/{name}` and `/m/{name}/v/{version}`.
+ */
+export type Endpoint<P extends Params> = (ctx: Ctx & { readonly params: P }) => Reply | Promise<Reply>
+
+/** A route whose endpoint's parameters are checked against those of its path. */
+export type RouteSpec<T extends string> = Omit<RouteDef, 'path' | 'handler'> & Readonly<{ path: T; handler: Endpoint<PathParams<T>> }>
+
+/**
+ * A route, its endpoint typed by its path: an endpoint reading a parameter the template lacks does
+ * not compile. The widening to RouteDef is sound because the router sets exactly the template's
+ * parameters before the endpoint runs (lib/core/router.ts); at run time this is the identity.
+ */
+export const route = <const T extends string>(def: RouteSpec<T>): RouteDef => def as RouteDef

@@ -2,10 +2,24 @@
 // Operation Object that only the route knows. lib/openapi/document.ts adds what every route shares
 // (X-Request-ID on each response, the 4XX range and 500 answers, security, and the 401 and 503 of
 // tokens and shedding where configured) when it builds /openapi.json.
+//
+// A response body's shape is declared once, as a TypeBox schema (typebox 1.x): the schema goes into
+// the document as it is, and `BodyOf<typeof SCHEMA>` is the type its builder returns, so the two
+// cannot drift apart. TypeBox keeps its own marks (`~kind`, `~optional`, `~unsafe`) in
+// non-enumerable properties, so JSON.stringify, Object.entries and the document builder see the
+// plain JSON Schema only (test/openapi/schema.test.ts). Schemas are built once, at import.
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox'
+import type { ProblemExtra } from './http/errors.js'
 import { PROBLEM_CONTENT_TYPE, problem as problemBody } from './http/problem-body.js'
 
-/** A JSON Schema 2020-12 object (the dialect of OpenAPI 3.1). */
-export type Schema = Readonly<Record<string, unknown>>
+/** A JSON Schema 2020-12 object (the dialect of OpenAPI 3.1): a TypeBox type, or a plain literal. */
+export type Schema = TSchema & object
+
+/** What is handed out is read-only throughout, as lib/STYLE.md asks. */
+export type Frozen<T> = T extends readonly (infer E)[] ? readonly Frozen<E>[] : T extends object ? { readonly [K in keyof T]: Frozen<T[K]> } : T
+
+/** The type of a body that `schema` describes: what the endpoint building it returns. */
+export type BodyOf<S extends TSchema> = Frozen<Static<S>>
 
 /** Groups of operations, in the order the document lists them. */
 export const TAGS = Object.freeze({
@@ -67,6 +81,33 @@ const SCHEMA_PREFIX = '#/components/schemas/'
 /** A reference to a named schema of components.schemas. */
 export const ref = (name: string): Schema => ({ $ref: SCHEMA_PREFIX + name })
 
+/** A schema of components.schemas, its name, and a reference to it typed as the schema is. */
+export type Named<S extends TSchema> = Readonly<{ name: string; schema: S; ref: TUnsafe<Static<S>> }>
+
+/** Names `schema`: routes list it in `RouteDoc.schemas` (`schemasOf`) and use `ref` where it appears. */
+export const named = <S extends TSchema>(name: string, schema: S): Named<S> => ({ name, schema, ref: Type.Unsafe<Static<S>>(ref(name)) })
+
+/** `RouteDoc.schemas` from named schemas. */
+export const schemasOf = (list: readonly Named<TSchema>[]): Readonly<Record<string, Schema>> => Object.fromEntries(list.map((n) => [n.name, n.schema]))
+
+/** One of `values`, as `{ type: 'string', enum }`, typed as their union. */
+export const stringEnum = <const V extends readonly string[]>(values: V, options: Readonly<{ description?: string }> = {}): TUnsafe<V[number]> =>
+  Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options })
+
+/**
+ * One of `values` in the document, typed as any string: for a member whose producer, outside the
+ * schema's module, types it as a string (a runtime's platform, a rate's source, a figure's unit).
+ */
+export const openEnum = (values: readonly string[], options: Readonly<{ description?: string }> = {}): TUnsafe<string> =>
+  Type.Unsafe<string>({ type: 'string', enum: [...values], ...options })
+
+/** `schema`, or null: its `type` becomes `[type, 'null']`, as OpenAPI 3.1 writes a nullable value. */
+export const nullable = <S extends TSchema & Readonly<{ type: string }>>(schema: S): TUnsafe<Static<S> | null> =>
+  Type.Unsafe<Static<S> | null>({ ...schema, type: [schema.type, 'null'] })
+
+/** Any JSON object, `{ type: 'object' }` with `options`: a member the schema does not break down. */
+export const anyObject = (options: Readonly<{ description?: string }> = {}): TUnsafe<object> => Type.Unsafe<object>({ type: 'object', ...options })
+
 /** The standard headers, declared once in components.headers. */
 export const HEADERS = Object.freeze({
   requestId: { $ref: '#/components/headers/X-Request-ID' },
@@ -100,14 +141,7 @@ export const problem = (description: string, examples: Readonly<Record<string, E
  * A problem body as the service sends it (lib/core/http/problem.ts), for examples: `instance` is the
  * path asked for and `request_id` that request's X-Request-ID.
  */
-export const problemExample = (
-  summary: string,
-  status: number,
-  code: string,
-  detail: string,
-  instance: string,
-  extra: Readonly<Record<string, unknown>> = {},
-): Example => ({
+export const problemExample = (summary: string, status: number, code: string, detail: string, instance: string, extra: ProblemExtra = {}): Example => ({
   summary,
   value: { ...problemBody(status, code, detail, extra), instance, request_id: EXAMPLE_REQUEST_ID },
 })

@@ -146,20 +146,15 @@ const read = (builds: readonly BuildCounts[], pick: (build: BuildCounts) => read
   return values
 }
 
-export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCountersOptions): BinCounters => {
-  // Every build ever tracked keeps its counts (a request may still hold a build a reload replaced);
-  // only those in `tracked` are exported.
-  const counts = new WeakMap<ServedModel, BuildCounts>()
-  let tracked: readonly BuildCounts[] = []
-  let warned = ''
-
+/** Registers the series over the builds `tracked` returns at each scrape; the four bin series only when `hasBinSeries`. */
+const registerBinSeries = (metrics: Registry, hasBinSeries: boolean, tracked: () => readonly BuildCounts[]): void => {
   const counter = (name: string, help: string, pick: (build: BuildCounts) => readonly Slots[]) =>
     counterValueSeries(
       name,
       help,
-      () => read(tracked, pick),
+      () => read(tracked(), pick),
       () => {
-        for (const build of tracked) for (const { values } of pick(build)) values.fill(0)
+        for (const build of tracked()) for (const { values } of pick(build)) values.fill(0)
       },
     )
   const bins = hasBinSeries
@@ -167,10 +162,10 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
         counter('svc_drift_bin_total', "Rows whose value of a feature fell in a bin of the feature's drift reference.", (b) => [b.inputs]),
         counter('svc_drift_prediction_bin_total', "Answers that fell in a bin of the drift reference's predictions.", (b) => [b.answers]),
         gaugeSeries('svc_drift_reference_share', "The drift reference's share of rows in a bin of a feature (unfloored).", () =>
-          tracked.flatMap((b) => b.inputShares),
+          tracked().flatMap((b) => b.inputShares),
         ),
         gaugeSeries('svc_drift_prediction_reference_share', "The drift reference's share of answers in a bin (unfloored).", () =>
-          tracked.flatMap((b) => b.answerShares),
+          tracked().flatMap((b) => b.answerShares),
         ),
       ]
     : []
@@ -182,36 +177,46 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
       b.above,
     ]),
   ])
+}
 
-  const seriesCounts = (): Record<BinMetric, number> => {
-    const total: Record<BinMetric, number> = Object.fromEntries(BIN_METRICS.map((metric) => [metric, 0])) as Record<BinMetric, number>
-    const defined = (s: Slots): number => s.labels.filter((l) => l !== undefined).length
-    for (const build of tracked) {
-      total.svc_drift_bin_total += build.inputs.labels.length
-      total.svc_drift_reference_share += build.inputShares.length
-      total.svc_drift_prediction_bin_total += build.answers.labels.length
-      total.svc_drift_prediction_reference_share += build.answerShares.length
-      total.svc_drift_missing_total += build.missing.labels.length
-      total.svc_drift_out_of_range_total += defined(build.below) + defined(build.above)
-    }
-    return total
+/** Series per metric over `tracked`. */
+const countSeries = (tracked: readonly BuildCounts[]): Record<BinMetric, number> => {
+  const total: Record<BinMetric, number> = Object.fromEntries(BIN_METRICS.map((metric) => [metric, 0])) as Record<BinMetric, number>
+  const defined = (s: Slots): number => s.labels.filter((l) => l !== undefined).length
+  for (const build of tracked) {
+    total.svc_drift_bin_total += build.inputs.labels.length
+    total.svc_drift_reference_share += build.inputShares.length
+    total.svc_drift_prediction_bin_total += build.answers.labels.length
+    total.svc_drift_prediction_reference_share += build.answerShares.length
+    total.svc_drift_missing_total += build.missing.labels.length
+    total.svc_drift_out_of_range_total += defined(build.below) + defined(build.above)
   }
+  return total
+}
 
-  /** Warns once per new total when a metric exceeds the advised series count. */
-  const warnCardinality = (): void => {
-    const over = Object.entries(seriesCounts()).filter(([, series]) => series > SERIES_LIMIT)
-    const key = JSON.stringify(over)
-    if (key === warned) return
-    warned = key
-    for (const [metric, series] of over) {
-      logger.warning('drift_series_high', {
-        metric,
-        series,
-        limit: SERIES_LIMIT,
-        advice: 'fewer bins or versions, or SVC_DRIFT_BIN_SERIES=false for the bin series',
-      })
-    }
+/** Warns of every metric over the advised series count, unless the last warning named the same totals; returns what it warned of. */
+const warnCardinality = (logger: Logger, counts: Readonly<Record<BinMetric, number>>, warned: string): string => {
+  const over = Object.entries(counts).filter(([, series]) => series > SERIES_LIMIT)
+  const key = JSON.stringify(over)
+  if (key === warned) return warned
+  for (const [metric, series] of over) {
+    logger.warning('drift_series_high', {
+      metric,
+      series,
+      limit: SERIES_LIMIT,
+      advice: 'fewer bins or versions, or SVC_DRIFT_BIN_SERIES=false for the bin series',
+    })
   }
+  return key
+}
+
+export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCountersOptions): BinCounters => {
+  // Every build ever tracked keeps its counts (a request may still hold a build a reload replaced);
+  // only those in `tracked` are exported.
+  const counts = new WeakMap<ServedModel, BuildCounts>()
+  let tracked: readonly BuildCounts[] = []
+  let warned = ''
+  registerBinSeries(metrics, hasBinSeries, () => tracked)
 
   return {
     track: (served) => {
@@ -224,7 +229,7 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
         next.push(built)
       }
       tracked = next
-      warnCardinality()
+      warned = warnCardinality(logger, countSeries(tracked), warned)
     },
     // hot path: change with care.
     record: (served, features, rows, answers) => {
@@ -257,6 +262,6 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
         if (!Number.isNaN(answer)) (answered[binOf(answerBins, answer)] as number)++
       }
     },
-    seriesCounts,
+    seriesCounts: () => countSeries(tracked),
   }
 }

@@ -3,12 +3,30 @@
 import { RATE_PROVIDERS } from '../process/config/config.js'
 import type { Ctx } from '../core/http/context.js'
 import { HttpError } from '../core/http/errors.js'
-import { HEADERS as DOC_HEADERS, json, problem, problemExample, ref, type RouteDoc } from '../core/route-doc.js'
+import { Type } from 'typebox'
+import { HEADERS as DOC_HEADERS, json, named, openEnum, problem, problemExample, schemasOf, type BodyOf, type RouteDoc } from '../core/route-doc.js'
 import type { Handler, Reply } from '../core/pipeline.js'
 import { CACHE_STATUS, type Lookup } from '../rates/cache.js'
-import { UNSUPPORTED, type Answer, type Rates } from '../rates/rates.js'
+import type { Answer, Rates } from '../rates/rates.js'
+import { rethrowAsHttp } from './problems.js'
 
 export const DEFAULT_CURRENCY = 'USD'
+
+const RATE = named(
+  'Rate',
+  Type.Object({
+    symbol: Type.Literal('BTC'),
+    currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+    value: Type.Number({ exclusiveMinimum: 0, description: 'The price of one BTC in `currency`' }),
+    timestamp: Type.String({
+      format: 'date-time',
+      description: 'When the upstream last updated the rate, or when it was received if the upstream gives no time',
+    }),
+    source: openEnum(RATE_PROVIDERS, { description: 'The upstream that answered' }),
+  }),
+)
+/** The body of a rate: lib/rates/ answers it as it is. */
+export type RateBody = BodyOf<typeof RATE.schema>
 const CURRENCY = /^[A-Za-z]{3}$/
 
 // The code is constant: one error, built once, answers every malformed currency.
@@ -21,8 +39,8 @@ const HEADERS: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
 
 const toReply = (found: Lookup<Answer>, currency: string): Reply => {
   const headers = HEADERS.get(found.cacheStatus) as Readonly<Record<string, string>>
-  if (found.value === UNSUPPORTED) throw new HttpError(404, 'UNSUPPORTED_CURRENCY', `unsupported currency: no upstream quotes BTC in ${currency}`, { headers })
-  return { kind: 'json', status: 200, headers, body: found.value }
+  if (!found.value.ok) throw new HttpError(404, 'UNSUPPORTED_CURRENCY', `unsupported currency: no upstream quotes BTC in ${currency}`, { headers })
+  return { kind: 'json', status: 200, headers, body: found.value.value satisfies RateBody }
 }
 
 export const getExternalData =
@@ -35,7 +53,7 @@ export const getExternalData =
     const currency = isDefault ? DEFAULT_CURRENCY : raw.toUpperCase()
     const found = rates.latest(currency, ctx.traceContext)
     // A fresh rate is answered synchronously (lib/STYLE.md: keep sync handlers sync).
-    return found instanceof Promise ? found.then((f) => toReply(f, currency)) : toReply(found, currency)
+    return found instanceof Promise ? found.then((f) => toReply(f, currency), rethrowAsHttp) : toReply(found, currency)
   }
 
 const PATH = '/api/external-data'
@@ -57,9 +75,9 @@ export const EXTERNAL_DATA_DOC: RouteDoc = {
     },
   ],
   responses: {
-    '200': json('The rate', ref('Rate'), {
+    '200': json('The rate', RATE.ref, {
       headers: { 'Cache-Status': DOC_HEADERS.cacheStatus },
-      example: { symbol: 'BTC', currency: 'EUR', value: 59010.25, timestamp: '2026-11-22T06:00:00.000Z', source: 'coingecko' },
+      example: { symbol: 'BTC', currency: 'EUR', value: 59010.25, timestamp: '2026-11-22T06:00:00.000Z', source: 'coingecko' } satisfies RateBody,
     }),
     '400': problem('`currency` is not three letters', {
       invalid: problemExample('A malformed currency', 400, 'INVALID_PARAMETER', INVALID_CURRENCY.message, PATH, { parameter: 'currency' }),
@@ -88,21 +106,5 @@ export const EXTERNAL_DATA_DOC: RouteDoc = {
       ),
     }),
   },
-  schemas: {
-    Rate: {
-      type: 'object',
-      required: ['symbol', 'currency', 'value', 'timestamp', 'source'],
-      properties: {
-        symbol: { type: 'string', const: 'BTC' },
-        currency: { type: 'string', pattern: '^[A-Z]{3}$' },
-        value: { type: 'number', exclusiveMinimum: 0, description: 'The price of one BTC in `currency`' },
-        timestamp: {
-          type: 'string',
-          format: 'date-time',
-          description: 'When the upstream last updated the rate, or when it was received if the upstream gives no time',
-        },
-        source: { type: 'string', enum: [...RATE_PROVIDERS], description: 'The upstream that answered' },
-      },
-    },
-  },
+  schemas: schemasOf([RATE]),
 }

@@ -1,13 +1,44 @@
 // The probes (lib/README.md §8–9): /health (liveness), /ready (readiness), /startup (start-up gate).
 // One body for all three; they differ only in when they answer 503.
 import { performance } from 'node:perf_hooks'
-import { COMPONENTS, type Checks, type HealthMonitor } from '../health/monitor.js'
-import { json, ref, type RouteDoc } from '../core/route-doc.js'
+import { Type } from 'typebox'
+import { CHECK_STATUSES, COMPONENTS, type Checks, type Component, type HealthMonitor } from '../health/monitor.js'
+import { json, named, schemasOf, stringEnum, type BodyOf, type RouteDoc } from '../core/route-doc.js'
 import type { Handler, Reply } from '../core/pipeline.js'
-import type { Lifecycle } from '../process/lifecycle.js'
+import type { Lifecycle } from '../core/lifecycle.js'
 
-export type HealthStatus = 'ok' | 'degraded' | 'starting' | 'draining'
-export type HealthBody = Readonly<{ status: HealthStatus; checks: Checks; version: string; uptime_s: number }>
+export const HEALTH_STATUSES = ['ok', 'degraded', 'starting', 'draining'] as const
+export type HealthStatus = (typeof HEALTH_STATUSES)[number]
+
+const COMPONENT_CHECK = named(
+  'ComponentCheck',
+  Type.Object(
+    {
+      status: stringEnum(CHECK_STATUSES),
+      latency_ms: Type.Optional(Type.Number({ minimum: 0 })),
+      error: Type.Optional(Type.String({ description: 'Why it failed, short: `timeout after 500 ms`, `connection refused`, `HTTP 503`…' })),
+    },
+    { description: 'One dependency check: `skipped` when its variable is unset. Results are reused for SVC_HEALTH_CACHE_MS.' },
+  ),
+)
+
+// One property per component, each a ComponentCheck: built from the list, so typed by it.
+const CHECKS = Object.fromEntries(COMPONENTS.map((c) => [c, COMPONENT_CHECK.ref])) as Record<Component, typeof COMPONENT_CHECK.ref>
+
+const HEALTH = named(
+  'Health',
+  Type.Object({
+    status: stringEnum(HEALTH_STATUSES, {
+      description: '`degraded`: a configured check failed; `starting`: initialisation not complete; `draining`: a graceful shutdown has begun',
+    }),
+    checks: Type.Object(CHECKS, { additionalProperties: false }),
+    version: Type.String(),
+    uptime_s: Type.Number({ minimum: 0, description: 'Seconds since the process started' }),
+  }),
+)
+
+/** The body of the three probes. */
+export type HealthBody = BodyOf<typeof HEALTH.schema>
 
 type Probe = 'health' | 'ready' | 'startup'
 
@@ -46,38 +77,6 @@ export const getHealth = (monitor: HealthMonitor, lifecycle: Lifecycle, version:
 export const getReady = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('ready', monitor, lifecycle, version)
 export const getStartup = (monitor: HealthMonitor, lifecycle: Lifecycle, version: string): Handler => probeEndpoint('startup', monitor, lifecycle, version)
 
-const HEALTH_SCHEMAS = {
-  Health: {
-    type: 'object',
-    required: ['status', 'checks', 'version', 'uptime_s'],
-    properties: {
-      status: {
-        type: 'string',
-        enum: ['ok', 'degraded', 'starting', 'draining'],
-        description: '`degraded`: a configured check failed; `starting`: initialisation not complete; `draining`: a graceful shutdown has begun',
-      },
-      checks: {
-        type: 'object',
-        required: [...COMPONENTS],
-        properties: Object.fromEntries(COMPONENTS.map((c) => [c, ref('ComponentCheck')])),
-        additionalProperties: false,
-      },
-      version: { type: 'string' },
-      uptime_s: { type: 'number', minimum: 0, description: 'Seconds since the process started' },
-    },
-  },
-  ComponentCheck: {
-    type: 'object',
-    required: ['status'],
-    description: 'One dependency check: `skipped` when its variable is unset. Results are reused for SVC_HEALTH_CACHE_MS.',
-    properties: {
-      status: { type: 'string', enum: ['ok', 'fail', 'skipped'] },
-      latency_ms: { type: 'number', minimum: 0 },
-      error: { type: 'string', description: 'Why it failed, short: `timeout after 500 ms`, `connection refused`, `HTTP 503`…' },
-    },
-  },
-}
-
 const HEALTH_EXAMPLE = {
   status: 'degraded',
   checks: {
@@ -88,7 +87,7 @@ const HEALTH_EXAMPLE = {
   },
   version: '1.0.0',
   uptime_s: 12.3,
-}
+} satisfies HealthBody
 
 const probeDoc = (operationId: string, summary: string, description: string, unavailable?: string): RouteDoc => ({
   operationId,
@@ -96,10 +95,10 @@ const probeDoc = (operationId: string, summary: string, description: string, una
   description: `${description} The body is the same for the three probes; \`Cache-Control: no-store\`.`,
   tags: ['probes'],
   responses: {
-    '200': json(unavailable === undefined ? 'Always, while the process serves' : 'Ready', ref('Health'), { example: HEALTH_EXAMPLE }),
-    ...(unavailable === undefined ? {} : { '503': json(unavailable, ref('Health'), { example: { ...HEALTH_EXAMPLE, status: 'starting' } }) }),
+    '200': json(unavailable === undefined ? 'Always, while the process serves' : 'Ready', HEALTH.ref, { example: HEALTH_EXAMPLE }),
+    ...(unavailable === undefined ? {} : { '503': json(unavailable, HEALTH.ref, { example: { ...HEALTH_EXAMPLE, status: 'starting' } }) }),
   },
-  schemas: HEALTH_SCHEMAS,
+  schemas: schemasOf([HEALTH, COMPONENT_CHECK]),
 })
 
 export const HEALTH_DOC: RouteDoc = probeDoc(

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Ctx } from '../core/http/context.js'
 import { HttpError } from '../core/http/errors.js'
 import type { Figures } from '../insights/figures.js'
-import { HEADERS, problem, problemExample, ref, type RouteDoc } from '../core/route-doc.js'
+import { Type } from 'typebox'
+import { HEADERS, named, nullable, openEnum, problem, problemExample, schemasOf, type BodyOf, type RouteDoc } from '../core/route-doc.js'
 import type { Handler, Reply } from '../core/pipeline.js'
 
 export const COUNT = Object.freeze({ min: 1, max: 20, default: 5 })
@@ -71,7 +72,7 @@ async function* insightEvents(ctx: Ctx, count: number, intervalMs: number, figur
     for (let seq = 1; seq <= count; seq++) {
       if (seq > 1 && intervalMs > 0) await sleep(intervalMs, undefined, { signal: ctx.signal })
       const { metric, value, unit } = await figures.read(seq - 1)
-      const event = { seq, count, timestamp: new Date().toISOString(), metric, value, unit, request_id: ctx.requestId }
+      const event: InsightEvent = { seq, count, timestamp: new Date().toISOString(), metric, value, unit, request_id: ctx.requestId }
       yield `data: ${JSON.stringify(event)}\n\n`
     }
   } catch (error: unknown) {
@@ -102,6 +103,7 @@ export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
 
 const PATH = '/api/insights'
 const FIGURES = ['http_requests_in_flight', 'http_request_rate', 'http_request_duration_p95', 'event_loop_lag_p99', 'heap_used']
+const UNITS = ['requests', 'requests_per_second', 'seconds', 'milliseconds', 'bytes']
 const EVENT = {
   seq: 1,
   count: 5,
@@ -111,6 +113,25 @@ const EVENT = {
   unit: 'requests',
   request_id: '5a0c2f4e-8d1b-4c3a-9e6f-7b2d1a0c9e8f',
 }
+
+// The figures and their units are named by lib/insights/figures.ts, which types them as strings.
+const INSIGHT_EVENT = named(
+  'InsightEvent',
+  Type.Object(
+    {
+      seq: Type.Integer({ minimum: 1, description: 'From 1 to `count`' }),
+      count: Type.Integer({ minimum: COUNT.min, maximum: COUNT.max }),
+      timestamp: Type.String({ format: 'date-time' }),
+      metric: openEnum(FIGURES),
+      value: nullable(Type.Number({ description: 'null before there is anything to measure (no request completed yet, no event-loop sample)' })),
+      unit: openEnum(UNITS),
+      request_id: Type.String({ format: 'uuid', description: "The stream's own request id" }),
+    },
+    { description: 'One event of GET /api/insights, the JSON after `data: `', examples: [EVENT] },
+  ),
+)
+/** One event of the stream, the JSON after `data: `. */
+export type InsightEvent = BodyOf<typeof INSIGHT_EVENT.schema>
 
 export const INSIGHTS_DOC: RouteDoc = {
   operationId: 'getInsights',
@@ -147,7 +168,7 @@ export const INSIGHTS_DOC: RouteDoc = {
             type: 'object',
             description: 'Each event of the stream, `count` of them: a `data:` line holding an InsightEvent as JSON, then a blank line',
             required: ['data'],
-            properties: { data: { type: 'string', contentMediaType: 'application/json', contentSchema: ref('InsightEvent') } },
+            properties: { data: { type: 'string', contentMediaType: 'application/json', contentSchema: INSIGHT_EVENT.ref } },
           },
           example: { data: JSON.stringify(EVENT) },
         },
@@ -163,21 +184,5 @@ export const INSIGHTS_DOC: RouteDoc = {
       { 'Retry-After': HEADERS.retryAfter },
     ),
   },
-  schemas: {
-    InsightEvent: {
-      type: 'object',
-      description: 'One event of GET /api/insights, the JSON after `data: `',
-      required: ['seq', 'count', 'timestamp', 'metric', 'value', 'unit', 'request_id'],
-      properties: {
-        seq: { type: 'integer', minimum: 1, description: 'From 1 to `count`' },
-        count: { type: 'integer', minimum: COUNT.min, maximum: COUNT.max },
-        timestamp: { type: 'string', format: 'date-time' },
-        metric: { type: 'string', enum: FIGURES },
-        value: { type: ['number', 'null'], description: 'null before there is anything to measure (no request completed yet, no event-loop sample)' },
-        unit: { type: 'string', enum: ['requests', 'requests_per_second', 'seconds', 'milliseconds', 'bytes'] },
-        request_id: { type: 'string', format: 'uuid', description: "The stream's own request id" },
-      },
-      examples: [EVENT],
-    },
-  },
+  schemas: schemasOf([INSIGHT_EVENT]),
 }

@@ -1,17 +1,30 @@
 // GET /: who this is and where to go next. The reply never changes, so it is built once.
 import { ENVIRONMENTS } from '../process/config/config.js'
-import { json, ref, type RouteDoc } from '../core/route-doc.js'
+import { Type } from 'typebox'
+import { json, named, schemasOf, stringEnum, type BodyOf, type RouteDoc } from '../core/route-doc.js'
 import type { Handler, Reply } from '../core/pipeline.js'
 
-export type ServiceInfo = Readonly<{ name: string; version: string; environment: string }>
+const SERVICE_DESCRIPTION = named(
+  'ServiceDescription',
+  Type.Object({
+    service: Type.String({ description: 'APP_NAME' }),
+    version: Type.String(),
+    environment: stringEnum(ENVIRONMENTS),
+    endpoints: Type.Array(Type.Object({ method: Type.String(), path: Type.String({ description: 'A path template: `{name}` is a parameter' }) })),
+  }),
+)
+/** The body of GET /. */
+export type ServiceDescription = BodyOf<typeof SERVICE_DESCRIPTION.schema>
 
-export type EndpointLink = Readonly<{ method: string; path: string }>
+export type ServiceInfo = Readonly<{ name: string; version: string; environment: ServiceDescription['environment'] }>
+
+export type EndpointLink = ServiceDescription['endpoints'][number]
 
 export const getRoot = (info: ServiceInfo, endpoints: readonly EndpointLink[]): Handler => {
   const reply: Reply = Object.freeze({
     kind: 'json',
     status: 200,
-    json: JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints }),
+    json: JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints } satisfies ServiceDescription),
   })
   return () => reply
 }
@@ -22,7 +35,7 @@ export const ROOT_DOC: RouteDoc = {
   description: 'The service name, version and environment, and every route (method and path template).',
   tags: ['service'],
   responses: {
-    '200': json('The service and its routes', ref('ServiceDescription'), {
+    '200': json('The service and its routes', SERVICE_DESCRIPTION.ref, {
       example: {
         service: 'svc',
         version: '1.0.0',
@@ -31,26 +44,8 @@ export const ROOT_DOC: RouteDoc = {
           { method: 'GET', path: '/' },
           { method: 'GET', path: '/metrics' },
         ],
-      },
+      } satisfies ServiceDescription,
     }),
   },
-  schemas: {
-    ServiceDescription: {
-      type: 'object',
-      required: ['service', 'version', 'environment', 'endpoints'],
-      properties: {
-        service: { type: 'string', description: 'APP_NAME' },
-        version: { type: 'string' },
-        environment: { type: 'string', enum: [...ENVIRONMENTS] },
-        endpoints: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['method', 'path'],
-            properties: { method: { type: 'string' }, path: { type: 'string', description: 'A path template: `{name}` is a parameter' } },
-          },
-        },
-      },
-    },
-  },
+  schemas: schemasOf([SERVICE_DESCRIPTION]),
 }

@@ -3,6 +3,7 @@
 // from lib/core/net/describe-error.ts, short and stable: they are shown in /ready bodies.
 import { connect } from 'node:net'
 import { CONNECTION_CLOSED, describeError } from '../core/net/describe-error.js'
+import { failed, succeeded, type Result } from '../core/result.js'
 
 export type CheckResult = Readonly<{ status: 'ok' | 'fail'; latency_ms: number; error?: string }>
 /** Runs one attempt against a dependency. Never rejects and never throws: every failure is a result. */
@@ -10,8 +11,11 @@ export type Check = () => Promise<CheckResult>
 
 export type Target = Readonly<{ host: string; port: number }>
 
-/** How an attempt ends: `true` when the dependency answered as it should, else the failure, short. */
-export type Outcome = true | string
+/** How an attempt ends (lib/core/result.ts): OK when the dependency answered as it should, else the failure, short. */
+export type Outcome = Result<undefined, string>
+
+/** The one success, built once and shared by every attempt. */
+export const OK: Outcome = Object.freeze(succeeded(undefined))
 
 /**
  * A protocol's half of a short TCP exchange, built once per check.
@@ -22,7 +26,10 @@ export type Exchange = Readonly<{
   judge(received: Buffer): Outcome | undefined
 }>
 
-export const UNEXPECTED_REPLY = 'unexpected reply'
+/** The failure of a peer that does not speak the protocol, built once. */
+export const UNEXPECTED_REPLY: Outcome = Object.freeze(failed('unexpected reply'))
+
+const CLOSED: Outcome = Object.freeze(failed(CONNECTION_CLOSED))
 
 // Our replies are a byte or a line or two; a peer that keeps talking is not the protocol we speak,
 // and must not make us buffer without bound.
@@ -44,14 +51,14 @@ export const attempt = (timeoutMs: number, start: (done: (outcome: Outcome) => v
       clearTimeout(timer)
       release()
       const latency_ms = Math.round((performance.now() - started) * 10) / 10
-      resolve(outcome === true ? { status: 'ok', latency_ms } : { status: 'fail', latency_ms, error: outcome })
+      resolve(outcome.ok ? { status: 'ok', latency_ms } : { status: 'fail', latency_ms, error: outcome.reason })
     }
-    const timer = setTimeout(done, timeoutMs, `timeout after ${timeoutMs} ms`)
+    const timer = setTimeout(done, timeoutMs, failed(`timeout after ${timeoutMs} ms`))
     try {
       release = start(done)
     } catch (error: unknown) {
       // Invalid options (a bad port, an unsupported URL scheme) throw synchronously; a check must not.
-      done(describeError(error))
+      done(failed(describeError(error)))
     }
   })
 
@@ -69,8 +76,8 @@ export const tcpCheck =
         if (outcome !== undefined) done(outcome)
         else if (received.length > MAX_REPLY_BYTES) done(UNEXPECTED_REPLY)
       })
-      socket.on('error', (error) => done(describeError(error)))
+      socket.on('error', (error) => done(failed(describeError(error))))
       // Closed before the protocol reached a verdict (after a verdict, `done` ignores this).
-      socket.on('close', () => done(CONNECTION_CLOSED))
+      socket.on('close', () => done(CLOSED))
       return () => socket.destroy()
     })

@@ -3,7 +3,8 @@
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { describeError } from '../core/net/describe-error.js'
-import { attempt, type Check } from './check.js'
+import { failed } from '../core/result.js'
+import { attempt, OK, type Check } from './check.js'
 
 export const httpCheck = (url: URL, timeoutMs: number): Check => {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest
@@ -16,9 +17,9 @@ export const httpCheck = (url: URL, timeoutMs: number): Check => {
         const status = res.statusCode as number
         // The verdict is in the status line: drop the body unread rather than download it.
         res.destroy()
-        done(status >= 200 && status < 300 ? true : `HTTP ${status}`)
+        done(status >= 200 && status < 300 ? OK : failed(`HTTP ${status}`))
       })
-      req.on('error', (error) => done(describeError(error)))
+      req.on('error', (error) => done(failed(describeError(error))))
       req.end()
       return () => req.destroy()
     })

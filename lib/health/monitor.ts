@@ -11,7 +11,10 @@ import { redisCheck } from './redis.js'
 
 export const COMPONENTS = ['database', 'cache', 'external_api', 'models'] as const
 export type Component = (typeof COMPONENTS)[number]
-export type ComponentReport = CheckResult | Readonly<{ status: 'skipped' }>
+/** What a component's report may say: a check's own `ok` or `fail` (check.ts), or `skipped` when it is not configured. */
+export const CHECK_STATUSES = ['ok', 'fail', 'skipped'] as const
+export type CheckStatus = (typeof CHECK_STATUSES)[number]
+export type ComponentReport = CheckResult | Readonly<{ status: Exclude<CheckStatus, CheckResult['status']> }>
 export type Checks = Readonly<Record<Component, ComponentReport>>
 
 export type HealthMonitor = Readonly<{

@@ -1,6 +1,7 @@
 // Redis check: RESP `PING`, after `AUTH` when a password is configured. Both commands go out in one
 // write (Redis answers pipelined commands in order), so an authenticated check costs one round trip.
-import { tcpCheck, UNEXPECTED_REPLY, type Check, type Outcome, type Target } from './check.js'
+import { failed } from '../core/result.js'
+import { OK, tcpCheck, UNEXPECTED_REPLY, type Check, type Outcome, type Target } from './check.js'
 
 export type RedisTarget = Target & Readonly<{ password?: string }>
 
@@ -25,11 +26,11 @@ export const redisCheck = ({ host, port, password = '' }: RedisTarget, timeoutMs
       if (end === -1) return undefined
       const line = received.toString('utf8', start, end)
       // An error reply (`-NOAUTH …`, `-WRONGPASS …`, `-ERR …`) is the reason, as Redis words it.
-      if (line.startsWith('-')) return redact(line.slice(1))
+      if (line.startsWith('-')) return failed(redact(line.slice(1)))
       if (line !== expected) return UNEXPECTED_REPLY
       start = end + CRLF.length
     }
-    return true
+    return OK
   }
 
   return tcpCheck({ host, port }, timeoutMs, { request, judge })

@@ -32,7 +32,10 @@
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
 import { createHash } from 'node:crypto'
-import { predictionInput, rangeProblem } from './profile.js'
+import { errorMessage, SvcError } from '../core/errors.js'
+import { deepFreeze } from '../core/freeze.js'
+import { parseJson } from '../core/json.js'
+import { checkBins, checkProportions, predictionInput, type ReferenceFault } from './profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
 
 export const FORMAT_VERSIONS: readonly number[] = [1]
@@ -61,7 +64,7 @@ export type UnsignedArtifact = Unsigned<Artifact>
 export type ArtifactErrorCode = 'INVALID_JSON' | 'UNSUPPORTED_FORMAT' | 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE' | 'SHA256_MISMATCH'
 
 /** A malformed artifact: `code` is stable, `field` names the member (`parameters.weights[1]`). */
-export class ArtifactError extends Error {
+export class ArtifactError extends SvcError<ArtifactErrorCode> {
   override name = 'ArtifactError'
   readonly code: ArtifactErrorCode
   readonly field: string
@@ -99,9 +102,16 @@ export const canonicalJson = (value: unknown): string => {
 /**
  * The hex SHA-256 of the UTF-8 bytes of the artifact's canonical JSON (`canonicalJson`, RFC 8785)
  * with the `sha256` member left out. Whitespace and member order in the file do not matter, so an
- * operator can check a file with Node alone:
+ * operator can check a file with Node alone (README.md has the same on one line):
  *
- *   node -e 'const c=v=>Array.isArray(v)?"["+v.map(c)+"]":v&&typeof v=="object"?"{"+Object.keys(v).sort().map(k=>JSON.stringify(k)+":"+c(v[k]))+"}":JSON.stringify(v);const a=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const s=a.sha256;delete a.sha256;const h=require("crypto").createHash("sha256").update(c(a)).digest("hex");console.log(h,h===s?"OK":"MISMATCH")' model.json
+ *   node -e '
+ *     const c = (v) => Array.isArray(v) ? "[" + v.map(c) + "]" : v && typeof v == "object"
+ *       ? "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + c(v[k])) + "}" : JSON.stringify(v)
+ *     const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
+ *     const s = a.sha256
+ *     delete a.sha256
+ *     const h = require("crypto").createHash("sha256").update(c(a)).digest("hex")
+ *     console.log(h, h === s ? "OK" : "MISMATCH")' model.json
  */
 export const artifactSha256 = (artifact: object): string => {
   const { sha256: _, ...rest } = artifact as Record<string, unknown>
@@ -113,16 +123,16 @@ export const signArtifact = (artifact: UnsignedArtifact): Artifact => ({ ...arti
 /** The file's bytes: two-space JSON and a final newline, members in the artifact's own order. */
 export const serialiseArtifact = (artifact: Artifact): string => `${JSON.stringify(artifact, null, 2)}\n`
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
 const MODEL_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const SHA256 = /^[0-9a-f]{64}$/
-const PROPORTION_TOLERANCE = 1e-9
 
 type Json = Record<string, unknown>
 
 const schema = (field: string, reason: string) => new ArtifactError('INVALID_SCHEMA', field, reason)
+/** How the reference checks shared with profiles (profile.ts) fail here. */
+const fault: ReferenceFault = (code, field, reason) => new ArtifactError(code, field, reason)
 
 const plainObject = (value: unknown, field: string): Json => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw schema(field, 'must be an object')
@@ -212,18 +222,7 @@ const checkOutputs = (value: unknown, task: 'classification' | 'regression'): vo
   distinct(outputNames, (i) => `outputs[${i}].name`)
 }
 
-const checkProportions = (value: unknown, field: string, length: number): void => {
-  const proportions = numbers(value, field, length)
-  let sum = 0
-  proportions.forEach((p, i) => {
-    if (p < 0 || p > 1) throw new ArtifactError('INVALID_REFERENCE', `${field}[${i}]`, 'must be between 0 and 1')
-    sum += p
-  })
-  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE)
-    throw new ArtifactError('INVALID_REFERENCE', field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
-}
-
-/** One entry of a reference, describing `input`: what it holds and its shares. */
+/** One entry of a reference, describing `input`: what it holds, then its shares as a profile's are checked. */
 const checkEntry = (value: unknown, field: string, input: Input): void => {
   const hasRange = typeof value === 'object' && value !== null && (Object.hasOwn(value, 'min') || Object.hasOwn(value, 'max'))
   const members =
@@ -231,23 +230,12 @@ const checkEntry = (value: unknown, field: string, input: Input): void => {
   const feature = object(value, field, members)
   if (feature['name'] !== input.name || feature['type'] !== input.type)
     throw new ArtifactError('INVALID_REFERENCE', field, `must describe input ${input.name} (${input.type})`)
-  if (input.type === 'numerical') {
-    const edges = array(feature['edges'], `${field}.edges`)
-    edges.forEach((edge, j) => {
-      finite(edge, `${field}.edges[${j}]`)
-      if (j > 0 && (edge as number) <= (edges[j - 1] as number))
-        throw new ArtifactError('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
-    })
-    checkProportions(feature['proportions'], `${field}.proportions`, edges.length + 1)
-    if (hasRange) {
-      const problem = rangeProblem(finite(feature['min'], `${field}.min`), finite(feature['max'], `${field}.max`), edges)
-      if (problem !== undefined) throw new ArtifactError('INVALID_REFERENCE', field, problem)
-    }
-  } else {
+  if (input.type === 'numerical') checkBins(feature, field, fault)
+  else {
     const levels = array(feature['levels'], `${field}.levels`)
     if (levels.length !== input.levels.length || levels.some((level, j) => level !== input.levels[j]))
       throw new ArtifactError('INVALID_REFERENCE', `${field}.levels`, `must equal the input's levels`)
-    checkProportions(feature['proportions'], `${field}.proportions`, levels.length)
+    checkProportions(feature['proportions'], `${field}.proportions`, levels.length, fault)
   }
 }
 
@@ -283,14 +271,6 @@ const checkProvenance = (value: unknown): void => {
   }
 }
 
-const deepFreeze = <T>(value: T): T => {
-  if (typeof value === 'object' && value !== null) {
-    for (const entry of Object.values(value)) deepFreeze(entry)
-    Object.freeze(value)
-  }
-  return value
-}
-
 /**
  * Parses and checks an artifact file, in this order: UTF-8 JSON, `format_version`, `sha256`, then
  * the schema, dimensions and reference. Throws `ArtifactError`; returns the artifact deep-frozen.
@@ -298,9 +278,9 @@ const deepFreeze = <T>(value: T): T => {
 export const parseArtifact = (bytes: Buffer | string): Artifact => {
   let value: unknown
   try {
-    value = JSON.parse(typeof bytes === 'string' ? bytes : decoder.decode(bytes))
+    value = parseJson(bytes)
   } catch (error: unknown) {
-    throw new ArtifactError('INVALID_JSON', '(document)', `is not UTF-8 JSON: ${(error as Error).message}`)
+    throw new ArtifactError('INVALID_JSON', '(document)', `is not UTF-8 JSON: ${errorMessage(error)}`)
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw schema('(document)', 'must be a JSON object')
   const raw = value as Json

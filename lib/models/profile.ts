@@ -1,7 +1,8 @@
 // A reference profile (`profile.json`): the drift reference of a model trained elsewhere, written by
 // `svc profile` (command.ts) from its training rows and read beside the model's own files by the
-// runtime that serves it. `parseProfile` is the only way in: it checks every member as
-// `parseArtifact` checks an artifact's reference, so nothing downstream re-validates.
+// runtime that serves it. `parseProfile` is the only way in: it checks every member, the shares of
+// each entry with the very checks `parseArtifact` gives an artifact's reference (`checkBins`,
+// `checkProportions`), so nothing downstream re-validates.
 //
 // Format 1, members in this order:
 //   format_version  1
@@ -18,7 +19,10 @@
 //                   a feature: a classifier's label output as categorical over its classes, a
 //                   regressor's value output as numerical (`predictionInput`)
 //
-// Imports nothing but the model types, so the model runtimes (lib/models/) can use it.
+// Imports nothing but the model types and lib/core's leaves, so the model runtimes (lib/models/) can use it.
+import { errorMessage, SvcError } from '../core/errors.js'
+import { deepFreeze } from '../core/freeze.js'
+import { isObject, parseJson } from '../core/json.js'
 import type { FeatureReference, Input, ModelVersion } from './runtime.js'
 
 export const PROFILE_FORMAT_VERSION = 1
@@ -33,7 +37,7 @@ export type Profile = Readonly<{
 export type ProfileErrorCode = 'INVALID_JSON' | 'UNSUPPORTED_FORMAT' | 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE'
 
 /** A malformed profile: `code` is stable, `field` names the member (`features[1].edges[3]`). */
-export class ProfileError extends Error {
+export class ProfileError extends SvcError<ProfileErrorCode> {
   override name = 'ProfileError'
   readonly code: ProfileErrorCode
   readonly field: string
@@ -63,15 +67,19 @@ export const predictionInput = (
 /** The file's bytes: two-space JSON and a final newline, members in the profile's own order. */
 export const serialiseProfile = (profile: Profile): string => `${JSON.stringify(profile, null, 2)}\n`
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
 const PROPORTION_TOLERANCE = 1e-9
 
 type Json = Record<string, unknown>
 
+/**
+ * How a reference check fails: a ProfileError here, an ArtifactError in lib/models/artifact.ts, with
+ * the same code, field and reason either way.
+ */
+export type ReferenceFault = (code: 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE', field: string, reason: string) => Error
+
+const profileFault: ReferenceFault = (code, field, reason) => new ProfileError(code, field, reason)
 const schema = (field: string, reason: string): ProfileError => new ProfileError('INVALID_SCHEMA', field, reason)
 const invalid = (field: string, reason: string): ProfileError => new ProfileError('INVALID_REFERENCE', field, reason)
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Throws unless `record` has exactly the members `required` and any of `optional`. */
 const members = (record: Json, field: string, required: readonly string[], optional: readonly string[] = []): void => {
@@ -80,8 +88,8 @@ const members = (record: Json, field: string, required: readonly string[], optio
   for (const key of required) if (!Object.hasOwn(record, key)) throw schema(`${field}.${key}`, 'is missing')
 }
 
-const array = (value: unknown, field: string): readonly unknown[] => {
-  if (!Array.isArray(value)) throw schema(field, 'must be an array')
+const array = (value: unknown, field: string, fault: ReferenceFault = profileFault): readonly unknown[] => {
+  if (!Array.isArray(value)) throw fault('INVALID_SCHEMA', field, 'must be an array')
   return value
 }
 
@@ -90,21 +98,25 @@ const string = (value: unknown, field: string): string => {
   return value
 }
 
-const finite = (value: unknown, field: string): number => {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw schema(field, 'must be a finite number')
+const finite = (value: unknown, field: string, fault: ReferenceFault = profileFault): number => {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw fault('INVALID_SCHEMA', field, 'must be a finite number')
   return value
 }
 
-const proportions = (value: unknown, field: string, length: number): void => {
-  const list = array(value, field)
-  if (list.length !== length) throw new ProfileError('DIMENSION_MISMATCH', field, `must have ${length} entries, has ${list.length}`)
+/**
+ * The shares of a reference entry, checked alike wherever a reference gets in (a profile here, an
+ * artifact's in lib/models/artifact.ts): `length` proportions, each in [0, 1], summing to 1.
+ */
+export const checkProportions = (value: unknown, field: string, length: number, fault: ReferenceFault): void => {
+  const list = array(value, field, fault)
+  if (list.length !== length) throw fault('DIMENSION_MISMATCH', field, `must have ${length} entries, has ${list.length}`)
   let sum = 0
   list.forEach((entry, i) => {
-    const p = finite(entry, `${field}[${i}]`)
-    if (p < 0 || p > 1) throw invalid(`${field}[${i}]`, 'must be between 0 and 1')
+    const p = finite(entry, `${field}[${i}]`, fault)
+    if (p < 0 || p > 1) throw fault('INVALID_REFERENCE', `${field}[${i}]`, 'must be between 0 and 1')
     sum += p
   })
-  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE) throw invalid(field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
+  if (Math.abs(sum - 1) > PROPORTION_TOLERANCE) throw fault('INVALID_REFERENCE', field, `must sum to 1 (within ${PROPORTION_TOLERANCE}), sum to ${sum}`)
 }
 
 /** Distinct non-empty strings, at least one. */
@@ -119,12 +131,8 @@ const levels = (value: unknown, field: string): readonly string[] => {
   return list
 }
 
-/**
- * Why `min` and `max` cannot be the training range of rows binned at `edges`, or undefined when
- * they can. One check for both ways a reference gets in: a profile here, an artifact's in
- * lib/models/artifact.ts.
- */
-export const rangeProblem = (min: number, max: number, edges: readonly unknown[]): string | undefined => {
+/** Why `min` and `max` cannot be the training range of rows binned at `edges`, or undefined when they can. */
+const rangeProblem = (min: number, max: number, edges: readonly unknown[]): string | undefined => {
   if (min > max) return `min (${min}) must not exceed max (${max})`
   // Every edge is a value of the rows (lib/drift/reference.ts), so the range holds them all.
   const first = edges[0] as number | undefined
@@ -132,6 +140,27 @@ export const rangeProblem = (min: number, max: number, edges: readonly unknown[]
   if (first !== undefined && first < min) return `min (${min}) must not exceed the first edge (${first})`
   if (last !== undefined && last > max) return `max (${max}) must not be below the last edge (${last})`
   return undefined
+}
+
+/**
+ * The bins of a numerical reference entry, checked alike wherever a reference gets in (a profile
+ * here, an artifact's in lib/models/artifact.ts): strictly increasing finite edges, one proportion
+ * per bin (`checkProportions`), and `min` and `max`, together or not at all, a range holding every
+ * edge. The entry's members, name and type are its format's to check, before.
+ */
+export const checkBins = (entry: Readonly<Json>, field: string, fault: ReferenceFault): void => {
+  const edges = array(entry['edges'], `${field}.edges`, fault)
+  edges.forEach((edge, j) => {
+    finite(edge, `${field}.edges[${j}]`, fault)
+    if (j > 0 && (edge as number) <= (edges[j - 1] as number)) throw fault('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
+  })
+  checkProportions(entry['proportions'], `${field}.proportions`, edges.length + 1, fault)
+  const hasMin = Object.hasOwn(entry, 'min')
+  // An artifact's members already hold both or neither; a profile's are checked here.
+  if (hasMin !== Object.hasOwn(entry, 'max')) throw fault('INVALID_SCHEMA', `${field}.${hasMin ? 'max' : 'min'}`, 'is missing: min and max come together')
+  if (!hasMin) return
+  const problem = rangeProblem(finite(entry['min'], `${field}.min`, fault), finite(entry['max'], `${field}.max`, fault), edges)
+  if (problem !== undefined) throw fault('INVALID_REFERENCE', field, problem)
 }
 
 /** One reference entry; when `input` is given, it must describe that input (name, type, levels). */
@@ -143,34 +172,14 @@ const checkFeature = (value: unknown, field: string, input: Input | undefined): 
   const name = string(value['name'], `${field}.name`)
   if (input !== undefined && (name !== input.name || type !== input.type))
     throw invalid(field, `must describe ${input.name} (${input.type}), describes ${name} (${type})`)
-  if (type === 'numerical') {
-    const edges = array(value['edges'], `${field}.edges`)
-    edges.forEach((edge, j) => {
-      finite(edge, `${field}.edges[${j}]`)
-      if (j > 0 && (edge as number) <= (edges[j - 1] as number)) throw invalid(`${field}.edges[${j}]`, 'edges must be strictly increasing')
-    })
-    proportions(value['proportions'], `${field}.proportions`, edges.length + 1)
-    const hasMin = Object.hasOwn(value, 'min')
-    if (hasMin !== Object.hasOwn(value, 'max')) throw schema(`${field}.${hasMin ? 'max' : 'min'}`, 'is missing: min and max come together')
-    if (hasMin) {
-      const problem = rangeProblem(finite(value['min'], `${field}.min`), finite(value['max'], `${field}.max`), edges)
-      if (problem !== undefined) throw invalid(field, problem)
-    }
-  } else {
+  if (type === 'numerical') checkBins(value, field, profileFault)
+  else {
     const list = levels(value['levels'], `${field}.levels`)
     if (input?.type === 'categorical' && (list.length !== input.levels.length || list.some((level, j) => level !== input.levels[j])))
       throw invalid(`${field}.levels`, `must equal the levels of ${input.name}: ${input.levels.join(', ')}`)
-    proportions(value['proportions'], `${field}.proportions`, list.length)
+    checkProportions(value['proportions'], `${field}.proportions`, list.length, profileFault)
   }
   return value as FeatureReference
-}
-
-const deepFreeze = <T>(value: T): T => {
-  if (typeof value === 'object' && value !== null) {
-    for (const entry of Object.values(value)) deepFreeze(entry)
-    Object.freeze(value)
-  }
-  return value
 }
 
 /**
@@ -182,9 +191,9 @@ const deepFreeze = <T>(value: T): T => {
 export const parseProfile = (bytes: Buffer | string, model?: ProfiledModel): Profile => {
   let value: unknown
   try {
-    value = JSON.parse(typeof bytes === 'string' ? bytes : decoder.decode(bytes))
+    value = parseJson(bytes)
   } catch (error: unknown) {
-    throw new ProfileError('INVALID_JSON', '(document)', `is not UTF-8 JSON: ${(error as Error).message}`)
+    throw new ProfileError('INVALID_JSON', '(document)', `is not UTF-8 JSON: ${errorMessage(error)}`)
   }
   if (!isObject(value)) throw schema('(document)', 'must be a JSON object')
   if (value['format_version'] !== PROFILE_FORMAT_VERSION)

@@ -1,37 +1,52 @@
 // What every route of /openapi.json shares: the problem+json schema (lib/README.md §7), the standard
 // headers, and the answers any operation can give.
-import { payloadTooLarge } from '../core/http/errors.js'
 import { PROBLEM_CONTENT_TYPE, problemType } from '../core/http/problem-body.js'
 import { INTERNAL_PROBLEM } from '../core/http/problem.js'
 import { RETRY_AFTER_S, SHED_REASONS } from '../layers/shedding.js'
 import { CACHE_STATUS } from '../rates/cache.js'
-import { EXAMPLE_REQUEST_ID, HEADERS, problem, problemExample, ref, type Example, type HeaderDoc, type ResponseDoc, type Schema } from '../core/route-doc.js'
+import { Type } from 'typebox'
+import { oipExtra, payloadTooLarge } from '../core/http/errors.js'
+import {
+  EXAMPLE_REQUEST_ID,
+  HEADERS,
+  problem,
+  problemExample,
+  ref,
+  stringEnum,
+  type BodyOf,
+  type Example,
+  type HeaderDoc,
+  type ResponseDoc,
+  type Schema,
+} from '../core/route-doc.js'
 
-export const PROBLEM_SCHEMA: Schema = {
-  type: 'object',
-  description:
-    'An RFC 9457 problem: every 4xx and 5xx body. `type` is stable, so clients may key on it; `detail` is for people. ' +
-    '5xx bodies never carry internal details: quote `request_id` to find the log lines. Some routes add members: ' +
-    '`parameter` names the query parameter at fault; the model routes add `error` (the detail again, the member Open ' +
-    'Inference Protocol clients read), `input` (the input tensor at fault) and, on readiness probes, `name` and `ready`; ' +
-    'a request shed under load says why in `reason`.',
-  required: ['type', 'title', 'status', 'detail', 'instance', 'request_id'],
-  properties: {
-    type: { type: 'string', format: 'uri', pattern: '^urn:svc:problem:[a-z0-9-]+$', description: 'What went wrong, as a stable URN' },
-    title: { type: 'string', description: 'The reason phrase of `status`' },
-    status: { type: 'integer', minimum: 400, maximum: 599 },
-    detail: { type: 'string', description: 'What went wrong here, for people' },
-    instance: { type: 'string', description: 'The path asked for, without its query' },
-    request_id: { type: 'string', format: 'uuid', description: 'The X-Request-ID of this response' },
-    parameter: { type: 'string', description: 'The query parameter at fault' },
-    error: { type: 'string', description: 'Model routes: `detail` again, for Open Inference Protocol clients' },
-    input: { type: 'string', description: 'Model routes: the input tensor at fault' },
-    name: { type: 'string', description: 'Readiness probes of the model routes: the model asked about' },
-    ready: { type: 'boolean', const: false, description: 'Readiness probes of the model routes' },
-    reason: { type: 'string', enum: [...SHED_REASONS], description: 'OVERLOADED: which limit shed the request' },
+export const PROBLEM_SCHEMA = Type.Object(
+  {
+    type: Type.String({ format: 'uri', pattern: '^urn:svc:problem:[a-z0-9-]+$', description: 'What went wrong, as a stable URN' }),
+    title: Type.String({ description: 'The reason phrase of `status`' }),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String({ description: 'What went wrong here, for people' }),
+    instance: Type.String({ description: 'The path asked for, without its query' }),
+    request_id: Type.String({ format: 'uuid', description: 'The X-Request-ID of this response' }),
+    parameter: Type.Optional(Type.String({ description: 'The query parameter at fault' })),
+    error: Type.Optional(Type.String({ description: 'Model routes: `detail` again, for Open Inference Protocol clients' })),
+    input: Type.Optional(Type.String({ description: 'Model routes: the input tensor at fault' })),
+    name: Type.Optional(Type.String({ description: 'Readiness probes of the model routes: the model asked about' })),
+    ready: Type.Optional(Type.Literal(false, { description: 'Readiness probes of the model routes' })),
+    reason: Type.Optional(stringEnum(SHED_REASONS, { description: 'OVERLOADED: which limit shed the request' })),
   },
-  examples: [problemExample('', 404, 'NOT_FOUND', 'No route matches this path', '/nope').value],
-}
+  {
+    description:
+      'An RFC 9457 problem: every 4xx and 5xx body. `type` is stable, so clients may key on it; `detail` is for people. ' +
+      '5xx bodies never carry internal details: quote `request_id` to find the log lines. Some routes add members: ' +
+      '`parameter` names the query parameter at fault; the model routes add `error` (the detail again, the member Open ' +
+      'Inference Protocol clients read), `input` (the input tensor at fault) and, on readiness probes, `name` and `ready`; ' +
+      'a request shed under load says why in `reason`.',
+    examples: [problemExample('', 404, 'NOT_FOUND', 'No route matches this path', '/nope').value],
+  },
+)
+/** A problem as it is sent, `instance` and `request_id` included (lib/core/http/problem.ts writes them). */
+export type ProblemBody = BodyOf<typeof PROBLEM_SCHEMA>
 
 export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = { Problem: PROBLEM_SCHEMA }
 
@@ -77,7 +92,7 @@ export const COMPONENT_HEADERS: Readonly<Record<string, HeaderDoc>> = {
 const INTERNAL_ERROR: ResponseDoc = problem('The service failed to handle the request (every operation may answer this)', {
   internal: {
     summary: 'An unexpected failure; the detail never says what',
-    value: { ...INTERNAL_PROBLEM, instance: '/api/v1/models', request_id: EXAMPLE_REQUEST_ID },
+    value: { ...INTERNAL_PROBLEM, instance: '/api/v1/models', request_id: EXAMPLE_REQUEST_ID } satisfies ProblemBody,
   },
 })
 
@@ -160,7 +175,7 @@ const REQUEST_HEAD_REFUSED: ResponseDoc = {
       examples: Object.fromEntries(
         Object.entries(REFUSED_HEAD).map(([name, [status, code, detail, summary]]) => [
           name,
-          problemExample(summary, status, code, detail, '/health', status === 413 ? { error: detail } : {}),
+          problemExample(summary, status, code, detail, '/health', status === 413 ? oipExtra(detail) : {}),
         ]),
       ),
     },

@@ -2,10 +2,12 @@
 // Each route brings its own description (RouteDef.doc); this adds what they all share and refuses,
 // listing every problem at once, a table that has a route without a description, a path parameter
 // left undescribed, an operationId used twice, or a reference to nothing.
+import { deepFreeze } from '../core/freeze.js'
 import { PROBLEM_CONTENT_TYPE } from '../core/http/problem-body.js'
 import type { RouteAuth, RouteDef } from '../core/pipeline.js'
 import { COMPONENT_HEADERS, COMPONENT_RESPONSES, COMPONENT_SCHEMAS, OVERLOADED_SUFFIX, overloadedExample, SHED_RETRY_AFTER } from './components.js'
-import { HEADERS, TAGS, type ResponseDoc, type RouteDoc, type Schema, type Tag } from '../core/route-doc.js'
+import { Type } from 'typebox'
+import { anyObject, HEADERS, TAGS, type BodyOf, type ParameterDoc, type ResponseDoc, type RouteDoc, type Schema, type Tag } from '../core/route-doc.js'
 
 export const OPENAPI_VERSION = '3.1.0'
 
@@ -28,8 +30,38 @@ export type DocumentOptions = Readonly<{
   isShedding?: boolean
 }>
 
+/** The document's own schema, as GET /openapi.json describes its answer (endpoint.ts). */
+export const OPENAPI_SCHEMA = Type.Object({
+  openapi: Type.Literal(OPENAPI_VERSION),
+  info: Type.Object({
+    title: Type.String({ description: 'APP_NAME' }),
+    version: Type.String({ description: "The service's version" }),
+    description: Type.Optional(Type.String()),
+    license: Type.Optional(anyObject()),
+  }),
+  servers: Type.Optional(Type.Array(anyObject())),
+  tags: Type.Optional(Type.Array(anyObject())),
+  paths: anyObject({ description: 'Every route of this listener, by path template' }),
+  components: Type.Optional(anyObject()),
+})
+
 /** The document as plain, deeply frozen JSON data. */
-export type OpenApiDocument = Readonly<Record<string, unknown>>
+export type OpenApiDocument = BodyOf<typeof OPENAPI_SCHEMA>
+
+/** A reference to a shared part of the document (components.responses, components.headers). */
+type Ref = Readonly<{ $ref: string }>
+
+/** An OpenAPI Operation Object, as the document writes one. */
+type Operation = Readonly<{
+  operationId: string
+  summary: string
+  description?: string
+  tags: readonly Tag[]
+  parameters?: readonly ParameterDoc[]
+  requestBody?: RouteDoc['requestBody']
+  responses: Readonly<Record<string, ResponseDoc | Ref>>
+  security: readonly Readonly<Record<string, readonly string[]>>[]
+}>
 
 const SECURITY_SCHEMES = {
   apiToken: {
@@ -51,7 +83,7 @@ const schemeFor = (auth: RouteAuth | undefined, security: ApiSecurity): keyof ty
   return undefined
 }
 
-const responseRef = (name: string): Schema => ({ $ref: `#/components/responses/${name}` })
+const responseRef = (name: string): Ref => ({ $ref: `#/components/responses/${name}` })
 const PARAM = /\{([^}]+)\}/g
 
 /**
@@ -77,7 +109,7 @@ const examplePath = (path: string, doc: RouteDoc): string =>
  * The 503 of a route that shedding may answer: the shared one, or the route's own problem with the
  * OVERLOADED example and Retry-After added (a 503 that is no problem fails `check`).
  */
-const shedResponse = (own: ResponseDoc | undefined, instance: string): unknown => {
+const shedResponse = (own: ResponseDoc | undefined, instance: string): ResponseDoc | Ref => {
   if (own === undefined) return responseRef('Overloaded')
   const media = own.content?.[PROBLEM_CONTENT_TYPE]
   if (media === undefined) return own
@@ -91,8 +123,8 @@ const shedResponse = (own: ResponseDoc | undefined, instance: string): unknown =
   })
 }
 
-const operation = (path: string, doc: RouteDoc, scheme: string | undefined, isShed: boolean): Record<string, unknown> => {
-  const responses: Record<string, unknown> = {}
+const operation = (path: string, doc: RouteDoc, scheme: string | undefined, isShed: boolean): Operation => {
+  const responses: Record<string, ResponseDoc | Ref> = {}
   for (const [status, response] of Object.entries(doc.responses)) responses[status] = withRequestId(response)
   // What any operation can answer besides its own: a path parameter that is not valid
   // percent-encoding (the router's 400), a missing or wrong token (401), a refused request head
@@ -136,11 +168,10 @@ const danglingRefs = (document: unknown): string[] => {
     pointer
       .slice(2)
       .split('/')
-      .reduce<unknown>(
-        (node, key) =>
-          node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined,
-        document,
-      )
+      .reduce<unknown>((node, key) => {
+        const name = key.replaceAll('~1', '/').replaceAll('~0', '~')
+        return node !== null && typeof node === 'object' ? Object.entries(node).find(([member]) => member === name)?.[1] : undefined
+      }, document)
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(walk)
     if (node === null || typeof node !== 'object') return
@@ -160,18 +191,10 @@ const referenced = (kind: 'responses' | 'headers', node: unknown): Set<string> =
 const pick = <T>(all: Readonly<Record<string, T>>, names: ReadonlySet<string>): Record<string, T> =>
   Object.fromEntries(Object.entries(all).filter(([name]) => names.has(name)))
 
-const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object') {
-    Object.freeze(value)
-    for (const child of Object.values(value)) deepFreeze(child)
-  }
-  return value
-}
-
 /** The document, or a TypeError naming every route and reference that keeps it from being complete. */
 export const buildDocument = ({ routes, info, security = {}, isShedding = false }: DocumentOptions): OpenApiDocument => {
   const problems: string[] = []
-  const paths: Record<string, Record<string, unknown>> = {}
+  const paths: Record<string, Record<string, Operation>> = {}
   const schemas: Record<string, Schema> = { ...COMPONENT_SCHEMAS }
   const operationIds = new Set<string>()
   const tags = new Set<Tag>()
@@ -202,7 +225,7 @@ export const buildDocument = ({ routes, info, security = {}, isShedding = false 
   const responses = Object.fromEntries(Object.entries(pick(COMPONENT_RESPONSES, referenced('responses', paths))).map(([name, r]) => [name, withRequestId(r)]))
   const headers = pick(COMPONENT_HEADERS, referenced('headers', [paths, responses]))
   const securitySchemes = Object.fromEntries([...schemes].sort().map((name) => [name, SECURITY_SCHEMES[name]]))
-  const document = {
+  const document: OpenApiDocument = {
     openapi: OPENAPI_VERSION,
     info: {
       title: info.title,

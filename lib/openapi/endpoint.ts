@@ -2,7 +2,7 @@
 // pre-serialised body with an ETag (lib/pages/static-file.ts).
 import { serveText } from '../pages/static-file.js'
 import type { RouteDef } from '../core/pipeline.js'
-import { buildDocument, OPENAPI_VERSION, type DocumentOptions } from './document.js'
+import { buildDocument, OPENAPI_SCHEMA, type DocumentOptions } from './document.js'
 import { HEADERS, type RouteDoc } from '../core/route-doc.js'
 
 export const OPENAPI_PATH = '/openapi.json'
@@ -21,27 +21,7 @@ export const OPENAPI_DOC: RouteDoc = {
       headers: { ETag: HEADERS.etag, 'Cache-Control': HEADERS.cacheControl },
       content: {
         'application/json': {
-          schema: {
-            type: 'object',
-            required: ['openapi', 'info', 'paths'],
-            properties: {
-              openapi: { type: 'string', const: OPENAPI_VERSION },
-              info: {
-                type: 'object',
-                required: ['title', 'version'],
-                properties: {
-                  title: { type: 'string', description: 'APP_NAME' },
-                  version: { type: 'string', description: "The service's version" },
-                  description: { type: 'string' },
-                  license: { type: 'object' },
-                },
-              },
-              servers: { type: 'array', items: { type: 'object' } },
-              tags: { type: 'array', items: { type: 'object' } },
-              paths: { type: 'object', description: 'Every route of this listener, by path template' },
-              components: { type: 'object' },
-            },
-          },
+          schema: OPENAPI_SCHEMA,
         },
       },
     },

@@ -4,6 +4,7 @@
 // directly. A variable set explicitly wins over a credential file.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { errorMessage } from '../core/errors.js'
 import { ConfigError, type Env } from './config/config.js'
 
 /** Credential file name → the variable it stands for. */
@@ -42,7 +43,7 @@ export const withCredentials = (env: Env, read: Read = (path) => readFileSync(pa
     try {
       filled['SVC_API_TOKENS'] = tokenList(read(tokensFile as string))
     } catch (error: unknown) {
-      throw new ConfigError([`SVC_API_TOKENS_FILE=${tokensFile as string}: ${(error as Error).message}`])
+      throw new ConfigError([`SVC_API_TOKENS_FILE=${tokensFile as string}: ${errorMessage(error)}`])
     }
   }
   if (!isSet(dir)) return filled
@@ -52,7 +53,7 @@ export const withCredentials = (env: Env, read: Read = (path) => readFileSync(pa
       filled[variable] = secret(variable, read(join(dir as string, file)))
     } catch (error: unknown) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-      throw new ConfigError([`credential ${file} in CREDENTIALS_DIRECTORY: ${(error as Error).message}`])
+      throw new ConfigError([`credential ${file} in CREDENTIALS_DIRECTORY: ${errorMessage(error)}`])
     }
   }
   return filled

@@ -1,5 +1,6 @@
 // The two public BTC exchange-rate APIs GET /api/external-data asks, each reduced to the request
 // it sends and a strict reader of its reply. Both are pure: the client does the I/O.
+import { isObject } from '../core/json.js'
 import type { RateProviderName } from '../process/config/config.js'
 
 /** One BTC price as an upstream quoted it. */
@@ -18,8 +19,6 @@ export type Upstream = Readonly<{
   /** Reads the parsed JSON body; `receivedAt` (ms since the epoch) stands in for a missing time. */
   read(json: unknown, currency: string, receivedAt: number): Reading
 }>
-
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 const DECIMAL = /^\d+(?:\.\d+)?$/
 

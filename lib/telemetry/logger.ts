@@ -2,6 +2,7 @@
 // Levels below the configured one are a shared no-op chosen at creation, so a disabled call costs
 // a function call and nothing else. Request bindings come from the AsyncLocalStorage store.
 import type { LogFormat, LogLevel } from '../process/config/choices.js'
+import { errorMessage } from '../core/errors.js'
 import type { RequestBindings } from '../core/http/context.js'
 import { requestStore } from './request-store.js'
 
@@ -107,7 +108,7 @@ const json = (value: unknown): string => {
   try {
     return JSON.stringify(value instanceof Error ? errorFields(value) : value) ?? 'null'
   } catch (error: unknown) {
-    return JSON.stringify(`[unserialisable: ${(error as Error).message}]`)
+    return JSON.stringify(`[unserialisable: ${errorMessage(error)}]`)
   }
 }
 

@@ -4,6 +4,7 @@
 // the export-failure log). Spans are kept, never copied, until their batch is exported.
 import { TraceFlags, type Context } from '@opentelemetry/api'
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { SvcError } from '../core/errors.js'
 import type { TracingConfig } from '../process/config/config.js'
 import { requestStore } from './request-store.js'
 
@@ -17,12 +18,12 @@ export type ExportEvents = Readonly<{
 }>
 
 /** The one field of the SDK's ExportResult read here: 0 is success (ExportResultCode.SUCCESS). */
-type ExportResult = Readonly<{ code: number; error?: Error }>
+type ExportResult = Readonly<{ code: number; error?: unknown }>
 
 /** Raised when an exporter neither succeeds nor fails within OTEL_BSP_EXPORT_TIMEOUT. */
-export class ExportTimeoutError extends Error {
+export class ExportTimeoutError extends SvcError<number> {
   override name = 'ExportTimeoutError'
-  /** gRPC's DEADLINE_EXCEEDED, the code a collector that never answers would end with. */
+  /** gRPC's DEADLINE_EXCEEDED, the code a collector that never answers would end with: numeric, as the exporters' errors are. */
   readonly code = 4
 }
 
@@ -94,7 +95,7 @@ export class BoundedBatchProcessor implements SpanProcessor {
     try {
       this.#exporter.export(batch, done)
     } catch (error: unknown) {
-      done({ code: 1, error: error as Error })
+      done({ code: 1, error })
     }
   }
 

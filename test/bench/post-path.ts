@@ -1,8 +1,8 @@
 // The pieces of a batch-1 `POST /api/v1/predict` measured in process, each on its own, in CPU ns
 // per request: what the predict endpoint does between reading the body and handing the reply to
 // the server, with the same body the HTTP variants send. What the HTTP figures add on top of these
-// is the body's read from the socket and the promise turns of an asynchronous handler (README,
-// Performance: the account of a prediction).
+// is the body's read from the socket and the promise turns of an asynchronous handler (test/bench/README.md,
+// "A prediction": the account of a prediction).
 import { Registry } from 'prom-client'
 import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'

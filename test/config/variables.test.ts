@@ -2,8 +2,11 @@
 // variable is looked up, nothing undeclared is, every default is a valid value and no flag is
 // declared twice.
 import t from 'tap'
+import { cronPlan } from '../../lib/models/registry/reload-schedule.js'
+import { ENVIRONMENTS, readConfig } from '../../lib/process/config/config.js'
 import { Invalid } from '../../lib/process/config/parsers.js'
-import { VARIABLES, type Variable } from '../../lib/process/config/variables.js'
+import { isReloadInterval, MAX_RELOAD_INTERVAL_S, RELOAD_INTERVAL_RANGE } from '../../lib/process/config/reload-interval.js'
+import { SHUTDOWN_DELAY_MS_DEFAULTS, VARIABLES, type Variable } from '../../lib/process/config/variables.js'
 import { lookups } from './fixtures/lookups.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
@@ -35,4 +38,24 @@ t.test('every variable but the token file has a parser, and every flag is declar
   const flags = DECLARED.flatMap(([, { flag }]) => (flag === undefined ? [] : [flag.name]))
   t.same(flags, [...new Set(flags)])
   t.same(flags, ['name', 'host', 'port', 'env', 'log-level', 'log-format'])
+})
+
+t.test('SVC_SHUTDOWN_DELAY_MS: the default per environment is one table, read by the configuration and worded for --help', async (t) => {
+  t.same(SHUTDOWN_DELAY_MS_DEFAULTS, { prod: 5000, stage: 5000, dev: 0 })
+  for (const environment of ENVIRONMENTS) {
+    t.equal(readConfig({ SVC_ENVIRONMENT: environment }).shutdownDelayMs, SHUTDOWN_DELAY_MS_DEFAULTS[environment], environment)
+  }
+  t.equal(VARIABLES.SVC_SHUTDOWN_DELAY_MS.shown, '5000 in prod and stage, 0 in dev')
+  t.equal(readConfig({ SVC_ENVIRONMENT: 'prod', SVC_SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0, 'a set value wins')
+})
+
+t.test('SVC_MODEL_RELOAD_INTERVAL_S: 0 or the one range, which the refusals word alike', async (t) => {
+  t.equal(RELOAD_INTERVAL_RANGE, `a whole number of seconds from 1 to ${MAX_RELOAD_INTERVAL_S}`)
+  t.equal(MAX_RELOAD_INTERVAL_S, 86_400)
+  t.same([0, 1, MAX_RELOAD_INTERVAL_S, MAX_RELOAD_INTERVAL_S + 1, 1.5, -1].map(isReloadInterval), [false, true, true, false, false, false])
+  t.same(
+    ['0', '1', String(MAX_RELOAD_INTERVAL_S), String(MAX_RELOAD_INTERVAL_S + 1)].map((raw) => VARIABLES.SVC_MODEL_RELOAD_INTERVAL_S.parse(raw)),
+    [0, 1, MAX_RELOAD_INTERVAL_S, new Invalid([`expected an integer from 0 to ${MAX_RELOAD_INTERVAL_S}`])],
+  )
+  t.throws(() => cronPlan(0), { message: `the reload interval must be ${RELOAD_INTERVAL_RANGE}, is 0` })
 })

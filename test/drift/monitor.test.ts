@@ -302,3 +302,72 @@ t.test('the answers are scored beside the inputs, and their series go with a ver
   t.equal(sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'test' }), undefined, 'the gauge is gone')
   t.equal(sample(text, 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe', environment: 'test' }), undefined)
 })
+
+t.test('a version without a reference is no_reference: counted, with no score, gauge or timestamp', async (t) => {
+  const s = await setup(t)
+  const cars = s.registry.resolve('cars') as ServedModel
+  const bare = { ...cars, model: { ...cars.model, reference: undefined } } as unknown as ServedModel
+  const models = {
+    entries: () => s.registry.entries(),
+    resolve: (name: string, version?: string) => (name === 'cars' ? bare : s.registry.resolve(name, version)),
+  }
+  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
+  const { Registry } = await import('prom-client')
+  const metrics = new Registry()
+  const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
+  t.equal(monitor.status(bare).status, 'no_reference', 'before any check too')
+  monitor.record(bare, new Float64Array(7 * 600), 600)
+  monitor.check()
+  const text = await metrics.metrics()
+  t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'no_reference' }), 1)
+  t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'insufficient_data' }), 0, 'not insufficient_data, however many rows')
+  t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'cars' }), undefined)
+  t.notMatch(text, /svc_drift_psi\{[^}]*model="cars"/)
+  t.match(monitor.status(bare), { status: 'no_reference', scored_at: null, window: { samples: 600 }, features: [], predictions: null })
+})
+
+t.test('answers too few to score are left out, and scored at a later check of the same build', async (t) => {
+  const s = await setup(t)
+  const served = s.iris()
+  // Rows without answers: every answer is missing.
+  s.monitor.record(served, irisRows(served, 600), 600)
+  s.monitor.check()
+  t.equal(s.monitor.status(served).predictions, null)
+  t.equal(s.monitor.status(served).features.length, 4, 'the inputs are scored')
+  t.equal(sample(await s.text(), 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'test' }), undefined)
+
+  s.monitor.record(served, irisRows(served, 1000, 0, 2), 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
+  s.monitor.check()
+  t.match(s.monitor.status(served).predictions, { name: 'species', severity: 'severe', samples: 1000 })
+  const text = await s.text()
+  t.equal(
+    sample(text, 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'spike', environment: 'test' }),
+    0,
+    'new series from 0',
+  )
+  t.equal(sample(text, 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe', environment: 'test' }), 1)
+  t.match(
+    s.log().filter((line) => line.event === 'drift_detected' && line['output'] === 'species'),
+    [{ severity: 'severe' }],
+    'a first score rises from nothing: severe, not a spike',
+  )
+})
+
+t.test('a jump in the answers between two checks of one build is a spike, logged with the PSI before', async (t) => {
+  const s = await setup(t)
+  const served = s.iris()
+  // Answers in the reference's shares: a third of each class.
+  const balanced = Uint32Array.from({ length: 1000 }, (_, r) => r % 3)
+  s.monitor.record(served, irisRows(served, 1000), 1000, { labels: balanced, probabilities: new Float64Array(3000) })
+  s.monitor.check()
+  const before = s.monitor.status(served).predictions
+  t.match(before, { name: 'species', severity: 'none' })
+  s.monitor.record(served, irisRows(served, 1000), 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
+  s.monitor.check()
+  t.match(s.monitor.status(served).predictions, { name: 'species', severity: 'severe' })
+  t.match(
+    s.log().filter((line) => line.event === 'drift_detected' && line['output'] === 'species'),
+    [{ severity: 'spike', previous_psi: before?.psi }],
+  )
+  t.equal(sample(await s.text(), 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'spike', environment: 'test' }), 1)
+})

@@ -2,7 +2,7 @@ import t from 'tap'
 import { getHealth, getReady, getStartup } from '../../lib/endpoints/health.js'
 import type { Checks, HealthMonitor } from '../../lib/health/monitor.js'
 import type { JsonReply } from '../../lib/core/pipeline.js'
-import { createLifecycle, type ServerState } from '../../lib/process/lifecycle.js'
+import { createLifecycle, type ServerState } from '../../lib/core/lifecycle.js'
 import { makeCtx } from '../fixtures/ctx.js'
 
 const ok: Checks = {

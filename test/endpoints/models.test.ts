@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { EventEmitter } from 'node:events'
 import { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
-import { modelRoutes } from '../../lib/endpoints/models.js'
+import { apiV1Routes } from '../../lib/endpoints/api-v1.js'
+import { v2Routes } from '../../lib/endpoints/v2.js'
 import { Ctx } from '../../lib/core/http/context.js'
 import { createModelMetrics } from '../../lib/models/registry/metrics.js'
 import type { Runtime } from '../../lib/models/runtime.js'
@@ -32,7 +33,8 @@ const setup = async (t: Test, files = shippedFiles(), maxBatch = 10, runtimes?: 
   const h = harness(files, runtimes === undefined ? {} : { runtimes })
   await h.registry.load()
   t.teardown(() => h.registry.stop())
-  const router = createRouter(modelRoutes({ models: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }), [])
+  const options = { models: h.registry, metrics: createModelMetrics(h.metrics), maxBatch, drift: undefined }
+  const router = createRouter([...apiV1Routes(options), ...v2Routes(options)], [])
   const call = async (method: string, url: string, body?: unknown, contentType?: string, ctx = request(method, url, body, contentType)): Promise<Reply> => {
     const entry = router.find(ctx)
     return (entry.handlers.get(method) ?? entry.otherMethod)(ctx)

@@ -1,6 +1,6 @@
 // svc installed as a package, the two ways the READMEs say:
 // 1. `npm pack`, as on ops/README.md's build machine (the prepare script builds dist/);
-// 2. a developer's `npm link --ignore-scripts` (README.md, Development), into a temporary prefix:
+// 2. a developer's `npm link --ignore-scripts` (README.md, Running), into a temporary prefix:
 //    its bin/svc runs this checkout's build;
 // 3. the operator's `sudo npm install -g …` of ops/README.md, read from it and run as written but
 //    for sudo, with `--prefix` to a temporary directory, on a host that reaches the npm registry and

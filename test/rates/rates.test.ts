@@ -2,8 +2,10 @@ import { Registry } from 'prom-client'
 import t from 'tap'
 import { readConfig } from '../../lib/process/config/config.js'
 import { HttpError } from '../../lib/core/http/errors.js'
+import { toHttpError } from '../../lib/endpoints/problems.js'
 import type { Attempt, UpstreamClient } from '../../lib/rates/client.js'
 import { askInOrder, createRates, UNSUPPORTED } from '../../lib/rates/rates.js'
+import { UpstreamError } from '../../lib/rates/upstream-error.js'
 import { createUpstreamMetrics } from '../../lib/rates/upstream-metrics.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { fakeCoinbase } from '../fixtures/rate-upstreams.js'
@@ -28,24 +30,35 @@ const ask = (primary: Attempt, fallback: Attempt) => {
 
 t.test('the primary answers; the fallback is not asked', async (t) => {
   const { asked, answer } = ask(QUOTE, QUOTE)
-  t.same(await answer, { symbol: 'BTC', currency: 'USD', value: 64012.5, timestamp: '2026-11-22T06:00:00.000Z', source: 'coingecko' })
+  const found = await answer
+  t.same(found, { ok: true, value: { symbol: 'BTC', currency: 'USD', value: 64012.5, timestamp: '2026-11-22T06:00:00.000Z', source: 'coingecko' } })
+  t.ok(Object.isFrozen(found) && found.ok && Object.isFrozen(found.value), 'the answer the cache hands to every request is frozen')
   t.same(asked, ['coingecko USD'])
 })
 
 t.test('a failed or non-quoting primary falls back, and source names the fallback', async (t) => {
   for (const primary of [DOWN, TIMEOUT, NOT_QUOTED]) {
     const { asked, answer } = ask(primary, QUOTE)
-    t.match(await answer, { source: 'coinbase' })
+    t.match(await answer, { ok: true, value: { source: 'coinbase' } })
     t.same(asked, ['coingecko USD', 'coinbase USD'])
   }
 })
 
 t.test('unsupported only when every upstream says it does not quote the currency', async (t) => {
   t.equal(await ask(NOT_QUOTED, NOT_QUOTED).answer, UNSUPPORTED)
+  t.same(UNSUPPORTED, { ok: false, reason: 'unsupported currency' })
+  t.ok(Object.isFrozen(UNSUPPORTED), 'one frozen failure, built once')
 })
 
+/** What askInOrder rejects with: an UpstreamError, and the HttpError /api/external-data answers for it. */
+const rejection = async (answer: Promise<unknown>): Promise<HttpError> => {
+  const error = await answer.catch((e: unknown) => e)
+  if (!(error instanceof UpstreamError)) throw new Error(`expected an UpstreamError, got ${String(error)}`)
+  return toHttpError(error) as HttpError
+}
+
 t.test('every upstream timed out: 504 naming each', async (t) => {
-  const error = (await ask(TIMEOUT, TIMEOUT).answer.catch((e: unknown) => e)) as HttpError
+  const error = await rejection(ask(TIMEOUT, TIMEOUT).answer)
   t.type(error, HttpError)
   t.same(
     [error.status, error.code, error.message],
@@ -61,7 +74,7 @@ t.test('any other failure: 502 naming each upstream and how it failed', async (t
     [NOT_QUOTED, TIMEOUT, 504, 'coingecko does not quote USD; coinbase timed out after 2000 ms'],
   ]
   for (const [primary, fallback, status, detail] of cases) {
-    const error = (await ask(primary, fallback).answer.catch((e: unknown) => e)) as HttpError
+    const error = await rejection(ask(primary, fallback).answer)
     t.same([error.status, error.message], [status, `No upstream answered with a rate: ${detail}`])
   }
 })
@@ -83,7 +96,7 @@ t.test('createRates asks the configured upstreams through the cache, on the cloc
     wallClock: () => Date.parse('2026-11-22T08:00:00Z'),
   })
   t.same(await rates.latest('USD', undefined), {
-    value: { symbol: 'BTC', currency: 'USD', value: 64012.5, timestamp: '2026-11-22T08:00:00.000Z', source: 'coinbase' },
+    value: { ok: true, value: { symbol: 'BTC', currency: 'USD', value: 64012.5, timestamp: '2026-11-22T08:00:00.000Z', source: 'coinbase' } },
     cacheStatus: 'svc; fwd=miss; stored',
   })
   clock = 999

@@ -1,7 +1,10 @@
-// Dependencies point one way (lib/README.md §13): no import cycle anywhere in lib/ or bin/, and the
-// folders keep to their layer. A failure names the modules, so the fix starts from the message.
+// Dependencies point one way (lib/README.md §13): no import cycle anywhere in lib/ or bin/, and every
+// unit of code has a rank and imports only below it. A failure names the modules and their ranks, so
+// the fix starts from the message.
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
-import { findCycles, readImportGraph, type ImportGraph } from '../fixtures/import-graph.js'
+import { findCycles, rankOf, rankViolations, readImportGraph, ROOT, type ImportGraph, type Ranks } from '../fixtures/import-graph.js'
 
 const graph = readImportGraph(['lib', 'bin'])
 
@@ -44,35 +47,90 @@ t.test('no import cycle anywhere in lib/ or bin/', async (t) => {
 })
 
 /**
- * What a folder must not import, lowest layers first. The contract modules (lib/core/pipeline.ts,
- * lib/core/http/, lib/process/config/, lib/core/net/) sit below everything; telemetry below the layers; the layers
- * and domain folders below the endpoints; lib/app.ts wires them and only bin/ and lib/process/start.ts
- * import it.
+ * The rank map, bottom first: a unit imports only units of a lower rank, never one of its own rank
+ * (equals are independent) and never above. Every folder and top-level module of lib/ is here, so a
+ * new one fails until it is given a rank. Read from the imports as they are; where a folder's parts
+ * sit at different heights, the parts are ranked (lib/core/, lib/process/, lib/models/).
  */
-const FORBIDDEN: ReadonlyArray<readonly [string, RegExp]> = [
-  ['lib/config', /^lib\/(?!config\/|config\.ts$|package-root\.ts$|cron\.ts$)/],
-  ['lib/net', /^lib\/(?!net\/)/],
-  ['lib/core/pipeline.ts', /^lib\/(?!core\/pipeline\.ts$|core\/http\/|core\/route-doc\.ts$)/],
-  ['lib/http', /^lib\/(?!http\/|pipeline\.ts$)/],
-  ['lib/telemetry', /^lib\/(layers|endpoints|models|drift|rates|health|pages|openapi|loadgen|profile)\/|^lib\/(app|server|router|start)\.ts$/],
-  ['lib/layers', /^lib\/(endpoints|models|drift|rates|health|pages|openapi|loadgen|profile)\/|^lib\/(app|server|router|start)\.ts$/],
-  ['lib/core/server/', /^lib\/(layers|endpoints|models|drift|rates|health|pages|openapi|loadgen|profile)\/|^lib\/(app|router|start|shutdown)\.ts$/],
-  ['lib/endpoints', /^lib\/(server|layers)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
-  ['lib/models', /^lib\/(server|layers|endpoints|drift|health|pages|openapi)\/|^lib\/profile\/(?!profile\.ts$)|^lib\/(app|server|router|start|shutdown)\.ts$/],
-  ['lib/drift', /^lib\/(server|layers|endpoints|health|pages|openapi)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
-  ['lib/profile', /^lib\/(server|layers|endpoints|health|pages|openapi|loadgen)\/|^lib\/(app|server|router|start|shutdown)\.ts$/],
-  // The profile format is read by the model runtimes: it may lean on nothing but the model types.
-  ['lib/models/profile.ts', /^lib\/(?!models\/runtime\.ts$)/],
-  ['lib/', /^lib\/(app|start)\.ts$/],
+const RANKS: Ranks = [
+  // The core's leaves: they import nothing of svc's (json.ts and args.ts only the leaves).
+  ['lib/core/result.ts', 'lib/core/errors.ts', 'lib/core/utf8.ts', 'lib/core/freeze.ts', 'lib/core/lifecycle.ts'],
+  ['lib/core/json.ts', 'lib/core/args.ts'],
+  // Ctx, HttpError, the problem body; then the route declaration, the pipeline's types and fold.
+  ['lib/core/http/'],
+  ['lib/core/route-doc.ts'],
+  ['lib/core/pipeline.ts'],
+  // toProblemReply and guard answer with the pipeline's Reply, so they sit above it.
+  ['lib/core/http/problem.ts'],
+  ['lib/core/net/', 'lib/core/router.ts'],
+  // The process's facts: read by configuration, telemetry, the model store and the CLI tools.
+  ['lib/process/package-root.ts', 'lib/process/cron.ts'],
+  ['lib/process/config/', 'lib/process/version.ts'],
+  ['lib/process/credentials.ts'],
+  ['lib/telemetry/'],
+  // The server logs and counts what it refuses, so it sits above telemetry, beside the layers.
+  ['lib/core/server/', 'lib/layers/'],
+  // The model types and platform names, then the profile format the runtimes read, then what builds on them.
+  ['lib/models/runtime.ts', 'lib/models/platform.ts'],
+  ['lib/models/profile.ts'],
+  ['lib/models/artifact.ts', 'lib/models/store/', 'lib/models/inference/'],
+  ['lib/models/kernel/', 'lib/models/onnx/'],
+  ['lib/models/registry/'],
+  // The domains: each reads models or telemetry, none another.
+  ['lib/drift/', 'lib/rates/', 'lib/health/', 'lib/insights/'],
+  ['lib/pages/'],
+  // What the service and its commands offer: /openapi.json (served as pages serve text), the
+  // endpoints, `svc profile` and `svc loadgen`.
+  ['lib/openapi/', 'lib/endpoints/', 'lib/tools/'],
+  // The wiring: shutdown stops what app.ts built, start.ts runs it, bin/ is the command line.
+  ['lib/process/shutdown.ts'],
+  ['lib/app.ts'],
+  ['lib/process/start.ts'],
+  ['bin/'],
 ]
 
-t.test('every folder imports only from its own layer or below', async (t) => {
-  const wrong: string[] = []
-  for (const [module, targets] of graph) {
-    for (const [scope, forbidden] of FORBIDDEN) {
-      if (!module.startsWith(scope) || module === 'lib/app.ts' || module === 'lib/process/start.ts') continue
-      for (const target of targets) if (forbidden.test(target)) wrong.push(`${module} → ${target}`)
-    }
-  }
-  t.same(wrong, [])
+t.test('the rank checker flags an unranked module, an import up and one between equals, and nothing else', async (t) => {
+  const ranks: Ranks = [['lib/a/', 'lib/b.ts'], ['lib/a/high.ts'], ['lib/c/']]
+  t.same(rankOf(ranks, 'lib/a/x.ts'), { unit: 'lib/a/', rank: 0 })
+  t.same(rankOf(ranks, 'lib/a/high.ts'), { unit: 'lib/a/high.ts', rank: 1 }, 'the longest unit holding a module wins')
+  t.equal(rankOf(ranks, 'lib/b.tsx'), undefined, 'a module unit holds that module only')
+  const graph: ImportGraph = new Map([
+    ['lib/a/x.ts', ['lib/a/y.ts', 'lib/a/high.ts', 'lib/b.ts']],
+    ['lib/a/y.ts', ['lib/a/x.ts']],
+    ['lib/a/high.ts', ['lib/a/x.ts']],
+    ['lib/b.ts', []],
+    ['lib/c/z.ts', ['lib/a/high.ts', 'lib/b.ts', 'lib/d.ts']],
+    ['lib/d.ts', []],
+  ])
+  t.same(rankViolations(graph, ranks), [
+    'lib/a/x.ts → lib/a/high.ts: rank 0 (lib/a/) imports rank 1 (lib/a/high.ts), above it',
+    'lib/a/x.ts → lib/b.ts: rank 0 (lib/a/) imports rank 0 (lib/b.ts), its equal: units of one rank do not import each other',
+    'lib/d.ts: no rank (add its folder or the module to the rank map)',
+  ])
+})
+
+t.test('every folder and top-level module of lib/, and every module of lib/ and bin/, has a rank', async (t) => {
+  const units = RANKS.flat()
+  t.same(
+    units.filter((unit, i) => units.indexOf(unit) !== i),
+    [],
+    'each unit is ranked once',
+  )
+  const entries = readdirSync(join(ROOT, 'lib'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() || entry.name.endsWith('.ts'))
+    .map((entry) => (entry.isDirectory() ? `lib/${entry.name}/` : `lib/${entry.name}`))
+  t.ok(entries.length > 10, entries.join(' '))
+  t.same(
+    entries.filter((entry) => !units.some((unit) => unit.startsWith(entry))),
+    [],
+    'no folder or module of lib/ left out of the rank map',
+  )
+  t.same(
+    [...graph.keys()].filter((module) => rankOf(RANKS, module) === undefined),
+    [],
+  )
+})
+
+t.test('every import points to a lower rank, never up and never to an equal', async (t) => {
+  t.same(rankViolations(graph, RANKS), [])
 })

@@ -4,6 +4,7 @@ import type { Context, Span } from '@opentelemetry/api'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
+import { errorMessage } from '../errors.js'
 import { HttpError, payloadTooLarge } from './errors.js'
 
 /**
@@ -155,7 +156,7 @@ export class Ctx implements RequestBindings {
     try {
       return JSON.parse(text) as unknown
     } catch (error: unknown) {
-      throw new HttpError(400, 'INVALID_JSON', `Request body is not valid JSON: ${(error as Error).message}`)
+      throw new HttpError(400, 'INVALID_JSON', `Request body is not valid JSON: ${errorMessage(error)}`)
     }
   }
 }

@@ -1,20 +1,29 @@
-// Errors an endpoint throws on purpose. The code is stable (dashboards and clients may key on it);
-// the message may change. Anything else thrown is an unexpected failure and answers 500.
-export class HttpError extends Error {
+// Errors an endpoint throws on purpose: the one SvcError (lib/core/errors.ts) that is an answer. The
+// code is stable (the problem's `type`; dashboards and clients key on it); the message may change.
+// A domain error becomes one at the boundary (lib/endpoints/problems.ts); anything else thrown is an
+// unexpected failure and answers 500.
+import { SvcError } from '../errors.js'
+import type { JsonObject } from '../json.js'
+
+/** Members a problem body carries after `detail` (lib/README.md §7). */
+export type ProblemExtra = JsonObject
+
+/**
+ * The members of a problem on the model routes, and of every 413: `error`, the detail again, which
+ * Open Inference Protocol clients read (lib/README.md §10), first, then `extra`.
+ */
+export const oipExtra = (detail: string, extra?: ProblemExtra): ProblemExtra => ({ error: detail, ...extra })
+
+export class HttpError extends SvcError {
   override name = 'HttpError'
   readonly status: number
   readonly code: string
   /** Extra members merged into the problem body (e.g. `{ error: … }` for OIP clients). */
-  readonly extra: Readonly<Record<string, unknown>> | undefined
+  readonly extra: ProblemExtra | undefined
   /** Extra response headers (e.g. `Allow` on 405, `Retry-After` on 503). */
   readonly headers: Readonly<Record<string, string>> | undefined
 
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    options?: ErrorOptions & { extra?: Readonly<Record<string, unknown>>; headers?: Readonly<Record<string, string>> },
-  ) {
+  constructor(status: number, code: string, message: string, options?: ErrorOptions & { extra?: ProblemExtra; headers?: Readonly<Record<string, string>> }) {
     super(message, options)
     this.status = status
     this.code = code
@@ -35,7 +44,7 @@ export const payloadTooLarge = (limit: number): HttpError => {
   let error = tooLarge.get(limit)
   if (error === undefined) {
     const detail = `Request body exceeds the limit of ${limit} bytes`
-    tooLarge.set(limit, (error = new HttpError(413, 'PAYLOAD_TOO_LARGE', detail, { extra: { error: detail } })))
+    tooLarge.set(limit, (error = new HttpError(413, 'PAYLOAD_TOO_LARGE', detail, { extra: oipExtra(detail) })))
   }
   return error
 }

@@ -5,7 +5,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Lifecycle } from '../../process/lifecycle.js'
+import type { Lifecycle } from '../lifecycle.js'
 
 export type Listener = Readonly<{
   /** Binds the listener; resolves with the bound address, rejects with the listen error. */

@@ -11,6 +11,7 @@ import { UNMATCHED } from '../pipeline.js'
 import { count, type CounterCell } from '../../telemetry/cells.js'
 import type { HttpMetrics } from '../../telemetry/http-metrics.js'
 import type { Logger } from '../../telemetry/logger.js'
+import { RAW_DEFAULT_HEADERS } from './headers.js'
 
 export type RefusalOptions = Readonly<{
   logger: Logger
@@ -42,7 +43,7 @@ const refusal = (status: number, code: string, detail: string, extraHeaders = ''
   const length = Buffer.byteLength(bodyHead) + 36 + 2
   const head =
     `HTTP/1.1 ${status} ${members.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${length}\r\n` +
-    `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n${extraHeaders}Connection: close\r\nX-Request-ID: `
+    `${RAW_DEFAULT_HEADERS}${extraHeaders}Connection: close\r\nX-Request-ID: `
   return { status, code, wire: [head, `\r\n\r\n${bodyHead}`, '"}'] }
 }
 

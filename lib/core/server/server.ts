@@ -8,7 +8,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Config, Endpoint } from '../../process/config/config.js'
 import { Ctx } from '../http/context.js'
-import { createLifecycle, type Lifecycle, type ServerState } from '../../process/lifecycle.js'
+import { createLifecycle, type Lifecycle, type ServerState } from '../lifecycle.js'
 import type { Reply } from '../pipeline.js'
 import type { Router } from '../router.js'
 import { createInspector, type Expect } from './inspect.js'

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http'
 import type { Ctx, HookFailed } from '../http/context.js'
 import type { StreamReply } from '../pipeline.js'
 import { errorFields, type Logger } from '../../telemetry/logger.js'
-import { SSE_TYPE, withExtra } from './headers.js'
+import { streamHeaders } from './headers.js'
 
 /** Resolves once the stream has ended and the request's written hooks have run; never rejects (a hook that throws goes to `hookFailed`). */
 export type StreamWriter = (ctx: Ctx, res: ServerResponse, reply: StreamReply) => Promise<void>
@@ -13,8 +13,7 @@ export type StreamWriter = (ctx: Ctx, res: ServerResponse, reply: StreamReply) =
 export const createStreamWriter =
   (logger: Logger, stallMs: number, hookFailed: HookFailed): StreamWriter =>
   async (ctx, res, reply) => {
-    const headers = { 'content-type': SSE_TYPE, 'cache-control': 'no-cache', 'x-request-id': ctx.requestId, 'x-content-type-options': 'nosniff' }
-    res.writeHead(reply.status, withExtra(headers, reply.headers))
+    res.writeHead(reply.status, streamHeaders(ctx.requestId, reply.headers))
     const iterator = reply.stream[Symbol.asyncIterator]()
     let failure: unknown
     // HEAD sends the headers only; the finally below still stops the stream, so layers close it.

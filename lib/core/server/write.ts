@@ -6,11 +6,11 @@ import type { ServerResponse } from 'node:http'
 import type { Ctx, HookFailed } from '../http/context.js'
 import { PROBLEM_CONTENT_TYPE } from '../http/problem-body.js'
 import { INTERNAL_PROBLEM, problemJson } from '../http/problem.js'
-import type { Lifecycle } from '../../process/lifecycle.js'
+import type { Lifecycle } from '../lifecycle.js'
 import type { Headers, Reply } from '../pipeline.js'
 import type { HttpMetrics } from '../../telemetry/http-metrics.js'
 import { errorFields, type Logger } from '../../telemetry/logger.js'
-import { JSON_TYPE, TEXT_TYPE, withExtra } from './headers.js'
+import { bodyHeaders, emptyHeaders, JSON_TYPE, TEXT_TYPE } from './headers.js'
 import { closesConnection } from './inspect.js'
 import { createStreamWriter } from './stream.js'
 
@@ -71,20 +71,13 @@ const send = (
   error: unknown,
   hookFailed: HookFailed,
 ): void => {
-  const headers = {
-    'content-type': type,
-    'content-length': Buffer.byteLength(payload),
-    'x-request-id': ctx.requestId,
-    'x-content-type-options': 'nosniff',
-    'cache-control': 'no-store',
-  }
-  res.writeHead(status, withExtra(headers, extra))
+  res.writeHead(status, bodyHeaders(type, Buffer.byteLength(payload), ctx.requestId, extra))
   res.end(payload)
   ctx.replyWritten(error, hookFailed)
 }
 
 const sendEmpty = (ctx: Ctx, res: ServerResponse, status: number, extra: Headers | undefined, hookFailed: HookFailed): void => {
-  res.writeHead(status, withExtra({ 'x-request-id': ctx.requestId, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }, extra))
+  res.writeHead(status, emptyHeaders(ctx.requestId, extra))
   res.end()
   ctx.replyWritten(undefined, hookFailed)
 }

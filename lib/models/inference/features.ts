@@ -7,10 +7,10 @@
 //   encodeRows(inputs, rows)     named rows (`{ sepal_length: 5.1, … }`), /api/v1's `instances` and
 //                                what training and benchmarks build; throws InputError listing the
 //                                first MAX_PROBLEMS problems by row and feature.
-//   encodeInputs(request, model) a checked request (inference-request.ts) against the model it names:
+//   encodeInputs(request, model) a checked request (request.ts) against the model it names:
 //                                input names, datatype against input type, per-input shapes,
-//                                categorical levels; throws HttpError 400 INVALID_INPUT, naming the
-//                                input in `extra.input` and the reason in `extra.error`.
+//                                categorical levels; throws RequestError INVALID_INPUT, naming the
+//                                input in `input` and the reason in its message.
 //
 // Which tensors a request sends: a model whose format declares its own (`signature`, an ONNX
 // graph's inputs) takes exactly those, by name, each of its shape ([N, F] as declared, with F the
@@ -261,7 +261,7 @@ const encodeInstances = (instances: readonly unknown[], model: ModelVersion): Fl
 
 /**
  * The features for `predict`: `request.rows` rows × the model's inputs, row-major, in input order, a
- * categorical input as its level index. Throws HttpError 400 INVALID_INPUT.
+ * categorical input as its level index. Throws RequestError INVALID_INPUT.
  */
 export const encodeInputs = (request: InferRequest, model: ModelVersion): Float64Array => {
   if (request.kind === 'instances') return encodeInstances(request.instances, model)

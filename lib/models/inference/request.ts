@@ -3,10 +3,10 @@
 // Protocol, POST /v2/models/{name}[/versions/{v}]/infer, where the path names the model) check
 // members, `id`, each tensor's name, datatype, shape and values, and the batch size. The endpoint
 // then finds the model, and `encodeInputs` (features.ts) checks what needs it and builds the
-// features. Every failure is an HttpError 400 whose message names the input and the reason; its
-// `extra` carries the same text as `error` (what OIP clients read) and the input's name as `input`.
-// Codes: INVALID_REQUEST (the body's own members), INVALID_INPUT (a tensor or instance),
-// BATCH_TOO_LARGE.
+// features. Every failure is a RequestError (./request-error.ts) whose message names the input and
+// the reason, with the input's name as `input`: INVALID_REQUEST (the body's own members),
+// INVALID_INPUT (a tensor or instance), BATCH_TOO_LARGE. The model endpoints answer it as a 400
+// (lib/endpoints/problems.ts).
 //
 // Forms of `inputs` (OIP tensors; `data` flat row-major, or for shape [N, F] also N nested rows):
 //   one tensor per model input, named as the input, shape [N] or [N, 1], all with the same N;
@@ -21,7 +21,8 @@
 // Unknown members are refused (a misspelt `input` is an error, not an empty request), but OIP's
 // `parameters` (of the request and of a tensor) and `outputs` (outputs asked for) are accepted for
 // standard clients and otherwise ignored: every response carries all of the model's outputs.
-import { HttpError } from '../../core/http/errors.js'
+import { isObject, type JsonObject } from '../../core/json.js'
+import { RequestError } from './request-error.js'
 
 export const NUMERIC_DATATYPES = ['FP64', 'FP32', 'INT64', 'INT32', 'INT16', 'INT8', 'UINT64', 'UINT32', 'UINT16', 'UINT8'] as const
 export type NumericDatatype = (typeof NUMERIC_DATATYPES)[number]
@@ -79,20 +80,14 @@ const V1_MEMBER_LIST = [...V1_MEMBERS].join(', ')
 const V2_MEMBER_LIST = [...V2_MEMBERS].join(', ')
 const TENSOR_MEMBER_LIST = [...TENSOR_MEMBERS].join(', ')
 
-type Json = Readonly<Record<string, unknown>>
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-const fail = (code: string, detail: string, input?: string): HttpError =>
-  new HttpError(400, code, detail, { extra: input === undefined ? { error: detail } : { error: detail, input } })
-const invalidRequest = (detail: string): HttpError => fail('INVALID_REQUEST', detail)
-/** A 400 INVALID_INPUT naming the input (`extra.input`) when there is one. */
-export const invalidInput = (name: string | undefined, detail: string): HttpError => fail('INVALID_INPUT', detail, name)
+const invalidRequest = (detail: string): RequestError => new RequestError('INVALID_REQUEST', detail)
+/** An INVALID_INPUT naming the input when there is one. */
+export const invalidInput = (name: string | undefined, detail: string): RequestError => new RequestError('INVALID_INPUT', detail, name)
 
 export const shapeText = (shape: readonly number[]): string => `[${shape.join(', ')}]`
 
 const checkBatch = (rows: number, maxBatch: number, name?: string): void => {
-  if (rows > maxBatch) throw fail('BATCH_TOO_LARGE', `the batch has ${rows} rows; at most ${maxBatch} are allowed per request`, name)
+  if (rows > maxBatch) throw new RequestError('BATCH_TOO_LARGE', `the batch has ${rows} rows; at most ${maxBatch} are allowed per request`, name)
 }
 
 const readId = (value: unknown): string | undefined => {
@@ -196,7 +191,7 @@ const readInstances = (value: unknown, id: string | undefined, maxBatch: number)
   return { kind: 'instances', id, rows: value.length, instances: value }
 }
 
-const readBody = (body: Json, members: ReadonlySet<string>, memberList: string, maxBatch: number): InferRequest => {
+const readBody = (body: JsonObject, members: ReadonlySet<string>, memberList: string, maxBatch: number): InferRequest => {
   for (const key of Object.keys(body)) {
     if (!members.has(key)) throw invalidRequest(`${key} is not a member of a prediction request; its members are ${memberList}`)
   }
@@ -208,7 +203,7 @@ const readBody = (body: Json, members: ReadonlySet<string>, memberList: string, 
   return hasInstances ? readInstances(body['instances'], id, maxBatch) : readTensors(body['inputs'], id, maxBatch)
 }
 
-const checkObject = (body: unknown): Json => {
+const checkObject = (body: unknown): JsonObject => {
   if (!isObject(body)) throw invalidRequest('the request body must be a JSON object')
   return body
 }

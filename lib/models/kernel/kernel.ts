@@ -47,11 +47,12 @@ const checkCount = (n: number): void => {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`the row count must be a non-negative integer, is ${n}`)
 }
 
-/** Typed arrays for one artifact, once, at load. Trusts it: give it what `parseArtifact` returned. */
-export const compile = (artifact: UnsignedArtifact): CompiledModel => {
+/** Per input: its first encoded column, its level count (0 for numerical), its mean and scale; and D, the encoded width. */
+type Encoding = Readonly<{ column: Int32Array; levelCount: Int32Array; mean: Float64Array; scale: Float64Array; D: number }>
+
+const encodingOf = (artifact: UnsignedArtifact): Encoding => {
   const { inputs } = artifact
   const F = inputs.length
-  // Per input: its first encoded column, its level count (0 for numerical), its mean and scale.
   const column = new Int32Array(F)
   const levelCount = new Int32Array(F)
   const mean = new Float64Array(F)
@@ -70,13 +71,18 @@ export const compile = (artifact: UnsignedArtifact): CompiledModel => {
       D += input.levels.length
     }
   })
-  const K = artifact.parameters.intercepts.length
-  const weights = Float64Array.from(artifact.parameters.weights.flat())
-  const intercepts = Float64Array.from(artifact.parameters.intercepts)
-  const scratch = new Float64Array(D)
+  return { column, levelCount, mean, scale, D }
+}
 
-  // Reads row r into `scratch`: standardised numerical columns, one-hot categorical ones.
-  const load = (features: Float64Array, r: number): void => {
+/** Row r → `scratch`. */
+type Load = (features: Float64Array, r: number) => void
+/** Class k (or the one value) → its linear score over `scratch`. */
+type Logit = (k: number) => number
+
+/** What reads row r into `scratch`: standardised numerical columns, one-hot categorical ones. */
+const rowLoader = (inputs: readonly Input[], { column, levelCount, mean, scale }: Encoding, scratch: Float64Array): Load => {
+  const F = inputs.length
+  return (features, r) => {
     const base = r * F
     for (let j = 0; j < F; j++) {
       const x = features[base + j] as number
@@ -96,74 +102,92 @@ export const compile = (artifact: UnsignedArtifact): CompiledModel => {
       }
     }
   }
-  const logit = (k: number): number => {
+}
+
+/** The intercept of class k plus its weights times the encoded row in `scratch`. */
+const linearScore = (artifact: UnsignedArtifact, D: number, scratch: Float64Array): Logit => {
+  const weights = Float64Array.from(artifact.parameters.weights.flat())
+  const intercepts = Float64Array.from(artifact.parameters.intercepts)
+  return (k) => {
     let z = intercepts[k] as number
     const row = k * D
     for (let d = 0; d < D; d++) z += (weights[row + d] as number) * (scratch[d] as number)
     return z
   }
+}
 
-  if (artifact.type === 'linear_regression') {
-    return {
-      task: 'regression',
-      predict(features, n, values) {
-        checkCount(n)
-        checkSize('features', features, n * F)
-        checkSize('values', values, n)
-        for (let r = 0; r < n; r++) {
-          load(features, r)
-          values[r] = logit(0)
-        }
-      },
+const regressor = (F: number, load: Load, logit: Logit): Regressor => ({
+  task: 'regression',
+  predict(features, n, values) {
+    checkCount(n)
+    checkSize('features', features, n * F)
+    checkSize('values', values, n)
+    for (let r = 0; r < n; r++) {
+      load(features, r)
+      values[r] = logit(0)
+    }
+  },
+})
+
+/** Two classes, one logit: the log-odds of the second. */
+const binaryPredict =
+  (F: number, load: Load, logit: Logit): Classifier['predict'] =>
+  (features, n, probabilities, labels) => {
+    checkCount(n)
+    checkSize('features', features, n * F)
+    checkSize('probabilities', probabilities, n * 2)
+    checkSize('labels', labels, n)
+    for (let r = 0; r < n; r++) {
+      load(features, r)
+      // z is the log-odds of classes[1]; each side computed directly, not as 1 - p.
+      const z = logit(0)
+      probabilities[2 * r] = 1 / (1 + Math.exp(z))
+      probabilities[2 * r + 1] = 1 / (1 + Math.exp(-z))
+      labels[r] = z > 0 ? 1 : 0
     }
   }
-  const C = artifact.classes.length
-  return {
-    task: 'classification',
-    classes: artifact.classes,
-    predict:
-      K === 1
-        ? (features, n, probabilities, labels) => {
-            checkCount(n)
-            checkSize('features', features, n * F)
-            checkSize('probabilities', probabilities, n * 2)
-            checkSize('labels', labels, n)
-            for (let r = 0; r < n; r++) {
-              load(features, r)
-              // z is the log-odds of classes[1]; each side computed directly, not as 1 - p.
-              const z = logit(0)
-              probabilities[2 * r] = 1 / (1 + Math.exp(z))
-              probabilities[2 * r + 1] = 1 / (1 + Math.exp(-z))
-              labels[r] = z > 0 ? 1 : 0
-            }
-          }
-        : (features, n, probabilities, labels) => {
-            checkCount(n)
-            checkSize('features', features, n * F)
-            checkSize('probabilities', probabilities, n * C)
-            checkSize('labels', labels, n)
-            for (let r = 0; r < n; r++) {
-              load(features, r)
-              const base = r * C
-              let best = 0
-              let max = -Infinity
-              for (let k = 0; k < C; k++) {
-                const z = logit(k)
-                probabilities[base + k] = z
-                if (z > max) {
-                  max = z
-                  best = k
-                }
-              }
-              let sum = 0
-              for (let k = 0; k < C; k++) {
-                const e = Math.exp((probabilities[base + k] as number) - max)
-                probabilities[base + k] = e
-                sum += e
-              }
-              for (let k = 0; k < C; k++) probabilities[base + k] = (probabilities[base + k] as number) / sum
-              labels[r] = best
-            }
-          },
+
+/** C classes, a logit each: softmax after subtracting the row's largest. */
+const softmaxPredict =
+  (F: number, C: number, load: Load, logit: Logit): Classifier['predict'] =>
+  (features, n, probabilities, labels) => {
+    checkCount(n)
+    checkSize('features', features, n * F)
+    checkSize('probabilities', probabilities, n * C)
+    checkSize('labels', labels, n)
+    for (let r = 0; r < n; r++) {
+      load(features, r)
+      const base = r * C
+      let best = 0
+      let max = -Infinity
+      for (let k = 0; k < C; k++) {
+        const z = logit(k)
+        probabilities[base + k] = z
+        if (z > max) {
+          max = z
+          best = k
+        }
+      }
+      let sum = 0
+      for (let k = 0; k < C; k++) {
+        const e = Math.exp((probabilities[base + k] as number) - max)
+        probabilities[base + k] = e
+        sum += e
+      }
+      for (let k = 0; k < C; k++) probabilities[base + k] = (probabilities[base + k] as number) / sum
+      labels[r] = best
+    }
   }
+
+/** Typed arrays for one artifact, once, at load. Trusts it: give it what `parseArtifact` returned. */
+export const compile = (artifact: UnsignedArtifact): CompiledModel => {
+  const F = artifact.inputs.length
+  const encoding = encodingOf(artifact)
+  const scratch = new Float64Array(encoding.D)
+  const load = rowLoader(artifact.inputs, encoding, scratch)
+  const logit = linearScore(artifact, encoding.D, scratch)
+  if (artifact.type === 'linear_regression') return regressor(F, load, logit)
+  const K = artifact.parameters.intercepts.length
+  const C = artifact.classes.length
+  return { task: 'classification', classes: artifact.classes, predict: K === 1 ? binaryPredict(F, load, logit) : softmaxPredict(F, C, load, logit) }
 }

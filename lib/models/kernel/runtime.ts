@@ -3,9 +3,10 @@
 // framework a client could name.
 import { parseArtifact, type Artifact } from '../artifact.js'
 import { compile, type CompiledModel } from './kernel.js'
+import { PLATFORM } from '../platform.js'
 import type { ModelVersion, Predictor, Runtime } from '../runtime.js'
 
-export const KERNEL_PLATFORM = 'svc'
+export const KERNEL_PLATFORM = PLATFORM.kernel
 
 /** The artifact as the rest of svc sees it; shares the artifact's frozen members, copies none. */
 export const describeArtifact = (artifact: Artifact): ModelVersion => {

@@ -23,6 +23,8 @@
 // graph whose nodes use a domain without an opset import is refused, so a cut before the last
 // opset a node needs is refused too; one that leaves off only unused opsets or trailing metadata
 // reads as the same graph (test/models/onnx-graph.test.ts tries every cut of the test graphs).
+import { SvcError } from '../../core/errors.js'
+import { decodeUtf8 } from '../../core/utf8.js'
 
 export const ONNX_GRAPH_ERROR_CODES = [
   /** The bytes end inside a field: a partial download or a cut file. */
@@ -38,7 +40,7 @@ export const ONNX_GRAPH_ERROR_CODES = [
 export type OnnxGraphErrorCode = (typeof ONNX_GRAPH_ERROR_CODES)[number]
 
 /** A model that cannot be read: `code` is stable, `field` names where (`model.graph.output[1].type`). */
-export class OnnxGraphError extends Error {
+export class OnnxGraphError extends SvcError<OnnxGraphErrorCode> {
   override name = 'OnnxGraphError'
   readonly code: OnnxGraphErrorCode
   readonly field: string
@@ -156,8 +158,6 @@ const GRAPH_INITIALIZER = 5
 const GRAPH_INPUT = 11
 const GRAPH_OUTPUT = 12
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true })
-
 /** The byte range of one field: its tag at `start`, its value from `valueStart` to `end`. */
 type FieldSpan = Readonly<{ start: number; valueStart: number; end: number }>
 type ReadValue = GraphValue & Readonly<{ fieldStart: number; fieldEnd: number }>
@@ -222,7 +222,7 @@ class Fields {
   string(): string {
     this.expect(LENGTH_DELIMITED)
     try {
-      return UTF8.decode(this.bytes.subarray(this.valueStart, this.pos))
+      return decodeUtf8(this.bytes.subarray(this.valueStart, this.pos))
     } catch {
       throw this.malformed(`field ${this.number} at byte ${this.start} is not UTF-8`)
     }

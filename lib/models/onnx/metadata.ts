@@ -17,6 +17,8 @@
 //
 // Checked as strictly as a manifest: an unknown member is refused, so a misspelt `clases` stops the
 // version with a reason instead of serving a model without its labels.
+import { errorMessage, SvcError } from '../../core/errors.js'
+import { isObject, parseJson } from '../../core/json.js'
 import type { Task } from '../runtime.js'
 
 export type OnnxMetadata = Readonly<{
@@ -41,14 +43,10 @@ const TASKS: readonly string[] = ['classification', 'regression']
 /** Longer names and labels are a mistake, and would fill every log line and response they appear in. */
 const MAX_NAME_LENGTH = 256
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
-
-type Json = Readonly<Record<string, unknown>>
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /** A malformed metadata.json; the message names the member (`levels.colour[2]: …`). */
-export class OnnxMetadataError extends Error {
+export class OnnxMetadataError extends SvcError {
   override name = 'OnnxMetadataError'
+  readonly code = 'INVALID_METADATA'
 }
 
 const fail = (field: string, reason: string): OnnxMetadataError => new OnnxMetadataError(`${field}: ${reason}`)
@@ -82,9 +80,9 @@ export const parseOnnxMetadata = (bytes: Buffer | undefined): OnnxMetadata => {
   if (bytes === undefined) return NO_METADATA
   let value: unknown
   try {
-    value = JSON.parse(decoder.decode(bytes))
+    value = parseJson(bytes)
   } catch (error: unknown) {
-    throw fail('(document)', `is not UTF-8 JSON: ${(error as Error).message}`)
+    throw fail('(document)', `is not UTF-8 JSON: ${errorMessage(error)}`)
   }
   if (!isObject(value)) throw fail('(document)', 'must be a JSON object')
   for (const key of Object.keys(value)) if (!MEMBERS.includes(key)) throw fail(key, `is not a member of metadata.json (${MEMBERS.join(', ')})`)

@@ -25,6 +25,8 @@
 // most probable class, as the built-in classifiers answer, so the graph's own label output (a
 // string tensor, costly to return) is named in responses but never run for.
 import { createHash } from 'node:crypto'
+import { errorMessage } from '../../core/errors.js'
+import { PLATFORM } from '../platform.js'
 import { parseProfile, predictionInput, type Profile } from '../profile.js'
 import type { GraphSummary, GraphValue } from './graph.js'
 import type { OnnxMetadata } from './metadata.js'
@@ -54,7 +56,7 @@ export type OnnxPlan = Readonly<{
   width: number
 }>
 
-export const ONNX_PLATFORM = 'onnxruntime'
+export const ONNX_PLATFORM = PLATFORM.onnx
 
 /** TensorProto.DataType → what svc feeds and how OIP names it; types not here are refused. */
 const ELEMENTS: ReadonlyMap<number, Readonly<{ kind: ElementKind; datatype: NumericalDatatype | 'BYTES' }>> = new Map([
@@ -178,7 +180,8 @@ const planOutputs = (graph: GraphSummary, original: GraphSummary, metadata: Onnx
   const width = probabilities.shape?.length === 2 ? columns(probabilities) : undefined
   if (original.classLabels === undefined && metadata.classes === undefined && width === undefined) {
     throw fail(
-      `metadata.json classes: required: the graph names no class labels, and output ${probabilities.name} ${shapeText(probabilities)} does not fix their number`,
+      'metadata.json classes: required: the graph names no class labels, ' +
+        `and output ${probabilities.name} ${shapeText(probabilities)} does not fix their number`,
     )
   }
   // Unnamed, a class is its column: what an argmax over the probabilities answers.
@@ -243,7 +246,7 @@ export const planOnnx = (
   try {
     loose = files.profile === undefined ? undefined : parseProfile(files.profile)
   } catch (error: unknown) {
-    throw fail(`profile.json ${(error as Error).message}`)
+    throw fail(`profile.json ${errorMessage(error)}`)
   }
   const { inputs, feeds } = planInputs(graph, metadata, loose)
   const { task, classes, outputs, fetch, width } = planOutputs(graph, original, metadata)
@@ -255,7 +258,7 @@ export const planOnnx = (
       const { rows, features, predictions } = profile
       reference = predictions === undefined ? { rows, features } : { rows, features, predictions }
     } catch (error: unknown) {
-      throw fail(`profile.json ${(error as Error).message}`)
+      throw fail(`profile.json ${errorMessage(error)}`)
     }
   }
   const model: ModelVersion = Object.freeze({

@@ -14,6 +14,7 @@
 // Release: `dispose` marks the predictor retired and releases the session once no run is under way
 // (runtime.ts: a request may still hold the build); a `predict` after it rejects with an Error.
 import type { InferenceSession, Tensor, TypedTensor } from 'onnxruntime-node'
+import { errorMessage } from '../../core/errors.js'
 import type { Feed, OnnxPlan } from './plan.js'
 import type { ModelVersion, Prediction } from '../runtime.js'
 
@@ -138,7 +139,7 @@ export const onnxPredictor = (session: InferenceSession, Tensor: TensorConstruct
         },
         (error: unknown) => {
           settle()
-          throw new Error(`${label}: onnxruntime failed: ${(error as Error).message}`, { cause: error })
+          throw new Error(`${label}: onnxruntime failed: ${errorMessage(error)}`, { cause: error })
         },
       )
     },

@@ -17,6 +17,7 @@
 // thread), every graph optimisation, and onnxruntime's own logging at fatal only: its warnings go
 // to stderr outside svc's log lines, and its errors come back as exceptions, which svc reports.
 import type { InferenceSession } from 'onnxruntime-node'
+import { errorMessage } from '../../core/errors.js'
 import { exposeZipMapInputs, inspectGraph } from './graph.js'
 import { parseOnnxMetadata } from './metadata.js'
 import { planOnnx, ONNX_PLATFORM, type OnnxPlan } from './plan.js'
@@ -48,7 +49,7 @@ const MAX_MESSAGE_LENGTH = 300
  * location dropped, one line, bounded. No native stack reaches a client or a log line.
  */
 export const describeOnnxError = (error: unknown): string => {
-  const text = String((error as Error | undefined)?.message ?? error)
+  const text = errorMessage(error)
     .replace(/\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*/g, '')
     .replace(/\S*\/[\w./-]+\.(?:cc|cpp|h):\d+\S*/g, '')
     .replace(/\s+/g, ' ')
@@ -77,7 +78,7 @@ export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): OnnxRuntime 
     try {
       metadata = parseOnnxMetadata(metadataBytes)
     } catch (error: unknown) {
-      throw new Error(`metadata.json ${(error as Error).message}`)
+      throw new Error(`metadata.json ${errorMessage(error)}`)
     }
     const planned = planOnnx(graph, original, metadata, { model, metadata: metadataBytes, profile }, place)
     return Object.freeze({ model: planned.model, payload: Object.freeze({ bytes, plan: planned.plan }) })

@@ -8,10 +8,10 @@
 // A tick the event loop was too busy to run is not made up, so a blocked loop delays later
 // passes by as much; a hot reload can afford that. The job runs in UTC, so a daylight-saving
 // change never stretches or shortens an hourly period.
-import { MAX_RELOAD_INTERVAL_S } from '../../process/config/variables.js'
+import { isReloadInterval, MAX_RELOAD_INTERVAL_S, RELOAD_INTERVAL_RANGE } from '../../process/config/reload-interval.js'
 import { scheduleCron } from '../../process/cron.js'
 
-export { MAX_RELOAD_INTERVAL_S }
+export { isReloadInterval, MAX_RELOAD_INTERVAL_S }
 
 export type CronPlan = Readonly<{ expression: string; every: number }>
 
@@ -29,13 +29,9 @@ const PERIODS: readonly CronPlan[] = [
   { every: MAX_RELOAD_INTERVAL_S, expression: '0 0 0 * * *' },
 ]
 
-/** True for what `cronPlan` accepts: a whole number of seconds from 1 to MAX_RELOAD_INTERVAL_S. */
-export const isReloadInterval = (seconds: number): boolean => Number.isSafeInteger(seconds) && seconds >= 1 && seconds <= MAX_RELOAD_INTERVAL_S
-
 /** The job for a pass every `intervalS` seconds: its expression, and how many of its ticks make a pass. */
 export const cronPlan = (intervalS: number): CronPlan => {
-  if (!isReloadInterval(intervalS))
-    throw new RangeError(`the reload interval must be a whole number of seconds from 1 to ${MAX_RELOAD_INTERVAL_S}, is ${intervalS}`)
+  if (!isReloadInterval(intervalS)) throw new RangeError(`the reload interval must be ${RELOAD_INTERVAL_RANGE}, is ${intervalS}`)
   // The last period dividing the interval; 1 s divides every interval, so there is always one.
   const period = PERIODS.findLast((plan) => intervalS % plan.every === 0) as CronPlan
   return { expression: period.expression, every: intervalS / period.every }

@@ -7,12 +7,13 @@
 //
 // Checked as strictly as the artifact itself: any other member is refused, so a misspelt
 // `versoins` stops the model with a reason instead of silently serving fewer versions.
+import { errorMessage, SvcError } from '../../core/errors.js'
+import { isObject, parseJson } from '../../core/json.js'
 
 /** Versions as `parseArtifact` accepts them, so a manifest cannot name a version no artifact can carry. */
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const MEMBERS: readonly string[] = ['default_version', 'versions']
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
 // Numeric-aware, so `10` sorts after `2`; a fixed locale, so the order is the same on every host.
 const collator = new Intl.Collator('en', { numeric: true })
 
@@ -23,7 +24,7 @@ export type Manifest = Readonly<{
 }>
 
 /** A malformed manifest; the message names the member (`versions[1]: …`). */
-export class ManifestError extends Error {
+export class ManifestError extends SvcError {
   override name = 'ManifestError'
   readonly code = 'INVALID_MANIFEST'
 }
@@ -40,12 +41,12 @@ const version = (value: unknown, field: string): string => {
 export const parseManifest = (bytes: Buffer): Manifest => {
   let value: unknown
   try {
-    value = JSON.parse(decoder.decode(bytes))
+    value = parseJson(bytes)
   } catch (error: unknown) {
-    throw new ManifestError(`(document): is not UTF-8 JSON: ${(error as Error).message}`)
+    throw new ManifestError(`(document): is not UTF-8 JSON: ${errorMessage(error)}`)
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ManifestError('(document): must be a JSON object')
-  const raw = value as Readonly<Record<string, unknown>>
+  if (!isObject(value)) throw new ManifestError('(document): must be a JSON object')
+  const raw = value
   for (const key of Object.keys(raw)) if (!MEMBERS.includes(key)) throw new ManifestError(`${key}: is not a member of a manifest (${MEMBERS.join(', ')})`)
   if (!Object.hasOwn(raw, 'default_version')) throw new ManifestError('default_version: is missing')
   const defaultVersion = version(raw['default_version'], 'default_version')

@@ -4,12 +4,14 @@
 // Each variable is declared once in lib/process/config/variables.ts (flag, default, --help text, parser);
 // here each section of the Config reads its variables and checks them against each other. The
 // sections run in a fixed order, and so the problems of one configuration are listed in it.
+import { SvcError } from '../../core/errors.js'
+import { deepFreeze } from '../../core/freeze.js'
 import type { Environment, LogFormat, LogLevel, RateProviderName, SamplerName } from './choices.js'
 import type { StoreSpec } from './model-store.js'
 import type { OtlpEndpoint } from './parsers.js'
 import { type Env, Reader } from './reader.js'
 import { formatUsage } from './usage.js'
-import { type Name, VARIABLES } from './variables.js'
+import { type Name, SHUTDOWN_DELAY_MS_DEFAULTS, VARIABLES } from './variables.js'
 
 export {
   ENVIRONMENTS,
@@ -39,7 +41,7 @@ export type Config = Readonly<{
   /**
    * How long, after a shutdown signal, readiness answers 503 while the listener still accepts:
    * time for a load balancer's probes to take the instance out before connections are refused.
-   * Defaults to 5000 in prod and stage (behind a load balancer), 0 in dev.
+   * Unset, it depends on the environment: SHUTDOWN_DELAY_MS_DEFAULTS (./variables.ts).
    */
   shutdownDelayMs: number
   /** Open sockets one listener keeps at once; 0 for no limit. */
@@ -138,8 +140,9 @@ export type DriftConfig = Readonly<{
 }>
 
 /** Every problem found in one pass, so an operator fixes them all in one edit. */
-export class ConfigError extends Error {
+export class ConfigError extends SvcError {
   override name = 'ConfigError'
+  readonly code = 'INVALID_CONFIGURATION'
   readonly problems: readonly string[]
   constructor(problems: readonly string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`)
@@ -173,17 +176,6 @@ export const readConfigAndDefaulted = (env: Env, argv: readonly string[] = []): 
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems)
   return { config: deepFreeze(config), defaulted: r.defaulted }
-}
-
-/**
- * Freezes every section, list and value object of the configuration, read once at start-up: no
- * part of the service can change what another part reads. A URL is left as it is: freezing one does
- * not stop its setters, which write internal state.
- */
-const deepFreeze = <T>(value: T): T => {
-  if (typeof value !== 'object' || value === null || value instanceof URL || Object.isFrozen(value)) return value
-  for (const member of Object.values(value)) deepFreeze(member)
-  return Object.freeze(value)
 }
 
 const readServer = (r: Reader): Pick<Config, 'environment' | 'name' | 'host' | 'port' | 'admin'> => ({
@@ -260,8 +252,7 @@ type Limits = Pick<
 const readLimits = (r: Reader, environment: Environment): Limits => ({
   maxBodyBytes: r.read('SVC_MAX_BODY_BYTES'),
   drainTimeoutMs: r.read('SVC_DRAIN_TIMEOUT_MS'),
-  // Behind a load balancer (prod, stage), time for its probes to take the instance out.
-  shutdownDelayMs: r.read('SVC_SHUTDOWN_DELAY_MS') ?? (environment === 'dev' ? 0 : 5000),
+  shutdownDelayMs: r.read('SVC_SHUTDOWN_DELAY_MS') ?? SHUTDOWN_DELAY_MS_DEFAULTS[environment],
   maxConnections: r.read('SVC_MAX_CONNECTIONS'),
   keepAliveTimeoutMs: r.read('SVC_KEEP_ALIVE_TIMEOUT_MS'),
   maxInFlight: r.read('SVC_MAX_IN_FLIGHT'),

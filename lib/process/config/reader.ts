@@ -3,6 +3,7 @@
 // default; the unset ones are noted as they are read, for start-up to report. Problems collect in
 // the order found, so an operator fixes them all in one edit.
 import { parseArgs } from 'node:util'
+import { argsProblem } from '../../core/args.js'
 import { Invalid, type Parser } from './parsers.js'
 import { type Name, type Readable, type Value, VARIABLES, type Variable } from './variables.js'
 
@@ -85,7 +86,7 @@ const parseFlags = (argv: readonly string[], problems: string[]): Readonly<Recor
     const { values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false })
     return values as Record<string, string | undefined>
   } catch (error: unknown) {
-    problems.push(`${(error as Error).message.replace(/\. To specify.*$/s, '')}; accepted flags: ${ACCEPTED_FLAGS}`)
+    problems.push(`${argsProblem(error)}; accepted flags: ${ACCEPTED_FLAGS}`)
     return {}
   }
 }

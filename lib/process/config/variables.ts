@@ -2,7 +2,7 @@
 // is parsed. lib/process/config/config.ts reads them section by section, ./usage.ts lists them in this order for
 // --help, and test/config/readme.test.ts holds README.md's configuration table to them. A new
 // variable is one entry here, one read in its section, and one row in README.md.
-import { ENVIRONMENTS, LOG_FORMATS, LOG_LEVELS, RATE_PROVIDERS, SAMPLERS } from './choices.js'
+import { ENVIRONMENTS, type Environment, LOG_FORMATS, LOG_LEVELS, RATE_PROVIDERS, SAMPLERS } from './choices.js'
 import { DEFAULT_MAX_BYTES, DEFAULT_STORE_ROOT, redactStoreSpec } from './model-store.js'
 import {
   baseUrl,
@@ -22,6 +22,7 @@ import {
   token,
   tokens,
 } from './parsers.js'
+import { MAX_RELOAD_INTERVAL_S } from './reload-interval.js'
 
 export type Variable<T> = Readonly<{
   /** The command-line flag that overrides the variable: `--name arg` in --help. */
@@ -38,8 +39,18 @@ export type Variable<T> = Readonly<{
   redact?: (raw: string) => string | undefined
 }>
 
-/** The longest hot-reload interval: a day. A longer one is a restart, not a hot reload. */
-export const MAX_RELOAD_INTERVAL_S = 86_400
+/**
+ * SVC_SHUTDOWN_DELAY_MS when unset: behind a load balancer (prod, stage), time for its probes to take
+ * the instance out; none in dev. --help and README.md say it as `shown` words it, from this table.
+ */
+export const SHUTDOWN_DELAY_MS_DEFAULTS: Readonly<Record<Environment, number>> = Object.freeze({ prod: 5000, stage: 5000, dev: 0 })
+
+/** A default that depends on the environment, in words: `5000 in prod and stage, 0 in dev`. */
+const perEnvironment = (defaults: Readonly<Record<Environment, number>>): string => {
+  const byValue = new Map<number, string[]>()
+  for (const [environment, value] of Object.entries(defaults)) byValue.set(value, [...(byValue.get(value) ?? []), environment])
+  return [...byValue].map(([value, environments]) => `${value} in ${environments.join(' and ')}`).join(', ')
+}
 
 const MIB = 1024 * 1024
 const SECRET = (): undefined => undefined
@@ -61,7 +72,7 @@ export const VARIABLES = {
   SVC_DRAIN_TIMEOUT_MS: { help: 'graceful shutdown limit in ms', default: '10000', parse: integer(0, 600_000) },
   SVC_SHUTDOWN_DELAY_MS: {
     help: 'after a signal, keep accepting this long while /ready answers 503',
-    shown: '5000 in prod and stage, 0 in dev',
+    shown: perEnvironment(SHUTDOWN_DELAY_MS_DEFAULTS),
     parse: integer(0, 600_000),
   },
   SVC_MAX_CONNECTIONS: { help: 'open sockets per listener, 0 for no limit', default: '0', parse: integer(0, 1_000_000) },

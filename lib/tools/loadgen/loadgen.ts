@@ -15,6 +15,7 @@
 // succeeded.
 import { extname } from 'node:path'
 import { parseArgs } from 'node:util'
+import { argsProblem } from '../../core/args.js'
 import type { Input } from '../../models/runtime.js'
 import { FORMAT_OF_EXTENSION, type TableSource } from '../profile/table.js'
 import { LoadgenUsageError } from './errors.js'
@@ -138,7 +139,7 @@ export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
   try {
     values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
   } catch (error: unknown) {
-    throw new LoadgenUsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''))
+    throw new LoadgenUsageError(argsProblem(error))
   }
   if (values.model === undefined || values.model === '') throw new LoadgenUsageError('--model is required')
   return {
@@ -186,6 +187,114 @@ const counts = (byStatus: Readonly<Record<string, number>>): string =>
     .map(([status, count]) => `${status}: ${count}`)
     .join(', ')
 
+/** What one instance was sent and answered; `failed` is filled in at the end. */
+type InstanceTally = { url: string; sent: number; ok: number; failed: number; byStatus: Record<string, number> }
+
+/** The run's counts so far, over every instance, and each instance's. */
+type Tally = { sent: number; ok: number; skipped: number; inFlight: number; byStatus: Record<string, number>; instances: InstanceTally[] }
+
+/** The line a run starts with: what it sends, where, how fast, from which rows. */
+const startLine = (options: LoadgenOptions, version: string, names: readonly string[], rows: number, file: string, shifted: readonly string[]): string => {
+  const shiftText = options.shift === 0 ? 'no shift' : `${shifted.join(', ')} shifted by ${options.shift} sd`
+  return (
+    `loadgen: ${options.model} version ${version} at ${names.join(', ')}${names.length > 1 ? ' in turn' : ''}, ` +
+    `${options.rate} req/s × ${options.batch} rows for ${options.durationMs / 1000} s, ` +
+    `${rows} rows of ${file}, ${shiftText}, seed ${options.seed}`
+  )
+}
+
+/** One request of `rows` to `target`; its answer, or why there was none, counted in `tally` and `instance`. */
+const send = async (options: LoadgenOptions, target: URL, rows: readonly unknown[], tally: Tally, instance: InstanceTally): Promise<void> => {
+  let status: string
+  try {
+    const response = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: options.model, instances: rows }),
+      signal: AbortSignal.timeout(options.timeoutMs),
+    })
+    await response.arrayBuffer()
+    status = String(response.status)
+    if (response.ok) {
+      tally.ok++
+      instance.ok++
+    }
+  } catch (error: unknown) {
+    status = error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'connection_error'
+  }
+  tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1
+  instance.byStatus[status] = (instance.byStatus[status] ?? 0) + 1
+}
+
+/** Where requests go and what they carry. */
+type Traffic = Readonly<{ options: LoadgenOptions; targets: readonly URL[]; next: () => unknown }>
+
+/** Sends what is due by `elapsed`, each to the next instance in turn; skips what would pass the concurrency. */
+const sendDue = ({ options, targets, next }: Traffic, tally: Tally, elapsed: number, pending: Set<Promise<void>>): void => {
+  const due = Math.floor((elapsed / 1000) * options.rate) - tally.sent - tally.skipped
+  for (let i = 0; i < due; i++) {
+    if (tally.inFlight >= options.concurrency) {
+      tally.skipped++
+      continue
+    }
+    const k = tally.sent % tally.instances.length
+    const instance = tally.instances[k] as InstanceTally
+    tally.sent++
+    instance.sent++
+    tally.inFlight++
+    // Taken now, in request order: the rows a run sends do not depend on when answers come.
+    const rows = Array.from({ length: options.batch }, next)
+    const request = send(options, targets[k] as URL, rows, tally, instance).finally(() => {
+      tally.inFlight--
+      pending.delete(request)
+    })
+    pending.add(request)
+  }
+}
+
+/** Sends on every tick for the run's duration, writing progress every `progressEveryMs`; resolves once every request is answered. */
+const drive = async (traffic: Traffic, tally: Tally, start: number, write: (line: string) => void, progressEveryMs: number): Promise<void> => {
+  const { durationMs } = traffic.options
+  const pending = new Set<Promise<void>>()
+  let lastProgress = start
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const now = performance.now()
+      const elapsed = Math.min(now - start, durationMs)
+      sendDue(traffic, tally, elapsed, pending)
+      if (now - lastProgress >= progressEveryMs) {
+        lastProgress = now
+        const { instances } = tally
+        const each = instances.length > 1 ? `; ${instances.map((instance) => `${instance.url} ${instance.ok} ok`).join(', ')}` : ''
+        write(`  ${Math.round(elapsed / 1000)} s: sent ${tally.sent}, ok ${tally.ok}, in flight ${tally.inFlight}, skipped ${tally.skipped}${each}`)
+      }
+      if (elapsed >= durationMs) {
+        clearInterval(timer)
+        resolve()
+      }
+    }, TICK_MS)
+  })
+  await Promise.all(pending)
+}
+
+/** The summary of a finished run, written out (per instance too when there are several) and returned. */
+const summarise = (tally: Tally, batch: number, seconds: number, write: (line: string) => void): LoadgenSummary => {
+  const { sent, ok, skipped, byStatus, instances } = tally
+  const failed = sent - ok
+  for (const instance of instances) instance.failed = instance.sent - instance.ok
+  const statuses = counts(byStatus)
+  write(
+    `loadgen: sent ${sent} requests (${sent * batch} rows) in ${seconds.toFixed(1)} s, ${ok} ok, ${failed} failed, ${skipped} skipped` +
+      (statuses === '' ? '' : `; ${statuses}`),
+  )
+  if (instances.length > 1)
+    for (const instance of instances) {
+      const each = counts(instance.byStatus)
+      write(`  ${instance.url}: sent ${instance.sent}, ${instance.ok} ok, ${instance.failed} failed${each === '' ? '' : `; ${each}`}`)
+    }
+  return { sent, ok, failed, skipped, rows: ok * batch, byStatus, instances }
+}
+
 export const runLoadgen = async (options: LoadgenOptions, write: (line: string) => void, progressEveryMs = PROGRESS_EVERY_MS): Promise<LoadgenSummary> => {
   const model = await describe(options)
   const shifted = shiftedInputs(model.inputs, options.features, options.shift, options.model)
@@ -194,89 +303,10 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   const next = createReplay(shiftRows(read, shifted, options.shift, source.file), mulberry32(options.seed))
   const targets = options.urls.map((url) => new URL('api/v1/predict', withSlash(url)))
   const names = options.urls.map(nameOf)
-  const shiftText = options.shift === 0 ? 'no shift' : `${shifted.join(', ')} shifted by ${options.shift} sd`
-  write(
-    `loadgen: ${options.model} version ${model.version} at ${names.join(', ')}${names.length > 1 ? ' in turn' : ''}, ` +
-      `${options.rate} req/s × ${options.batch} rows for ${options.durationMs / 1000} s, ${read.length} rows of ${source.file}, ${shiftText}, seed ${options.seed}`,
-  )
-
-  const byStatus: Record<string, number> = {}
-  const instances = names.map((url) => ({ url, sent: 0, ok: 0, failed: 0, byStatus: {} as Record<string, number> }))
-  let sent = 0
-  let ok = 0
-  let skipped = 0
-  let inFlight = 0
-  const pending = new Set<Promise<void>>()
-  const send = async (instance: (typeof instances)[number], target: URL): Promise<void> => {
-    // Taken now, in request order: the rows a run sends do not depend on when answers come.
-    const rows = Array.from({ length: options.batch }, next)
-    let status: string
-    try {
-      const response = await fetch(target, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: options.model, instances: rows }),
-        signal: AbortSignal.timeout(options.timeoutMs),
-      })
-      await response.arrayBuffer()
-      status = String(response.status)
-      if (response.ok) {
-        ok++
-        instance.ok++
-      }
-    } catch (error: unknown) {
-      status = (error as Error).name === 'TimeoutError' ? 'timeout' : 'connection_error'
-    }
-    byStatus[status] = (byStatus[status] ?? 0) + 1
-    instance.byStatus[status] = (instance.byStatus[status] ?? 0) + 1
-  }
-
+  write(startLine(options, model.version, names, read.length, source.file, shifted))
+  const instances = names.map((url) => ({ url, sent: 0, ok: 0, failed: 0, byStatus: {} }))
+  const tally: Tally = { sent: 0, ok: 0, skipped: 0, inFlight: 0, byStatus: {}, instances }
   const start = performance.now()
-  let lastProgress = start
-  await new Promise<void>((resolve) => {
-    const timer = setInterval(() => {
-      const now = performance.now()
-      const elapsed = Math.min(now - start, options.durationMs)
-      const due = Math.floor((elapsed / 1000) * options.rate) - sent - skipped
-      for (let i = 0; i < due; i++) {
-        if (inFlight >= options.concurrency) {
-          skipped++
-          continue
-        }
-        const k = sent % instances.length
-        const instance = instances[k] as (typeof instances)[number]
-        sent++
-        instance.sent++
-        inFlight++
-        const request = send(instance, targets[k] as URL).finally(() => {
-          inFlight--
-          pending.delete(request)
-        })
-        pending.add(request)
-      }
-      if (now - lastProgress >= progressEveryMs) {
-        lastProgress = now
-        const each = instances.length > 1 ? `; ${instances.map((instance) => `${instance.url} ${instance.ok} ok`).join(', ')}` : ''
-        write(`  ${Math.round(elapsed / 1000)} s: sent ${sent}, ok ${ok}, in flight ${inFlight}, skipped ${skipped}${each}`)
-      }
-      if (elapsed >= options.durationMs) {
-        clearInterval(timer)
-        resolve()
-      }
-    }, TICK_MS)
-  })
-  await Promise.all(pending)
-  const failed = sent - ok
-  for (const instance of instances) instance.failed = instance.sent - instance.ok
-  const seconds = (performance.now() - start) / 1000
-  const statuses = counts(byStatus)
-  write(
-    `loadgen: sent ${sent} requests (${sent * options.batch} rows) in ${seconds.toFixed(1)} s, ${ok} ok, ${failed} failed, ${skipped} skipped${statuses === '' ? '' : `; ${statuses}`}`,
-  )
-  if (instances.length > 1)
-    for (const instance of instances) {
-      const each = counts(instance.byStatus)
-      write(`  ${instance.url}: sent ${instance.sent}, ${instance.ok} ok, ${instance.failed} failed${each === '' ? '' : `; ${each}`}`)
-    }
-  return { sent, ok, failed, skipped, rows: ok * options.batch, byStatus, instances }
+  await drive({ options, targets, next }, tally, start, write, progressEveryMs)
+  return summarise(tally, options.batch, (performance.now() - start) / 1000, write)
 }

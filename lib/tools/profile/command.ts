@@ -11,6 +11,8 @@
 import { rename, rm, writeFile } from 'node:fs/promises'
 import { extname, isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { argsProblem } from '../../core/args.js'
+import { errorMessage, SvcError } from '../../core/errors.js'
 import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../../process/config/model-store.js'
 import type { ServedModel } from '../../models/registry/registry.js'
 import { binsWarning } from './bins-warning.js'
@@ -41,13 +43,15 @@ export type ProfileCommandOptions = Readonly<{
 export type ProfileIo = Readonly<{ stdout: (text: string) => void; stderr: (text: string) => void }>
 
 /** A mistake in the command line: printed with a pointer to --help, exit 2. */
-export class ProfileUsageError extends Error {
+export class ProfileUsageError extends SvcError {
   override name = 'ProfileUsageError'
+  readonly code = 'INVALID_ARGUMENTS'
 }
 
 /** The profile could not be written: exit 1. */
-export class ProfileWriteError extends Error {
+export class ProfileWriteError extends SvcError {
   override name = 'ProfileWriteError'
+  readonly code = 'WRITE_FAILED'
 }
 
 export const PROFILE_USAGE = `Usage: svc profile --input FILE [options]
@@ -160,7 +164,7 @@ export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions
   try {
     values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values
   } catch (error: unknown) {
-    throw new ProfileUsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''))
+    throw new ProfileUsageError(argsProblem(error))
   }
   const input = values.input
   if (input === undefined || input === '') throw new ProfileUsageError('--input is required')
@@ -281,7 +285,7 @@ export const runProfileCommand = async (argv: readonly string[], io: ProfileIo):
     return 0
   } catch (error: unknown) {
     const isUsage = error instanceof ProfileUsageError
-    io.stderr(`svc profile: ${(error as Error).message}\n${isUsage ? 'svc profile --help lists the options.\n' : ''}`)
+    io.stderr(`svc profile: ${errorMessage(error)}\n${isUsage ? 'svc profile --help lists the options.\n' : ''}`)
     return isUsage || error instanceof ProfileInputError ? 2 : 1
   }
 }

@@ -33,124 +33,148 @@ const UNQUOTED = 1
 const QUOTED = 2
 const QUOTE_IN_QUOTED = 3
 
-export const createCsvParser = (delimiter = ','): CsvParser => {
-  const separator = delimiter.charCodeAt(0)
-  let state: number = FIELD_START
-  let fields: string[] = []
-  let field = ''
+/** Where the parser is between one character and the next, across chunks; every field set at creation. */
+type Cursor = {
+  readonly delimiter: string
+  readonly separator: number
+  state: number
+  fields: string[]
+  field: string
   /** The line the character being read is on. */
-  let line = 1
+  line: number
   /** The line the record being read began on; 0 between records. */
-  let recordLine = 0
+  recordLine: number
   /** The line the open quoted field began on. */
-  let quoteLine = 0
+  quoteLine: number
   /** The previous character was a CR: an LF now completes that line break. */
-  let isAfterCr = false
-  let out: CsvRecord[] = []
+  isAfterCr: boolean
+  /** The records completed by the chunk being read. */
+  out: CsvRecord[]
+}
 
-  const endRecord = (): void => {
-    fields.push(field)
-    out.push({ fields, line: recordLine })
-    fields = []
-    field = ''
-    recordLine = 0
-    state = FIELD_START
+const endRecord = (p: Cursor): void => {
+  p.fields.push(p.field)
+  p.out.push({ fields: p.fields, line: p.recordLine })
+  p.fields = []
+  p.field = ''
+  p.recordLine = 0
+  p.state = FIELD_START
+}
+
+/** A line break outside a quoted field at `c` (CR or LF): ends the record, if one began. */
+const lineBreak = (p: Cursor, c: number): void => {
+  const isSecondHalf = c === LF && p.isAfterCr
+  p.isAfterCr = c === CR
+  if (isSecondHalf) return
+  p.line++
+  if (p.recordLine !== 0) endRecord(p)
+}
+
+/** Between fields or inside an unquoted one: reads from `i`, returns where it stopped. */
+const readUnquoted = (p: Cursor, text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  if (c === CR || c === LF) {
+    lineBreak(p, c)
+    return i + 1
   }
-
-  /** A line break outside a quoted field at `c` (CR or LF): ends the record, if one began. */
-  const lineBreak = (c: number): void => {
-    const isSecondHalf = c === LF && isAfterCr
-    isAfterCr = c === CR
-    if (isSecondHalf) return
-    line++
-    if (recordLine !== 0) endRecord()
+  p.isAfterCr = false
+  if (p.recordLine === 0) p.recordLine = p.line
+  if (c === p.separator) {
+    p.fields.push(p.field)
+    p.field = ''
+    p.state = FIELD_START
+    return i + 1
   }
+  if (c === QUOTE) {
+    if (p.state === UNQUOTED)
+      throw new LineError(p.line, `a quote inside an unquoted field (field ${p.fields.length + 1}); quote the whole field and double the quote`)
+    p.state = QUOTED
+    p.quoteLine = p.line
+    return i + 1
+  }
+  // An unquoted run: up to the next delimiter, quote or line break.
+  let j = i + 1
+  while (j < text.length) {
+    const d = text.charCodeAt(j)
+    if (d === p.separator || d === QUOTE || d === CR || d === LF) break
+    j++
+  }
+  p.field += text.slice(i, j)
+  p.state = UNQUOTED
+  return j
+}
 
-  const push = (text: string): readonly CsvRecord[] => {
-    out = []
-    const length = text.length
-    let i = 0
-    while (i < length) {
-      const c = text.charCodeAt(i)
-      if (state === FIELD_START || state === UNQUOTED) {
-        if (c === CR || c === LF) {
-          lineBreak(c)
-          i++
-          continue
-        }
-        isAfterCr = false
-        if (recordLine === 0) recordLine = line
-        if (c === separator) {
-          fields.push(field)
-          field = ''
-          state = FIELD_START
-          i++
-          continue
-        }
-        if (c === QUOTE) {
-          if (state === UNQUOTED)
-            throw new LineError(line, `a quote inside an unquoted field (field ${fields.length + 1}); quote the whole field and double the quote`)
-          state = QUOTED
-          quoteLine = line
-          i++
-          continue
-        }
-        // An unquoted run: up to the next delimiter, quote or line break.
-        let j = i + 1
-        while (j < length) {
-          const d = text.charCodeAt(j)
-          if (d === separator || d === QUOTE || d === CR || d === LF) break
-          j++
-        }
-        field += text.slice(i, j)
-        state = UNQUOTED
-        i = j
-      } else if (state === QUOTED) {
-        // A quoted run: up to the next quote, counting the line breaks it holds.
-        let j = i
-        while (j < length) {
-          const d = text.charCodeAt(j)
-          if (d === QUOTE) break
-          if (d === LF) {
-            if (!isAfterCr) line++
-            isAfterCr = false
-          } else if (d === CR) {
-            line++
-            isAfterCr = true
-          } else isAfterCr = false
-          j++
-        }
-        field += text.slice(i, j)
-        if (j < length) {
-          state = QUOTE_IN_QUOTED
-          isAfterCr = false
-          j++
-        }
-        i = j
-      } else {
-        // After a quote inside a quoted field: a second quote is one quote; else the field ended.
-        if (c === QUOTE) {
-          field += '"'
-          state = QUOTED
-          i++
-        } else if (c === separator || c === CR || c === LF) {
-          state = UNQUOTED
-        } else {
-          throw new LineError(line, `expected ${describe(delimiter)} or a line break after the closing quote of field ${fields.length + 1}`)
-        }
+/** Inside a quoted field: a run up to the next quote, counting the line breaks it holds; returns where it stopped. */
+const readQuoted = (p: Cursor, text: string, i: number): number => {
+  const length = text.length
+  let j = i
+  while (j < length) {
+    const d = text.charCodeAt(j)
+    if (d === QUOTE) break
+    if (d === LF) {
+      if (!p.isAfterCr) p.line++
+      p.isAfterCr = false
+    } else if (d === CR) {
+      p.line++
+      p.isAfterCr = true
+    } else p.isAfterCr = false
+    j++
+  }
+  p.field += text.slice(i, j)
+  if (j < length) {
+    p.state = QUOTE_IN_QUOTED
+    p.isAfterCr = false
+    j++
+  }
+  return j
+}
+
+/** After a quote inside a quoted field: a second quote is one quote; else the field ended. */
+const readAfterQuote = (p: Cursor, text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  if (c === QUOTE) {
+    p.field += '"'
+    p.state = QUOTED
+    return i + 1
+  }
+  if (c === p.separator || c === CR || c === LF) {
+    p.state = UNQUOTED
+    return i
+  }
+  throw new LineError(p.line, `expected ${describe(p.delimiter)} or a line break after the closing quote of field ${p.fields.length + 1}`)
+}
+
+export const createCsvParser = (delimiter = ','): CsvParser => {
+  const p: Cursor = {
+    delimiter,
+    separator: delimiter.charCodeAt(0),
+    state: FIELD_START,
+    fields: [],
+    field: '',
+    line: 1,
+    recordLine: 0,
+    quoteLine: 0,
+    isAfterCr: false,
+    out: [],
+  }
+  return {
+    push: (text) => {
+      p.out = []
+      let i = 0
+      while (i < text.length) {
+        if (p.state === FIELD_START || p.state === UNQUOTED) i = readUnquoted(p, text, i)
+        else if (p.state === QUOTED) i = readQuoted(p, text, i)
+        else i = readAfterQuote(p, text, i)
       }
-    }
-    return out
+      return p.out
+    },
+    end: () => {
+      if (p.state === QUOTED) throw new LineError(p.quoteLine, `a quoted field (field ${p.fields.length + 1}) is never closed`)
+      p.out = []
+      if (p.recordLine !== 0) endRecord(p)
+      return p.out
+    },
   }
-
-  const end = (): readonly CsvRecord[] => {
-    if (state === QUOTED) throw new LineError(quoteLine, `a quoted field (field ${fields.length + 1}) is never closed`)
-    out = []
-    if (recordLine !== 0) endRecord()
-    return out
-  }
-
-  return { push, end }
 }
 
 const describe = (delimiter: string): string => (delimiter === '\t' ? 'a tab' : `"${delimiter}"`)

@@ -1,10 +1,12 @@
 // What `svc profile` refuses. Readers and the profile computation throw a LineError (the line and
 // what is wrong there); reading a file turns it into a ProfileInputError naming the file, the
 // one line the command prints (`train.csv:17: expected 5 fields, found 4`), exit status 2.
+import { SvcError } from '../../core/errors.js'
 
 /** Bad input at `line` (1-based) of the text being read. */
-export class LineError extends Error {
+export class LineError extends SvcError {
   override name = 'LineError'
+  readonly code = 'INVALID_LINE'
   readonly line: number
   readonly reason: string
   constructor(line: number, reason: string) {
@@ -15,8 +17,9 @@ export class LineError extends Error {
 }
 
 /** Bad input in `file`: at a line when one applies (`file:line: reason`), else of the whole file (`file: reason`). */
-export class ProfileInputError extends Error {
+export class ProfileInputError extends SvcError {
   override name = 'ProfileInputError'
+  readonly code = 'INVALID_INPUT_FILE'
   readonly file: string
   readonly line: number | undefined
   readonly reason: string

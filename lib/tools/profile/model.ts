@@ -3,6 +3,7 @@
 // registry is handed a view of the store that lists nothing else. Its runtimes are the registry's
 // own, so whatever the service can serve, this can run.
 import { Registry } from 'prom-client'
+import { SvcError } from '../../core/errors.js'
 import type { StoreSpec } from '../../process/config/model-store.js'
 import { createModelRegistry, type ModelEntry, type ServedModel } from '../../models/registry/registry.js'
 import { servedRuntimes } from '../../models/registry/runtimes.js'
@@ -11,8 +12,9 @@ import type { Store } from '../../models/store/store.js'
 import { createLogger } from '../../telemetry/logger.js'
 
 /** The model cannot be served: the command exits 1. */
-export class ModelLoadError extends Error {
+export class ModelLoadError extends SvcError {
   override name = 'ModelLoadError'
+  readonly code = 'MODEL_UNAVAILABLE'
 }
 
 export type LoadModelOptions = Readonly<{

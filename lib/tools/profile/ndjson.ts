@@ -2,6 +2,8 @@
 // last line's break optional. Text is pushed in chunks split anywhere; whole objects come out with
 // their line number. A line of nothing but whitespace is skipped; any other line that is not a
 // JSON object is refused with its line.
+import { errorMessage } from '../../core/errors.js'
+import { isObject } from '../../core/json.js'
 import { LineError } from './errors.js'
 
 export type NdjsonRecord = Readonly<{ value: Readonly<Record<string, unknown>>; line: number }>
@@ -23,10 +25,10 @@ const parseLine = (text: string, line: number): Readonly<Record<string, unknown>
     value = JSON.parse(text)
   } catch (error: unknown) {
     // V8's message quotes at most a few characters around the fault, so the line stays short.
-    throw new LineError(line, `not JSON (${(error as Error).message})`)
+    throw new LineError(line, `not JSON (${errorMessage(error)})`)
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LineError(line, `expected a JSON object, found ${kind(value)}`)
-  return value as Readonly<Record<string, unknown>>
+  if (!isObject(value)) throw new LineError(line, `expected a JSON object, found ${kind(value)}`)
+  return value
 }
 
 export const createNdjsonParser = (): NdjsonParser => {

@@ -4,6 +4,7 @@
 // the file, and the line when there is one: a parser's or a visitor's LineError, invalid UTF-8 (at
 // the line of its first bad byte), and a file that cannot be read at all.
 import { createReadStream } from 'node:fs'
+import { decodeUtf8 } from '../../core/utf8.js'
 import { LineError, ProfileInputError } from './errors.js'
 
 export type Parser<R> = Readonly<{ push(text: string): readonly R[]; end(): readonly R[] }>
@@ -11,7 +12,6 @@ export type Parser<R> = Readonly<{ push(text: string): readonly R[]; end(): read
 /** Bytes read at a time. */
 export const CHUNK_BYTES = 1 << 20
 
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 const LF = 0x0a
 
 /** How many bytes at the end of `bytes` begin a UTF-8 sequence that the next chunk completes. */
@@ -67,7 +67,8 @@ export const readRecords = async <R>(
   const decode = (bytes: Buffer): string => {
     let text: string
     try {
-      text = decoder.decode(bytes)
+      // Each chunk keeps what it starts with: only the file's first text may begin with the mark.
+      text = decodeUtf8(bytes, true)
     } catch {
       throw new ProfileInputError(file, lineFeeds + countLineFeeds(bytes, firstInvalidByte(bytes)) + 1, 'not UTF-8 text')
     }

@@ -1,0 +1,20 @@
+// The one error hierarchy (lib/README.md §7). Everything svc throws on purpose is an SvcError with a
+// stable `code`, as undici's errors carry `UND_ERR_*` and fastify's `FST_ERR_*`: callers, tests and
+// operators key on the code, and the message, written for people, may change. Codes are UPPER_SNAKE
+// and name what went wrong within their class (`StoreError` `NOT_FOUND`, `ConfigError`
+// `INVALID_CONFIGURATION`); each class keeps its own `name`, which is what a log line's `error.type`
+// and the exception_type label show. An HttpError is the one that is an answer: domain errors are
+// turned into one at the boundary (lib/endpoints/problems.ts). The single numeric code is
+// ExportTimeoutError's: it stands in for a gRPC failure, so it carries gRPC's number as the
+// exporters' own errors do. A leaf: imports nothing, so every module may use it.
+
+export abstract class SvcError<Code extends string | number = string> extends Error {
+  abstract readonly code: Code
+}
+
+/**
+ * What was thrown, in words: an error's message, otherwise the value as text (a thrown string is its
+ * own message). Catch clauses bind `unknown`; this is how they read it, never through a cast.
+ */
+export const errorMessage = (error: unknown): string =>
+  String((typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined) ?? error)

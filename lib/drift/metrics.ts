@@ -1,0 +1,78 @@
+// The drift checks' series (lib/README.md §10), created once per monitor (monitor.ts), in this order:
+//   svc_drift_psi{model,feature}                         gauge, set by checks that score
+//   svc_drift_alerts_total{model,feature,severity}       moderate, severe, spike
+//   svc_drift_checks_total{model,result}                 ok, insufficient_data, no_reference, error
+//   svc_drift_prediction_psi{model,output}               gauge: the answers' PSI, `output` the label
+//                                                        or value output's name
+//   svc_drift_prediction_alerts_total{model,output,severity}
+//   svc_drift_last_check_timestamp_seconds{model}        Unix seconds of the last check that scored
+//   svc_drift_window_samples{model}                      rows in the window, read at scrape time
+// The registry's default labels add `environment`. A check resolves labels per feature, once a
+// check: none of this is on a request's path.
+import { Counter, Gauge, type Registry } from 'prom-client'
+import { DRIFT_CHECK_RESULTS } from './status.js'
+
+export const ALERT_KINDS = ['moderate', 'severe', 'spike'] as const
+
+/** The series one scored column writes: an input's (`feature`) or the answers' (`output`). */
+export type ColumnSeries<L extends string> = Readonly<{ psi: Gauge<L>; alerts: Counter<L | 'severity'> }>
+
+export type DriftMetrics = Readonly<{
+  features: ColumnSeries<'model' | 'feature'>
+  predictions: ColumnSeries<'model' | 'output'>
+  checks: Counter<'model' | 'result'>
+  lastCheck: Gauge<'model'>
+}>
+
+/** The rows in each model's window now, for the scrape: model name and row count. */
+export type WindowSamples = () => Iterable<readonly [model: string, samples: number]>
+
+export const createDriftMetrics = (metrics: Registry, windowSamples: WindowSamples): DriftMetrics => {
+  const psi = new Gauge({
+    name: 'svc_drift_psi',
+    help: 'Population Stability Index of a feature at the last drift check that scored it.',
+    labelNames: ['model', 'feature'] as const,
+    registers: [metrics],
+  })
+  const alerts = new Counter({
+    name: 'svc_drift_alerts_total',
+    help: 'Drift checks that found a feature at or above a threshold, by severity (moderate, severe, spike).',
+    labelNames: ['model', 'feature', 'severity'] as const,
+    registers: [metrics],
+  })
+  const checks = new Counter({
+    name: 'svc_drift_checks_total',
+    help: `Drift checks per model, by result (${DRIFT_CHECK_RESULTS.join(', ')}).`,
+    labelNames: ['model', 'result'] as const,
+    registers: [metrics],
+  })
+  const predictionPsi = new Gauge({
+    name: 'svc_drift_prediction_psi',
+    help: "Population Stability Index of a model's answers (class shares, or binned values) at the last drift check that scored them.",
+    labelNames: ['model', 'output'] as const,
+    registers: [metrics],
+  })
+  const predictionAlerts = new Counter({
+    name: 'svc_drift_prediction_alerts_total',
+    help: "Drift checks that found a model's answers at or above a threshold, by severity (moderate, severe, spike).",
+    labelNames: ['model', 'output', 'severity'] as const,
+    registers: [metrics],
+  })
+  const lastCheck = new Gauge({
+    name: 'svc_drift_last_check_timestamp_seconds',
+    help: 'Unix time of the last drift check that produced scores.',
+    labelNames: ['model'] as const,
+    registers: [metrics],
+  })
+  new Gauge({
+    name: 'svc_drift_window_samples',
+    help: 'Input rows in the drift window of the version served by default.',
+    labelNames: ['model'] as const,
+    registers: [metrics],
+    collect() {
+      this.reset()
+      for (const [model, samples] of windowSamples()) this.set({ model }, samples)
+    },
+  })
+  return { features: { psi, alerts }, predictions: { psi: predictionPsi, alerts: predictionAlerts }, checks, lastCheck }
+}

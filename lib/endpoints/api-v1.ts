@@ -1,0 +1,128 @@
+// Model serving over /api/v1 (lib/README.md §10), whatever runtime serves a model (lib/models/runtime.ts):
+//
+//   POST /api/v1/predict          { model, version?, id?, inputs | instances }: the OIP response
+//   GET  /api/v1/models           { models: [summary] }
+//   GET  /api/v1/models/{name}    summary + the default version's schema and drift
+//
+// A summary is { name, versions, default_version, platform, state, reason } (null where unknown).
+// `platform` is the runtime's (the default version's): "svc" for svc's own kernel
+// (lib/models/kernel/runtime.ts). Bodies are typed by their schemas (model-schemas.ts); what they
+// share with /v2, and the errors, are serving.ts's. /api/v1 checks the body first (it names the
+// model), then finds the model.
+import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
+import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
+import { readPredictRequest, type PredictRequest } from '../models/inference/request.js'
+import { route, type Endpoint, type Handler, type PathParams, type Reply, type RouteDef } from '../core/pipeline.js'
+import * as docs from './model-docs.js'
+import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion } from './model-schemas.js'
+import { toHttpError } from './problems.js'
+import { counted, createServing, inputMetadata, memo, notFound, outputMetadata, readJson, settle, type ModelRoutesOptions } from './serving.js'
+
+const summary = (entry: ModelEntry): ModelSummary => ({
+  name: entry.name,
+  versions: entry.versions,
+  default_version: entry.defaultVersion ?? null,
+  platform: entry.platform,
+  state: entry.state,
+  reason: entry.reason ?? null,
+})
+
+/** A reference without its name and type (the input or output beside it says them); null when there is none. */
+const referenceOf = (feature: FeatureReference | undefined): object | null => {
+  if (feature === undefined) return null
+  const { name: _, type: __, ...reference } = feature
+  return reference
+}
+
+/**
+ * One input as /api/v1/models/{name} shows it: its tensor metadata, its reference distribution
+ * (what drift is measured against) and, for a numerical input, the training mean and standard
+ * deviation the model standardises with. Enough for a client to draw realistic inputs.
+ */
+const describeInput = (model: ModelVersion, input: Input, j: number): ModelInput => {
+  const reference = referenceOf(model.reference?.features[j])
+  if (input.type === 'categorical' || model.standardisation === undefined) return { ...inputMetadata(input), ...input, reference }
+  const k = model.inputs.slice(0, j).filter((other) => other.type === 'numerical').length
+  const { mean, scale } = model.standardisation
+  // One mean and one scale per numerical input (ModelVersion.standardisation), so k is in range.
+  return { ...inputMetadata(input), ...input, reference, standardisation: { mean: mean[k] as number, scale: scale[k] as number } }
+}
+
+/** The outputs, the one whose answers are profiled (label or value) with its reference. */
+const describeOutputs = (model: ModelVersion): ModelOutput[] =>
+  outputMetadata(model).map((output, i) => (i === 0 ? { ...output, reference: referenceOf(model.reference?.predictions) } : output))
+
+/** What /api/v1/models/{name} adds for a served version: its schema and how it was trained. */
+const servedVersion = ({ model }: ServedModel): ServedVersion => ({
+  version: model.version,
+  type: model.type,
+  task: model.task,
+  inputs: model.inputs.map((input, j) => describeInput(model, input, j)),
+  reference_rows: model.reference?.rows ?? null,
+  outputs: describeOutputs(model),
+  ...(model.task === 'classification' ? { classes: model.classes } : {}),
+  metrics: model.provenance?.metrics ?? null,
+  dataset: model.provenance?.dataset ?? null,
+  sha256: model.sha256,
+})
+
+/** The drift block when monitoring is off. */
+const DRIFT_DISABLED: DriftReport = Object.freeze({ status: 'disabled' })
+
+/** The served model a body names, if any: a body refused before the lookup still counts against it. */
+const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined => {
+  if (typeof body !== 'object' || body === null) return undefined
+  const { model, version } = body as Readonly<{ model?: unknown; version?: unknown }>
+  return typeof model === 'string' && (version === undefined || typeof version === 'string') ? models.resolve(model, version) : undefined
+}
+
+const predictEndpoint = (options: ModelRoutesOptions): Handler => {
+  const { models, metrics } = options
+  const { find, infer, requestOptions } = createServing(options)
+  return async (ctx) => {
+    const body = await readJson(ctx)
+    let request: PredictRequest
+    try {
+      request = readPredictRequest(body, requestOptions)
+    } catch (error: unknown) {
+      // readPredictRequest throws RequestError only, a 400: always the client's.
+      const served = namedIn(models, body)
+      if (served !== undefined) metrics.cellsFor(served).outcomes.client_error.inc()
+      throw toHttpError(error)
+    }
+    const served = find(request.model, request.version)
+    const cells = metrics.cellsFor(served)
+    cells.inFlight.inc()
+    let reply: Reply | Promise<Reply>
+    try {
+      reply = infer(ctx, served, request, cells)
+    } catch (error: unknown) {
+      throw counted(cells, error)
+    }
+    return settle(cells, reply)
+  }
+}
+
+const getModelEndpoint = ({ models, drift }: ModelRoutesOptions): Endpoint<PathParams<'/api/v1/models/{name}'>> => {
+  const detail = memo(servedVersion)
+  return (ctx) => {
+    const { name } = ctx.params
+    const entry = models.entry(name)
+    if (entry === undefined) throw notFound(name, undefined)
+    const served = models.resolve(name)
+    if (served === undefined) return { kind: 'json', status: 200, body: summary(entry) satisfies ModelDetail }
+    const body: ModelDetail = { ...summary(entry), ...detail(served), drift: drift === undefined ? DRIFT_DISABLED : drift.status(served) }
+    return { kind: 'json', status: 200, body }
+  }
+}
+
+/** The /api/v1 routes, in the order the document lists them. */
+export const apiV1Routes = (options: ModelRoutesOptions): RouteDef[] => {
+  const { models } = options
+  const listModels: Handler = () => ({ kind: 'json', status: 200, body: { models: models.entries().map(summary) } satisfies ModelList })
+  return [
+    { method: 'POST', path: '/api/v1/predict', auth: 'api', handler: predictEndpoint(options), doc: docs.PREDICT_DOC },
+    { method: 'GET', path: '/api/v1/models', auth: 'api', handler: listModels, doc: docs.LIST_MODELS_DOC },
+    route({ method: 'GET', path: '/api/v1/models/{name}', auth: 'api', handler: getModelEndpoint(options), doc: docs.GET_MODEL_DOC }),
+  ]
+}

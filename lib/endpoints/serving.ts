@@ -1,0 +1,162 @@
+// What /api/v1 (api-v1.ts) and the Open Inference Protocol (v2.ts) share: finding the model a
+// request names, predicting and counting, the errors of the model routes, and tensor metadata.
+//
+// Errors are problem+json with an `error` member (what OIP clients read), the detail again
+// (oipExtra, lib/core/http/errors.ts): MODEL_NOT_FOUND 404 (`Model iris with version 3 not found`),
+// MODEL_NOT_READY 503 (the model is UNAVAILABLE; the reason is safe to show), SERVER_NOT_READY 503,
+// the 400s of request.ts and features.ts (problems.ts), and the 400/413/415 of ctx.json(). "Not
+// ready" is 503, not the 4xx the OIP text suggests: svc answers 503 for every not-ready state
+// (lib/README.md §7), and OIP clients only test for 200.
+//
+// Outcomes are counted against a served model only (a body refused before the lookup counts against
+// the served model it names), so a request naming an unknown model never creates a series. In flight
+// spans from the model being found to the reply being built (for /v2, reading the body included); the
+// duration histogram times encode + predict of successes only.
+//
+// hot path: a predictor that answers synchronously (the kernel) is never awaited: its reply is built
+// in the same turn, and only a Promise from an async runtime is waited on.
+import { performance } from 'node:perf_hooks'
+import type { DriftMonitor } from '../drift/monitor.js'
+import type { Ctx } from '../core/http/context.js'
+import { HttpError, oipExtra, type ProblemExtra } from '../core/http/errors.js'
+import type { Reply } from '../core/pipeline.js'
+import { encodeInputs } from '../models/inference/features.js'
+import type { InferRequest, RequestOptions } from '../models/inference/request.js'
+import { inferResponseJson } from '../models/inference/response.js'
+import type { ModelCells, ModelMetrics } from '../models/registry/metrics.js'
+import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
+import type { Input, ModelVersion, Prediction } from '../models/runtime.js'
+import type { TensorMetadata } from './model-schemas.js'
+import { toHttpError } from './problems.js'
+
+export type ModelRoutesOptions = Readonly<{
+  models: ModelRegistry
+  metrics: ModelMetrics
+  maxBatch: number
+  /** Records accepted rows and reports drift; undefined when drift monitoring is off. */
+  drift: DriftMonitor | undefined
+}>
+
+const fail = (status: number, code: string, detail: string, extra?: ProblemExtra): HttpError =>
+  new HttpError(status, code, detail, { extra: oipExtra(detail, extra) })
+
+export const notFound = (name: string, version: string | undefined): HttpError =>
+  fail(404, 'MODEL_NOT_FOUND', version === undefined ? `Model ${name} not found` : `Model ${name} with version ${version} not found`)
+
+// A model is UNAVAILABLE exactly when `reason` is set (ModelEntry).
+const notReady = (entry: ModelEntry, extra?: ProblemExtra): HttpError =>
+  fail(503, 'MODEL_NOT_READY', `Model ${entry.name} is not ready: ${entry.reason as string}`, extra)
+
+export const SERVER_NOT_READY = fail(503, 'SERVER_NOT_READY', 'No model is ready to serve', { ready: false })
+
+/** ctx.json() with the `error` member added to its 400/413/415, which carry none. */
+export const readJson = async (ctx: Ctx): Promise<unknown> => {
+  try {
+    return await ctx.json()
+  } catch (error: unknown) {
+    const cause = error as HttpError // ctx.json() rejects with HttpError only
+    throw new HttpError(cause.status, cause.code, cause.message, { extra: oipExtra(cause.message, cause.extra), cause })
+  }
+}
+
+export const inputMetadata = (input: Input): TensorMetadata => ({
+  name: input.name,
+  datatype: input.type === 'numerical' ? (input.datatype ?? 'FP64') : 'BYTES',
+  shape: [-1],
+})
+
+export const outputMetadata = (model: ModelVersion): TensorMetadata[] => {
+  const classes = model.task === 'classification' ? model.classes.length : 0
+  return model.outputs.map((output) =>
+    output.type === 'label'
+      ? { name: output.name, datatype: 'BYTES', shape: [-1] }
+      : output.type === 'probabilities'
+        ? { name: output.name, datatype: 'FP64', shape: [-1, classes] }
+        : { name: output.name, datatype: 'FP64', shape: [-1] },
+  )
+}
+
+/** Built once per served version and kept with it: a reload brings a new ServedModel, so a new body. */
+export const memo = <T>(build: (served: ServedModel) => T): ((served: ServedModel) => T) => {
+  const cache = new WeakMap<ServedModel, T>()
+  return (served) => {
+    let value = cache.get(served)
+    if (value === undefined) cache.set(served, (value = build(served)))
+    return value
+  }
+}
+
+/**
+ * Counts a failure after the model was found (a deliberate 4xx is the client's, anything else
+ * ours) and ends its time in flight; returns what to throw, a domain error as its answer. No
+ * try/finally: V8 coverage reports a never-taken branch after a finally whose try and catch both
+ * leave the function.
+ */
+export const counted = (cells: ModelCells, error: unknown): unknown => {
+  cells.inFlight.dec()
+  const answer = toHttpError(error)
+  const isClient = answer instanceof HttpError && answer.status < 500
+  ;(isClient ? cells.outcomes.client_error : cells.outcomes.server_error).inc()
+  return answer
+}
+
+/** Ends a request's time in flight once its reply is built: now, or when an async predictor settles. */
+export const settle = (cells: ModelCells, reply: Reply | Promise<Reply>): Reply | Promise<Reply> => {
+  if (reply instanceof Promise) {
+    return reply.then(
+      (settled) => settle(cells, settled),
+      (error: unknown) => {
+        throw counted(cells, error)
+      },
+    )
+  }
+  cells.inFlight.dec()
+  return reply
+}
+
+export type Serving = Readonly<{
+  requestOptions: RequestOptions
+  /** The model to serve, or why there is none: unknown model or version 404, UNAVAILABLE 503 (with `extra`). */
+  find(name: string, version: string | undefined, extra?: ProblemExtra): ServedModel
+  /** Encodes and predicts one checked request; throws RequestError for inputs the model refuses. */
+  infer(ctx: Ctx, served: ServedModel, request: InferRequest, cells: ModelCells): Reply | Promise<Reply>
+}>
+
+export const createServing = ({ models, maxBatch, drift }: ModelRoutesOptions): Serving => {
+  /** Records and counts a prediction of `served`, and builds its reply. */
+  const answer = (
+    ctx: Ctx,
+    served: ServedModel,
+    request: InferRequest,
+    cells: ModelCells,
+    features: Float64Array,
+    prediction: Prediction,
+    start: number,
+  ): Reply => {
+    drift?.record(served, features, request.rows, prediction)
+    cells.duration.observe((performance.now() - start) / 1000)
+    cells.predictions.inc(request.rows)
+    cells.batchSize.observe(request.rows)
+    cells.outcomes.success.inc()
+    return { kind: 'json', status: 200, json: inferResponseJson(served.model, prediction, request.rows, request.id ?? ctx.requestId) }
+  }
+
+  return {
+    requestOptions: { maxBatch },
+    find: (name, version, extra) => {
+      const served = models.resolve(name, version)
+      if (served !== undefined) return served
+      const entry = models.entry(name)
+      if (entry === undefined) throw notFound(name, undefined)
+      // A READY model always serves its default, so what is missing here is the version asked for.
+      throw entry.state === 'READY' ? notFound(name, version) : notReady(entry, extra)
+    },
+    infer: (ctx, served, request, cells) => {
+      const start = performance.now()
+      const features = encodeInputs(request, served.model)
+      const prediction = served.predictor.predict(features, request.rows)
+      if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start))
+      return answer(ctx, served, request, cells, features, prediction, start)
+    },
+  }
+}

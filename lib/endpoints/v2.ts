@@ -1,0 +1,97 @@
+// The Open Inference Protocol (OIP, KServe v2 REST) over the models /api/v1 serves (lib/README.md §10):
+//
+//   POST /v2/models/{name}[/versions/{version}]/infer      OIP inference
+//   GET  /v2/models/{name}[/versions/{version}]            OIP model metadata
+//   GET  /v2/models/{name}[/versions/{version}]/ready      200 { name, ready: true }
+//   GET  /v2/health/live                                   200 { live: true }
+//   GET  /v2/health/ready                                  200 { ready: true } once a model is READY
+//   GET  /v2                                               OIP server metadata { name, version, extensions }
+//
+// Metadata shapes use -1 for the batch dimension, as OIP does; `platform` is the runtime's. The
+// ready probes' problem bodies also carry `ready: false`. /v2 finds the model first (the path names
+// it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
+// with /api/v1, and the errors, are serving.ts's.
+import { readInferRequest } from '../models/inference/request.js'
+import type { ModelEntry } from '../models/registry/registry.js'
+import { route, type Endpoint, type Handler, type Reply, type RouteDef } from '../core/pipeline.js'
+import { VERSION } from '../process/version.js'
+import * as docs from './model-docs.js'
+import type { ModelMetadata, ModelReady, ServerLive, ServerMetadata, ServerReady } from './model-schemas.js'
+import { counted, createServing, inputMetadata, memo, outputMetadata, readJson, SERVER_NOT_READY, settle, type ModelRoutesOptions } from './serving.js'
+
+export const SERVER_NAME = 'svc'
+
+/** The parameters of every model path of /v2: the version only where the path names one. */
+type ModelPath = Readonly<{ name: string; version?: string }>
+
+const LIVE: Reply = Object.freeze({ kind: 'json', status: 200, body: Object.freeze({ live: true } satisfies ServerLive) })
+const READY: Reply = Object.freeze({ kind: 'json', status: 200, body: Object.freeze({ ready: true } satisfies ServerReady) })
+const SERVER_METADATA: Reply = Object.freeze({
+  kind: 'json',
+  status: 200,
+  body: Object.freeze({ name: SERVER_NAME, version: VERSION, extensions: Object.freeze([]) } satisfies ServerMetadata),
+})
+
+const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
+  const { metrics } = options
+  const { find, infer, requestOptions } = createServing(options)
+  return async (ctx) => {
+    const { name, version } = ctx.params
+    const cells = metrics.cellsFor(find(name, version))
+    cells.inFlight.inc()
+    let reply: Reply | Promise<Reply>
+    try {
+      const request = readInferRequest(await readJson(ctx), requestOptions)
+      // Found again once the body is read: a reload may have swapped (and released) the build found
+      // before, and the one served now predicts in this same turn, before any release can run.
+      reply = infer(ctx, find(name, version), request, cells)
+    } catch (error: unknown) {
+      throw counted(cells, error)
+    }
+    return settle(cells, reply)
+  }
+}
+
+const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
+  const { models } = options
+  const { find } = createServing(options)
+  // An ONNX graph's own inputs when it has a signature; otherwise one tensor per input.
+  const tensors = memo(({ model }) => ({ inputs: model.signature ?? model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
+  return (ctx) => {
+    const served = find(ctx.params.name, ctx.params.version)
+    const { versions } = models.entry(served.name) as ModelEntry
+    const body: ModelMetadata = { name: served.name, versions, platform: served.model.platform, ...tensors(served) }
+    return { kind: 'json', status: 200, body }
+  }
+}
+
+const readyEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
+  const { find } = createServing(options)
+  return (ctx) => {
+    const { name, version } = ctx.params
+    find(name, version, { name, ready: false })
+    return { kind: 'json', status: 200, body: { name, ready: true } satisfies ModelReady }
+  }
+}
+
+/** The /v2 routes, in the order the document lists them. */
+export const v2Routes = (options: ModelRoutesOptions): RouteDef[] => {
+  const { models } = options
+  const getServerReady: Handler = () => {
+    if (!models.isReady()) throw SERVER_NOT_READY
+    return READY
+  }
+  const [inferV2, getModelMetadata, getModelReady] = [inferEndpoint(options), metadataEndpoint(options), readyEndpoint(options)]
+  const probe = { requestLogLevel: 'debug' } as const
+  return [
+    route({ method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', handler: inferV2, doc: docs.INFER_DOC }),
+    route({ method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', auth: 'api', handler: inferV2, doc: docs.INFER_VERSION_DOC }),
+    route({ method: 'GET', path: '/v2/models/{name}', auth: 'api', handler: getModelMetadata, doc: docs.MODEL_METADATA_DOC }),
+    route({ method: 'GET', path: '/v2/models/{name}/versions/{version}', auth: 'api', handler: getModelMetadata, doc: docs.MODEL_VERSION_METADATA_DOC }),
+    route({ method: 'GET', path: '/v2/models/{name}/ready', auth: 'api', handler: getModelReady, doc: docs.MODEL_READY_DOC }),
+    route({ method: 'GET', path: '/v2/models/{name}/versions/{version}/ready', auth: 'api', handler: getModelReady, doc: docs.MODEL_VERSION_READY_DOC }),
+    { method: 'GET', path: '/v2/health/live', auth: 'api', handler: () => LIVE, ...probe, doc: docs.SERVER_LIVE_DOC },
+    { method: 'GET', path: '/v2/health/ready', auth: 'api', handler: getServerReady, ...probe, doc: docs.SERVER_READY_DOC },
+    { method: 'GET', path: '/v2', auth: 'api', handler: () => SERVER_METADATA, doc: docs.SERVER_METADATA_DOC },
+  ]
+}

@@ -1,0 +1,158 @@
+// One pass's decision (registry.ts), pure: from the state before and what the store holds now
+// (snapshot.ts) to the state to publish, the log lines to write and the builds to dispose.
+//
+// - A model is READY when its default version loads, UNAVAILABLE (with a reason) when it does not
+//   and it was not READY before: a READY model keeps what it served. Another version that fails is
+//   left out, unless it served before, in which case that build keeps serving.
+// - A failure is logged when it is new, not on every pass it persists: a warning
+//   (`model_reload_failed`) for a READY model, an error (`model_unavailable`) for another.
+// - A build is disposed once nothing serves it and no kept outcome holds it.
+// - A listing that fails changes nothing served; it is logged when its message is new.
+import type { Manifest } from '../store/manifest.js'
+import type {
+  FileRead,
+  ListFailure,
+  ModelEntry,
+  ModelRead,
+  ModelSlot,
+  RegistryEvent,
+  RegistryState,
+  Refusal,
+  Seen,
+  ServedModel,
+  Snapshot,
+  VersionRead,
+} from './state.js'
+
+/** The state to publish, what to log first, and the builds to dispose once it is published. */
+export type Transition = Readonly<{ state: RegistryState; events: readonly RegistryEvent[]; retired: readonly ServedModel[] }>
+
+/** How the first characters of a version's sha256 appear in logs; enough to tell builds apart. */
+const SHA256_PREFIX_LENGTH = 12
+
+/** One model's step: what it was, and the failures and lines found so far. */
+type Step = Readonly<{
+  name: string
+  previous: ModelSlot | undefined
+  wasReady: boolean
+  failures: Map<string, string>
+  events: RegistryEvent[]
+}>
+
+/** Records a failure of `version` ('' for the model), logged unless the previous pass found the same. */
+const fail = (step: Step, version: string, { reason, detail }: Refusal): void => {
+  step.failures.set(version, reason)
+  if (step.previous?.failures.get(version) === reason) return
+  const fields = { model: step.name, ...(version === '' ? {} : { version }), reason, ...(detail === undefined ? {} : { detail }) }
+  step.events.push(step.wasReady ? { event: 'model_reload_failed', fields } : { event: 'model_unavailable', fields })
+}
+
+/** Not servable: a READY model keeps its previous slot, any other becomes UNAVAILABLE. */
+const unavailable = (step: Step, reason: string, defaultVersion: string | undefined, platform: string): ModelSlot => {
+  const { name, previous, failures } = step
+  if (step.wasReady) return { ...(previous as ModelSlot), failures }
+  return {
+    entry: Object.freeze({ name, state: 'UNAVAILABLE', reason, defaultVersion, versions: Object.freeze([]), platform }),
+    served: new Map(),
+    defaultModel: undefined,
+    failures,
+  }
+}
+
+/** The builds to serve, in manifest order: each version's new one, else the one it served before. */
+const servedVersions = (step: Step, versions: readonly VersionRead[], defaultVersion: string): Map<string, ServedModel> => {
+  const served = new Map<string, ServedModel>()
+  for (const { version, outcome } of versions) {
+    if (outcome.ok) {
+      served.set(version, outcome.value)
+      continue
+    }
+    const old = step.previous?.served.get(version)
+    if (old !== undefined) served.set(version, old)
+    // A default that fails is the model's failure, recorded as such by the caller.
+    if (version !== defaultVersion || step.wasReady) fail(step, version, outcome.reason)
+  }
+  return served
+}
+
+/** A READY slot, logging each build new to it and, on reload, that the model changed. */
+const readySlot = (step: Step, served: Map<string, ServedModel>, defaultModel: ServedModel, defaultVersion: string): ModelSlot => {
+  const { name, previous, events } = step
+  let isChanged = previous?.defaultModel !== defaultModel || previous.served.size !== served.size
+  for (const [version, build] of served) {
+    if (previous?.served.get(version) === build) continue
+    isChanged = true
+    events.push({ event: 'model_loaded', fields: { model: name, version, sha256: build.model.sha256.slice(0, SHA256_PREFIX_LENGTH) } })
+  }
+  const entry: ModelEntry = Object.freeze({
+    name,
+    state: 'READY',
+    reason: undefined,
+    defaultVersion,
+    versions: Object.freeze([...served.keys()]),
+    platform: defaultModel.model.platform,
+  })
+  if (previous !== undefined && isChanged) {
+    events.push({ event: 'model_reloaded', fields: { model: name, version: defaultVersion, versions: entry.versions } })
+  }
+  return { entry, served, defaultModel, failures: step.failures }
+}
+
+/** One model's next slot from what was read of it. */
+const nextSlot = (read: ModelRead, previous: ModelSlot | undefined, events: RegistryEvent[]): ModelSlot => {
+  const step: Step = { name: read.name, previous, wasReady: previous?.entry.state === 'READY', failures: new Map(), events }
+  const { outcome } = read.manifest
+  if (!outcome.ok) {
+    fail(step, '', outcome.reason)
+    return unavailable(step, outcome.reason.reason, undefined, read.platform)
+  }
+  const { defaultVersion } = outcome.value
+  const served = servedVersions(step, read.versions, defaultVersion)
+  const defaultModel = served.get(defaultVersion)
+  if (defaultModel !== undefined) return readySlot(step, served, defaultModel, defaultVersion)
+  // Neither loaded nor served before: the default's outcome is its failure.
+  const { runtime, outcome: failure } = read.versions.find((v) => v.version === defaultVersion) as VersionRead & { outcome: { ok: false } }
+  const reason = `default version ${defaultVersion}: ${failure.reason.reason}`
+  if (!step.wasReady) fail(step, '', { ...failure.reason, reason })
+  return unavailable(step, reason, defaultVersion, runtime.platform)
+}
+
+/** The outcomes to keep for their etags: those the store answered for. */
+const remember = <T>(reads: readonly FileRead<T>[]): Map<string, Seen<T>> => {
+  const kept = new Map<string, Seen<T>>()
+  for (const { path, etag, outcome } of reads) if (etag !== undefined) kept.set(path, { etag, outcome })
+  return kept
+}
+
+/** Every build a state holds on to: served, or kept as the outcome of its files' etags. */
+const held = ({ slots, versions }: RegistryState): Set<ServedModel> => {
+  const builds = new Set<ServedModel>()
+  for (const slot of slots.values()) for (const build of slot.served.values()) builds.add(build)
+  for (const { outcome } of versions.values()) if (outcome.ok) builds.add(outcome.value)
+  return builds
+}
+
+/** Nothing to compare against: everything serves as it is; the failure is logged when new. */
+const listingFailed = (previous: RegistryState, { store, code, message }: ListFailure): Transition => {
+  const events: RegistryEvent[] = previous.listFailure === message ? [] : [{ event: 'model_store_failed', fields: { store, code, detail: message } }]
+  return { state: Object.freeze({ ...previous, listFailure: message }), events, retired: [] }
+}
+
+/** The step from `previous` to what `snapshot` holds: pure, no I/O. */
+export const nextState = (previous: RegistryState, snapshot: Snapshot): Transition => {
+  if (!snapshot.ok) return listingFailed(previous, snapshot.reason)
+  const events: RegistryEvent[] = []
+  const slots = new Map<string, ModelSlot>()
+  for (const read of snapshot.value) slots.set(read.name, nextSlot(read, previous.slots.get(read.name), events))
+  const entries = Object.freeze([...slots.values()].map((slot) => slot.entry))
+  const state: RegistryState = Object.freeze({
+    slots,
+    entries,
+    isReady: entries.some((entry) => entry.state === 'READY'),
+    manifests: remember<Manifest>(snapshot.value.map((read) => read.manifest)),
+    versions: remember<ServedModel>(snapshot.value.flatMap((read) => read.versions)),
+    listFailure: undefined,
+  })
+  const after = held(state)
+  return { state, events, retired: [...held(previous)].filter((build) => !after.has(build)) }
+}

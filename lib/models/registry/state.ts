@@ -1,0 +1,105 @@
+// What the model registry holds between passes (registry.ts), and what a pass reads to replace it
+// (snapshot.ts): plain immutable data, so the step from one to the next (next-state.ts) is a pure
+// function a test drives with values alone.
+import type { Result } from '../../core/result.js'
+import type { ModelVersion, Predictor, Runtime } from '../runtime.js'
+import type { Manifest } from '../store/manifest.js'
+import type { StoreErrorCode } from '../store/error.js'
+
+export type ModelState = 'READY' | 'UNAVAILABLE'
+
+/** One build of one version, as served: what it is and what predicts with it. */
+export type ServedModel = Readonly<{ name: string; version: string; model: ModelVersion; predictor: Predictor }>
+
+export type ModelEntry = Readonly<{
+  name: string
+  state: ModelState
+  /** Why it is UNAVAILABLE (safe to show a client); undefined when READY. */
+  reason: string | undefined
+  defaultVersion: string | undefined
+  /** Versions loaded and servable, sorted; the default among them when READY. */
+  versions: readonly string[]
+  /**
+   * The runtime of the default version (`Runtime.platform`); for an UNAVAILABLE model, the one it
+   * was to be loaded with, or the first runtime when not even its manifest could be read.
+   */
+  platform: string
+}>
+
+/** Why a file or version failed: safe to show a client, and, from a store, the detail to log. */
+export type Refusal = Readonly<{ reason: string; detail: string | undefined }>
+
+/** What loading one file or version gave: its value, or why not. */
+export type LoadOutcome<T> = Result<T, Refusal>
+
+/** An outcome and the etag (for a version, its files' etags) it was for. */
+export type Seen<T> = Readonly<{ etag: string; outcome: LoadOutcome<T> }>
+
+/** One model as published. */
+export type ModelSlot = Readonly<{
+  entry: ModelEntry
+  /** What `resolve` serves: the loaded versions, empty when UNAVAILABLE. */
+  served: ReadonlyMap<string, ServedModel>
+  defaultModel: ServedModel | undefined
+  /** The failures of the latest pass by version ('' for the model as a whole), to log only new ones. */
+  failures: ReadonlyMap<string, string>
+}>
+
+export type RegistryState = Readonly<{
+  /** What `resolve` reads: every model, by name. */
+  slots: ReadonlyMap<string, ModelSlot>
+  entries: readonly ModelEntry[]
+  isReady: boolean
+  // Build-side memory, never read by `resolve`: the last outcome per manifest and per version (by
+  // the path of its runtime's first file), and the last listing failure.
+  manifests: ReadonlyMap<string, Seen<Manifest>>
+  versions: ReadonlyMap<string, Seen<ServedModel>>
+  listFailure: string | undefined
+}>
+
+export const EMPTY: RegistryState = Object.freeze({
+  slots: new Map(),
+  entries: Object.freeze([]),
+  isReady: false,
+  manifests: new Map(),
+  versions: new Map(),
+  listFailure: undefined,
+})
+
+/**
+ * What a pass read of one file (a manifest) or version: its outcome and, when the store answered,
+ * the etag that outcome is for. A store failure has no etag: it is not kept, so the next pass tries
+ * again.
+ */
+export type FileRead<T> = Readonly<{ path: string; etag: string | undefined; outcome: LoadOutcome<T> }>
+
+/** A version's read, with the runtime it is for; `path` is that runtime's first file. */
+export type VersionRead = FileRead<ServedModel> & Readonly<{ version: string; runtime: Runtime }>
+
+/** What a pass read of one model. */
+export type ModelRead = Readonly<{
+  name: string
+  manifest: FileRead<Manifest>
+  /** One per version the manifest lists, in its order; empty when the manifest failed. */
+  versions: readonly VersionRead[]
+  /** The platform of a model whose manifest failed: the first runtime's. */
+  platform: string
+}>
+
+/** Why the store could not list its models. */
+export type ListFailure = Readonly<{ store: string; code: StoreErrorCode; message: string }>
+
+/** Every model the store lists or the registry served, by name; or why the listing failed. */
+export type Snapshot = Result<readonly ModelRead[], ListFailure>
+
+/** A log line a pass decided on, written by the holder at the event's own level (lib/README.md §5). */
+export type RegistryEvent = Readonly<{
+  event: 'model_loaded' | 'model_reloaded' | 'model_reload_failed' | 'model_unavailable' | 'model_store_failed'
+  fields: Readonly<Record<string, unknown>>
+}>
+
+/** The build `previous` serves for a version when it is the same build (equal sha256): reused, nothing loaded or swapped. */
+export const sameBuild = (previous: RegistryState, model: ModelVersion): ServedModel | undefined => {
+  const old = previous.slots.get(model.name)?.served.get(model.version)
+  return old !== undefined && old.model.sha256 === model.sha256 ? old : undefined
+}

@@ -1,0 +1,95 @@
+// The one error hierarchy (lib/core/errors.ts): every error class in lib/ is an SvcError carrying a
+// stable code and its own name, and catch clauses read what was thrown with errorMessage.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { errorMessage, SvcError } from '../../lib/core/errors.js'
+import { HttpError } from '../../lib/core/http/errors.js'
+import { ArtifactError } from '../../lib/models/artifact.js'
+import { InputError } from '../../lib/models/inference/input-error.js'
+import { RequestError } from '../../lib/models/inference/request-error.js'
+import { OnnxGraphError } from '../../lib/models/onnx/graph.js'
+import { OnnxMetadataError } from '../../lib/models/onnx/metadata.js'
+import { ProfileError } from '../../lib/models/profile.js'
+import { StoreError } from '../../lib/models/store/error.js'
+import { ManifestError } from '../../lib/models/store/manifest.js'
+import { ConfigError } from '../../lib/process/config/config.js'
+import { UpstreamError } from '../../lib/rates/upstream-error.js'
+import { ExportTimeoutError } from '../../lib/telemetry/span-processor.js'
+import { LoadgenUsageError } from '../../lib/tools/loadgen/errors.js'
+import { ProfileUsageError, ProfileWriteError } from '../../lib/tools/profile/command.js'
+import { LineError, ProfileInputError } from '../../lib/tools/profile/errors.js'
+import { ModelLoadError } from '../../lib/tools/profile/model.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+
+/** One of each error class in lib/, with the code it carries. */
+const ERRORS: ReadonlyArray<readonly [SvcError<string | number>, string | number]> = [
+  [new HttpError(404, 'MODEL_NOT_FOUND', 'Model x not found'), 'MODEL_NOT_FOUND'],
+  [new ConfigError(['PORT=x: expected an integer from 0 to 65535']), 'INVALID_CONFIGURATION'],
+  [new ArtifactError('SHA256_MISMATCH', 'sha256', 'does not match'), 'SHA256_MISMATCH'],
+  [new OnnxGraphError('TRUNCATED', 'model', 'ends inside a field'), 'TRUNCATED'],
+  [new OnnxMetadataError('task: must be one of classification, regression'), 'INVALID_METADATA'],
+  [new InputError([{ row: 0, feature: 'x', code: 'MISSING_FEATURE', message: 'row 0: x is missing' }]), 'INVALID_INPUT'],
+  [new RequestError('BATCH_TOO_LARGE', 'the batch has 2 rows; at most 1 are allowed per request'), 'BATCH_TOO_LARGE'],
+  [new ProfileError('INVALID_JSON', '(document)', 'is not UTF-8 JSON'), 'INVALID_JSON'],
+  [new StoreError('NOT_FOUND', 'iris/manifest.json not found'), 'NOT_FOUND'],
+  [new ManifestError('versions: must be an array'), 'INVALID_MANIFEST'],
+  [new UpstreamError('UPSTREAM_TIMEOUT', 'No upstream answered with a rate'), 'UPSTREAM_TIMEOUT'],
+  [new ExportTimeoutError('export did not finish within 30000 ms'), 4],
+  [new LoadgenUsageError('--model is required'), 'INVALID_ARGUMENTS'],
+  [new ProfileUsageError('--input is required'), 'INVALID_ARGUMENTS'],
+  [new ProfileWriteError('out.json: cannot be written'), 'WRITE_FAILED'],
+  [new ModelLoadError('model iris: not found'), 'MODEL_UNAVAILABLE'],
+  [new LineError(3, 'expected 5 fields, found 4'), 'INVALID_LINE'],
+  [new ProfileInputError('train.csv', 3, 'expected 5 fields, found 4'), 'INVALID_INPUT_FILE'],
+]
+
+t.test('every error class is an SvcError with its code and its own name', async (t) => {
+  for (const [error, code] of ERRORS) {
+    const name = error.constructor.name
+    t.ok(error instanceof SvcError && error instanceof Error, `${name} is an SvcError`)
+    t.equal(error.code, code, `${name}: code`)
+    t.equal(error.name, name, `${name}: name`)
+  }
+  // A text code is UPPER_SNAKE; the one number is gRPC's DEADLINE_EXCEEDED, as the exporters' errors carry.
+  for (const [error] of ERRORS) if (typeof error.code === 'string') t.match(error.code, /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/, error.constructor.name)
+})
+
+/** The TypeScript sources under `dir`, with their text. */
+const sources = (dir: string): Array<readonly [string, string]> =>
+  readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.ts'))
+    .map((path) => [`${dir}/${path}`, readFileSync(join(ROOT, dir, path), 'utf8')] as const)
+
+t.test('no error class in lib/ stands outside the hierarchy, and no catch clause casts what it caught', async (t) => {
+  const all = [...sources('lib'), ...sources('bin')]
+  t.ok(all.length > 50, `${all.length} modules`)
+  t.same(
+    all.filter(([path, text]) => path !== 'lib/core/errors.ts' && /\bextends Error\b/.test(text)).map(([path]) => path),
+    [],
+    'extends Error: extend SvcError (lib/core/errors.ts)',
+  )
+  t.same(
+    all.filter(([, text]) => /\bas Error\b/.test(text)).map(([path]) => path),
+    [],
+    'as Error: read it with errorMessage (lib/core/errors.ts)',
+  )
+  t.same(
+    ERRORS.length,
+    all.filter(([, text]) => /\bextends SvcError\b/.test(text)).flatMap(([, text]) => text.match(/\bextends SvcError\b/g)).length,
+    'one case above per class',
+  )
+})
+
+t.test('errorMessage reads what was thrown: a message, or the value as text', async (t) => {
+  t.equal(errorMessage(new TypeError('bad')), 'bad')
+  t.equal(errorMessage('plain text'), 'plain text', 'a thrown string is its own message')
+  t.equal(errorMessage({ message: 'from an object' }), 'from an object', 'anything with a message, as native addons throw')
+  t.equal(errorMessage({ message: 42 }), '42')
+  t.equal(errorMessage(undefined), 'undefined')
+  t.equal(errorMessage(null), 'null')
+  t.equal(errorMessage(7), '7')
+  t.equal(errorMessage({ code: 'X' }), '[object Object]', 'an object without a message as text')
+  t.equal(errorMessage(Symbol('s')), 'Symbol(s)', 'never throws on a symbol, which a template literal would')
+})
