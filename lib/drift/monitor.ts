@@ -30,7 +30,7 @@ import type { Thresholds } from './psi.js'
 import { createScoring, scoreModel, unchecked, type FeatureDrift, type ModelDrift } from './score.js'
 import { FeatureWindow } from './window.js'
 
-import { DRIFT_CHECK_RESULTS, type DriftCheckResult } from './status.js'
+import { DRIFT_CHECK_RESULTS, type DriftCheckResult, type DriftStatusName } from './status.js'
 export { DRIFT_CHECK_RESULTS, type DriftCheckResult } from './status.js'
 export { ALERT_KINDS } from './metrics.js'
 export type { FeatureDrift } from './score.js'
@@ -45,7 +45,7 @@ export type DriftSettings = Readonly<{
 
 /** What GET /api/v1/models/{name} shows of a model's drift. */
 export type DriftStatus = Readonly<{
-  status: DriftCheckResult | 'not_checked'
+  status: Exclude<DriftStatusName, 'disabled'>
   /** ISO 8601 time of the last check of any result; null before the first. */
   checked_at: string | null
   /** ISO 8601 time of the last check that scored; null before the first. */

@@ -5,7 +5,11 @@ import { connect } from 'node:net'
 import { CONNECTION_CLOSED, describeError } from '../core/net/describe-error.js'
 import { failed, succeeded, type Result } from '../core/result.js'
 
-export type CheckResult = Readonly<{ status: 'ok' | 'fail'; latency_ms: number; error?: string }>
+/** A component's status in the probes' bodies: `skipped` when its variable is unset, never a check's result. */
+export const CHECK_STATUSES = ['ok', 'fail', 'skipped'] as const
+export type CheckStatus = (typeof CHECK_STATUSES)[number]
+
+export type CheckResult = Readonly<{ status: Exclude<CheckStatus, 'skipped'>; latency_ms: number; error?: string }>
 /** Runs one attempt against a dependency. Never rejects and never throws: every failure is a result. */
 export type Check = () => Promise<CheckResult>
 

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks'
 import { Gauge, Histogram, type Registry } from 'prom-client'
 import type { HealthConfig } from '../process/config/config.js'
-import type { Check, CheckResult } from './check.js'
+import { CHECK_STATUSES, type Check, type CheckResult, type CheckStatus } from './check.js'
 import { httpCheck } from './http.js'
 import { postgresCheck } from './postgres.js'
 import { redisCheck } from './redis.js'
@@ -12,8 +12,7 @@ import { redisCheck } from './redis.js'
 export const COMPONENTS = ['database', 'cache', 'external_api', 'models'] as const
 export type Component = (typeof COMPONENTS)[number]
 /** What a component's report may say: a check's own `ok` or `fail` (check.ts), or `skipped` when it is not configured. */
-export const CHECK_STATUSES = ['ok', 'fail', 'skipped'] as const
-export type CheckStatus = (typeof CHECK_STATUSES)[number]
+export { CHECK_STATUSES, type CheckStatus }
 export type ComponentReport = CheckResult | Readonly<{ status: Exclude<CheckStatus, CheckResult['status']> }>
 export type Checks = Readonly<Record<Component, ComponentReport>>
 

@@ -1,7 +1,7 @@
 // The kernel's model artifact (`model.json`): one JSON document per model version, everything
 // needed to serve it on the kernel (kernel.ts) and to watch it drift. `parseArtifact` is the only
 // way in; it checks the content hash, the schema, every dimension and the reference distributions,
-// so nothing downstream re-validates. runtime-kernel.ts describes it for the rest of svc.
+// so nothing downstream re-validates. kernel/runtime.ts describes it for the rest of svc.
 //
 // Format 1, members in the order the training script writes them:
 //   format_version  1
@@ -34,7 +34,7 @@
 import { createHash } from 'node:crypto'
 import { errorMessage, SvcError } from '../core/errors.js'
 import { deepFreeze } from '../core/freeze.js'
-import { parseJson } from '../core/json.js'
+import { type JsonObject, parseJson } from '../core/json.js'
 import { checkBins, checkProportions, predictionInput, type ReferenceFault } from './profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
 
@@ -90,7 +90,7 @@ export const MAX_PARAMETER = 1e100
 export const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (typeof value === 'object' && value !== null) {
-    const record = value as Record<string, unknown>
+    const record = value as JsonObject
     return `{${Object.keys(record)
       .sort()
       .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
@@ -114,7 +114,7 @@ export const canonicalJson = (value: unknown): string => {
  *     console.log(h, h === s ? "OK" : "MISMATCH")' model.json
  */
 export const artifactSha256 = (artifact: object): string => {
-  const { sha256: _, ...rest } = artifact as Record<string, unknown>
+  const { sha256: _, ...rest } = artifact as JsonObject
   return createHash('sha256').update(canonicalJson(rest)).digest('hex')
 }
 
@@ -128,7 +128,7 @@ const MODEL_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const SHA256 = /^[0-9a-f]{64}$/
 
-type Json = Record<string, unknown>
+type Json = JsonObject
 
 const schema = (field: string, reason: string) => new ArtifactError('INVALID_SCHEMA', field, reason)
 /** How the reference checks shared with profiles (profile.ts) fail here. */

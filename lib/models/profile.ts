@@ -22,7 +22,7 @@
 // Imports nothing but the model types and lib/core's leaves, so the model runtimes (lib/models/) can use it.
 import { errorMessage, SvcError } from '../core/errors.js'
 import { deepFreeze } from '../core/freeze.js'
-import { isObject, parseJson } from '../core/json.js'
+import { isObject, type JsonObject, parseJson } from '../core/json.js'
 import type { FeatureReference, Input, ModelVersion } from './runtime.js'
 
 export const PROFILE_FORMAT_VERSION = 1
@@ -69,7 +69,7 @@ export const serialiseProfile = (profile: Profile): string => `${JSON.stringify(
 
 const PROPORTION_TOLERANCE = 1e-9
 
-type Json = Record<string, unknown>
+type Json = JsonObject
 
 /**
  * How a reference check fails: a ProfileError here, an ArtifactError in lib/models/artifact.ts, with

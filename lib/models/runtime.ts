@@ -51,7 +51,7 @@
 //
 // What stays outside every runtime, so every model is encoded, watched and measured the same way:
 // feature encoding (features.ts), the drift window (lib/drift/), the series (metrics.ts) and the
-// response body (inference-response.ts).
+// response body (inference/response.ts).
 
 export type Task = 'classification' | 'regression'
 

@@ -2,7 +2,7 @@
 // files under /docs/{asset} and /demo/{asset}: one template each, so the HTTP metrics get one
 // `endpoint` label per folder whatever names clients try. Everything is read at start-up.
 import { HEADERS, problem, problemExample, type ParameterDoc, type ResponseDoc, type RouteDoc } from '../core/route-doc.js'
-import type { RouteDef } from '../core/pipeline.js'
+import { route, type RouteDef } from '../core/pipeline.js'
 import { DEMO_FILES, DOCS_FILES, defaultSources, readFiles, SWAGGER_UI_FILES, type PageSources } from './assets.js'
 import { contentType, serveFolder, serveText } from './static-file.js'
 
@@ -94,8 +94,8 @@ export const pageRoutes = (sources: PageSources = defaultSources()): RouteDef[] 
   const docsFiles = new Map([...readFiles(sources.swaggerUiDir, SWAGGER_UI_FILES), ...pick(DOCS_FILES)])
   return [
     { method: 'GET', path: '/docs', handler: serveText(own.get('docs.html') as string, HTML, { 'content-security-policy': DOCS_CSP }), doc: DOCS_DOC },
-    { method: 'GET', path: '/docs/{asset}', handler: serveFolder(docsFiles, '/docs'), doc: DOCS_ASSET_DOC },
+    route({ method: 'GET', path: '/docs/{asset}', handler: serveFolder(docsFiles, '/docs'), doc: DOCS_ASSET_DOC }),
     { method: 'GET', path: '/demo', handler: serveText(own.get('demo.html') as string, HTML, { 'content-security-policy': DEMO_CSP }), doc: DEMO_DOC },
-    { method: 'GET', path: '/demo/{asset}', handler: serveFolder(pick(DEMO_FILES), '/demo'), doc: DEMO_ASSET_DOC },
+    route({ method: 'GET', path: '/demo/{asset}', handler: serveFolder(pick(DEMO_FILES), '/demo'), doc: DEMO_ASSET_DOC }),
   ]
 }

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import { extname } from 'node:path'
 import { HttpError } from '../core/http/errors.js'
-import type { Handler, Headers, Reply } from '../core/pipeline.js'
+import type { Endpoint, Handler, Headers, PathParams, Reply } from '../core/pipeline.js'
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -55,11 +55,11 @@ export const serveText = (text: string, type: string, headers: Headers = {}): Ha
 }
 
 /** Files by name, for a route with an `{asset}` parameter: a fixed list, so nothing else is reachable. */
-export const serveFolder = (files: ReadonlyMap<string, string>, folder: string): Handler => {
+export const serveFolder = (files: ReadonlyMap<string, string>, folder: string): Endpoint<PathParams<'/{asset}'>> => {
   const handlers = new Map([...files].map(([name, text]) => [name, serveText(text, contentType(name))]))
   const notFound = new HttpError(404, 'ASSET_NOT_FOUND', `No such file under ${folder}`)
   return (ctx) => {
-    const handler = handlers.get(ctx.params['asset'] as string)
+    const handler = handlers.get(ctx.params.asset)
     if (handler === undefined) throw notFound
     return handler(ctx)
   }

@@ -62,7 +62,7 @@ t.test('a folder serves its listed files by name, and 404 for any other name', a
   const at = (asset: string) => {
     const ctx = makeCtx('GET', `/things/${asset}`)
     ctx.params = { asset }
-    return ctx
+    return ctx as typeof ctx & { readonly params: { asset: string } }
   }
   t.match(await handler(at('app.js')), { status: 200, text: 'run()', headers: { 'content-type': 'text/javascript; charset=utf-8' } })
   t.match(await handler(at('app.css')), { status: 200, text: 'p { }', headers: { 'content-type': 'text/css; charset=utf-8' } })

@@ -17,7 +17,7 @@
 // features it holds; [N] or [N, 1] for a one-column input) and of a datatype it takes, and a refusal
 // says which of the three is wrong and what the graph takes ("input X takes shape [-1, 13]; got
 // [2, 12]"), as Triton and KServe answer. Any other model takes one tensor per input, named as the
-// input, or one [N, F] tensor named otherwise (inference-request.ts).
+// input, or one [N, F] tensor named otherwise (inference/request.ts).
 //
 // A numerical input's `datatype` (runtime.ts; an ONNX graph's tensor type) narrows what it takes:
 // FP64 (or none) any finite number; FP32 one below 2^128 in magnitude; INT64 and INT32 whole numbers
@@ -26,6 +26,7 @@
 //
 // Lookups by name are built once per `inputs` array (a version's description holds one, frozen),
 // and per `signature` array, and kept in WeakMaps, so a request does one map lookup, not a rebuild.
+import type { JsonObject } from '../../core/json.js'
 import { invalidInput, shapeText, type InferRequest, type Tensor } from './request.js'
 import { InputError, inputProblem, MAX_PROBLEMS, type InputProblem } from './input-error.js'
 import type { Input, ModelVersion, NumericalDatatype, TensorSignature } from '../runtime.js'
@@ -146,7 +147,7 @@ export const encodeRows = (inputs: readonly Input[], rows: readonly unknown[]): 
       problems.push(inputProblem(r, '', 'NOT_AN_OBJECT', 'must be an object of named features'))
       continue
     }
-    const record = row as Readonly<Record<string, unknown>>
+    const record = row as JsonObject
     for (let j = 0; j < F; j++) {
       const input = inputs[j] as Input
       const value = Object.hasOwn(record, input.name) ? record[input.name] : undefined

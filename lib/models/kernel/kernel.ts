@@ -1,6 +1,6 @@
 // svc's own inference kernel: `compile` turns a checked artifact into typed arrays once, at load;
 // `predict` then runs a batch with no allocation per row or per call (one scratch row, made at
-// compile, is reused: `predict` is synchronous, so two calls never interleave). runtime-kernel.ts
+// compile, is reused: `predict` is synchronous, so two calls never interleave). kernel/runtime.ts
 // serves it behind the runtime seam (runtime.ts).
 //
 // Features arrive row-major, N rows × F inputs in the artifact's input order, raw (not

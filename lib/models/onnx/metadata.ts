@@ -2,7 +2,7 @@
 // say. Optional, as is every member; a graph that says it all needs none.
 //
 //   features  the names of the columns of the graph's one [N, F] input, in column order; without
-//             them a fixed F's columns are named after the input, `X_0` … `X_{F−1}` (onnx-plan.ts),
+//             them a fixed F's columns are named after the input, `X_0` … `X_{F−1}` (onnx/plan.ts),
 //             and a free F is refused; with one tensor per feature, the inputs' own names are the
 //             features, and this is refused
 //   classes   the class labels, in the order of the probability columns, for a classifier whose

@@ -1,6 +1,6 @@
-// How an ONNX graph is served (lib/README.md §10): from what the graph declares (onnx-graph.ts),
-// what metadata.json adds (onnx-metadata.ts) and the profile, the version's description and the
-// plan its predictor follows (onnx-predictor.ts). Pure; every refusal is an Error whose message
+// How an ONNX graph is served (lib/README.md §10): from what the graph declares (onnx/graph.ts),
+// what metadata.json adds (onnx/metadata.ts) and the profile, the version's description and the
+// plan its predictor follows (onnx/predictor.ts). Pure; every refusal is an Error whose message
 // names the input, output or member, so the registry can show it as the model's reason.
 //
 // Inputs become features one of two ways:

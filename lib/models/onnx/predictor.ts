@@ -1,11 +1,11 @@
 // An ONNX Runtime session behind the Predictor contract (runtime.ts): the features in as the tensors
-// the graph takes (onnx-plan.ts `Feed`), the one fetched output back as a Prediction.
+// the graph takes (onnx/plan.ts `Feed`), the one fetched output back as a Prediction.
 //
 // Per call: one typed array per graph input (the features are float64 and row-major; a graph input
 // is float32, int64… and holds its own columns) and the tensors' records. `session.run` resolves
 // on a later turn (onnxruntime-node runs the graph from setImmediate), so a call is async.
 //
-// Probabilities: the response promises rows that sum to 1 (inference-response.ts). A row of
+// Probabilities: the response promises rows that sum to 1 (inference/response.ts). A row of
 // non-negative scores is divided by its sum: probabilities pass unchanged to float32 precision, and
 // a tree ensemble exported with post_transform NONE, whose scores are summed leaf weights, answers
 // their shares. A row with a negative score holds margins, not weights: it is answered as their

@@ -1,12 +1,12 @@
 // ONNX models on ONNX Runtime (runtime.ts; lib/README.md §10). A version is
 //   <model>/<version>/model.onnx      the graph, as skl2onnx, onnxmltools or torch.onnx.export write it
-//   <model>/<version>/metadata.json   optional: what the graph cannot say (onnx-metadata.ts)
+//   <model>/<version>/metadata.json   optional: what the graph cannot say (onnx/metadata.ts)
 //   <model>/<version>/profile.json    optional: the drift reference, from `svc profile`
 // Its platform is "onnxruntime".
 //
 // onnxruntime-node is loaded on the first `load`: a store without ONNX models never maps the
 // native library, and a process that serves only the kernel pays nothing for it. `read` (sync)
-// reads the graph with onnx-graph.ts, so a corrupt or truncated file is refused with a reason before
+// reads the graph with onnx/graph.ts, so a corrupt or truncated file is refused with a reason before
 // onnxruntime sees it; `load` makes the version's one session, with the options below, and runs one
 // row through it, so a graph whose operators onnxruntime lacks, or whose output disagrees with its
 // classes, is refused at load, while the version it would replace keeps serving.

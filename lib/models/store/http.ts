@@ -7,6 +7,7 @@
 // redirect is a misconfiguration to report (it could also carry the Authorization header elsewhere).
 import { CONNECTION_CLOSED, describeError, rootCause } from '../../core/net/describe-error.js'
 import { readCapped } from '../../core/net/read-capped.js'
+import { isObject } from '../../core/json.js'
 import { redactUrl, StoreError } from './error.js'
 import { checkPath, isSegment } from './path.js'
 import type { Store, StoreStat } from './store.js'
@@ -26,8 +27,6 @@ const failureOf = (error: unknown): string => {
   return (cause as { code?: unknown }).code === 'UND_ERR_SOCKET' ? CONNECTION_CLOSED : describeError(cause)
 }
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null
-
 /** The models of an index.json, or undefined when it is not `{"models":[<names>]}`. */
 const modelsOf = (bytes: Buffer): readonly string[] | undefined => {
   let index: unknown
@@ -36,7 +35,7 @@ const modelsOf = (bytes: Buffer): readonly string[] | undefined => {
   } catch {
     return undefined
   }
-  const models = isRecord(index) ? index['models'] : undefined
+  const models = isObject(index) ? index['models'] : undefined
   return Array.isArray(models) && models.every((name) => typeof name === 'string' && isSegment(name)) ? (models as string[]) : undefined
 }
 

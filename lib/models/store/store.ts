@@ -1,8 +1,8 @@
 // Where model versions come from (lib/README.md §10): `<model>/manifest.json` naming the default
 // version, and each version's files under `<model>/<version>/` (`model.json` for the kernel; the
 // runtime names them, runtime.ts). Three stores implement this interface: a directory
-// (store-directory.ts), an HTTP(S) artifact server shared by a fleet (store-http.ts), and memory
-// for tests (store-memory.ts); storage.ts builds the one SVC_MODEL_STORE names. A registry polls
+// (store/directory.ts), an HTTP(S) artifact server shared by a fleet (store/http.ts), and memory
+// for tests (store/memory.ts); store/open.ts builds the one SVC_MODEL_STORE names. A registry polls
 // them: `stat` tells a changed file from an unchanged one without reading it.
 
 export type StoreStat = Readonly<{

@@ -3,10 +3,10 @@
 // their line number. A line of nothing but whitespace is skipped; any other line that is not a
 // JSON object is refused with its line.
 import { errorMessage } from '../../core/errors.js'
-import { isObject } from '../../core/json.js'
+import { isObject, type JsonObject } from '../../core/json.js'
 import { LineError } from './errors.js'
 
-export type NdjsonRecord = Readonly<{ value: Readonly<Record<string, unknown>>; line: number }>
+export type NdjsonRecord = Readonly<{ value: JsonObject; line: number }>
 
 export type NdjsonParser = Readonly<{
   /** The objects on the lines this chunk completes. Throws LineError. */
@@ -19,7 +19,7 @@ const BLANK = /^[ \t\r]*$/
 
 const kind = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`)
 
-const parseLine = (text: string, line: number): Readonly<Record<string, unknown>> => {
+const parseLine = (text: string, line: number): JsonObject => {
   let value: unknown
   try {
     value = JSON.parse(text)
