@@ -12,6 +12,26 @@ export abstract class SvcError<Code extends string | number = string> extends Er
   abstract readonly code: Code
 }
 
+/** An SvcError whose code is chosen where it is thrown, from its class's list (StoreError `NOT_FOUND`…). */
+export abstract class CodedError<Code extends string> extends SvcError<Code> {
+  readonly code: Code
+  constructor(code: Code, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+  }
+}
+
+/** A CodedError about one field of a document: the message is `field: reason`, and both are kept. */
+export abstract class FieldError<Code extends string> extends CodedError<Code> {
+  readonly field: string
+  readonly reason: string
+  constructor(code: Code, field: string, reason: string) {
+    super(code, `${field}: ${reason}`)
+    this.field = field
+    this.reason = reason
+  }
+}
+
 /**
  * What was thrown, in words: an error's message, otherwise the value as text (a thrown string is its
  * own message). Catch clauses bind `unknown`; this is how they read it, never through a cast.

@@ -36,7 +36,7 @@ export const createDriftMetrics = (metrics: Registry, windowSamples: WindowSampl
   })
   const alerts = new Counter({
     name: 'svc_drift_alerts_total',
-    help: 'Drift checks that found a feature at or above a threshold, by severity (moderate, severe, spike).',
+    help: `Drift checks that found a feature at or above a threshold, by severity (${ALERT_KINDS.join(', ')}).`,
     labelNames: ['model', 'feature', 'severity'] as const,
     registers: [metrics],
   })
@@ -54,7 +54,7 @@ export const createDriftMetrics = (metrics: Registry, windowSamples: WindowSampl
   })
   const predictionAlerts = new Counter({
     name: 'svc_drift_prediction_alerts_total',
-    help: "Drift checks that found a model's answers at or above a threshold, by severity (moderate, severe, spike).",
+    help: `Drift checks that found a model's answers at or above a threshold, by severity (${ALERT_KINDS.join(', ')}).`,
     labelNames: ['model', 'output', 'severity'] as const,
     registers: [metrics],
   })

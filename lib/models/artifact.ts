@@ -32,7 +32,7 @@
 //                   metrics }: how it was trained; metrics are measured on the held-out split.
 //   sha256          see `artifactSha256`.
 import { createHash } from 'node:crypto'
-import { errorMessage, SvcError } from '../core/errors.js'
+import { errorMessage, FieldError } from '../core/errors.js'
 import { deepFreeze } from '../core/freeze.js'
 import { type JsonObject, parseJson } from '../core/json.js'
 import { checkBins, checkProportions, predictionInput, type ReferenceFault } from './profile.js'
@@ -64,17 +64,8 @@ export type UnsignedArtifact = Unsigned<Artifact>
 export type ArtifactErrorCode = 'INVALID_JSON' | 'UNSUPPORTED_FORMAT' | 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE' | 'SHA256_MISMATCH'
 
 /** A malformed artifact: `code` is stable, `field` names the member (`parameters.weights[1]`). */
-export class ArtifactError extends SvcError<ArtifactErrorCode> {
+export class ArtifactError extends FieldError<ArtifactErrorCode> {
   override name = 'ArtifactError'
-  readonly code: ArtifactErrorCode
-  readonly field: string
-  readonly reason: string
-  constructor(code: ArtifactErrorCode, field: string, reason: string) {
-    super(`${field}: ${reason}`)
-    this.code = code
-    this.field = field
-    this.reason = reason
-  }
 }
 
 /**

@@ -20,7 +20,7 @@
 //                   regressor's value output as numerical (`predictionInput`)
 //
 // Imports nothing but the model types and lib/core's leaves, so the model runtimes (lib/models/) can use it.
-import { errorMessage, SvcError } from '../core/errors.js'
+import { errorMessage, FieldError } from '../core/errors.js'
 import { deepFreeze } from '../core/freeze.js'
 import { isObject, type JsonObject, parseJson } from '../core/json.js'
 import type { FeatureReference, Input, ModelVersion } from './runtime.js'
@@ -37,17 +37,8 @@ export type Profile = Readonly<{
 export type ProfileErrorCode = 'INVALID_JSON' | 'UNSUPPORTED_FORMAT' | 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE'
 
 /** A malformed profile: `code` is stable, `field` names the member (`features[1].edges[3]`). */
-export class ProfileError extends SvcError<ProfileErrorCode> {
+export class ProfileError extends FieldError<ProfileErrorCode> {
   override name = 'ProfileError'
-  readonly code: ProfileErrorCode
-  readonly field: string
-  readonly reason: string
-  constructor(code: ProfileErrorCode, field: string, reason: string) {
-    super(`${field}: ${reason}`)
-    this.code = code
-    this.field = field
-    this.reason = reason
-  }
 }
 
 /** What a profile must describe: a model's inputs, in order, and how its answers are profiled. */

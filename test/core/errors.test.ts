@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { errorMessage, SvcError } from '../../lib/core/errors.js'
+import { CodedError, errorMessage, FieldError, SvcError } from '../../lib/core/errors.js'
 import { HttpError } from '../../lib/core/http/errors.js'
 import { ArtifactError } from '../../lib/models/artifact.js'
 import { InputError } from '../../lib/models/inference/input-error.js'
@@ -77,9 +77,25 @@ t.test('no error class in lib/ stands outside the hierarchy, and no catch clause
   )
   t.same(
     ERRORS.length,
-    all.filter(([, text]) => /\bextends SvcError\b/.test(text)).flatMap(([, text]) => text.match(/\bextends SvcError\b/g)).length,
+    all.filter(([path]) => path !== 'lib/core/errors.ts').flatMap(([, text]) => text.match(/\bextends (?:SvcError|CodedError|FieldError)\b/g) ?? []).length,
     'one case above per class',
   )
+})
+
+t.test('a coded error takes its code where it is thrown; a field error keeps the field and the reason', async (t) => {
+  const store = new StoreError('TOO_LARGE', 'iris/1/model.json is larger than 1024 bytes', { cause: new RangeError('size') })
+  t.ok(store instanceof CodedError, 'StoreError is a CodedError')
+  t.match(store, { code: 'TOO_LARGE', message: 'iris/1/model.json is larger than 1024 bytes', cause: RangeError })
+  t.equal(Object.keys(store).filter((key) => key === 'code').length, 1, 'the code is set once, by the base')
+  const http = new HttpError(503, 'SERVER_NOT_READY', 'No model is ready to serve')
+  t.ok(http instanceof CodedError, 'HttpError is a CodedError')
+  t.match(http, { status: 503, code: 'SERVER_NOT_READY' })
+  for (const error of [new ArtifactError('INVALID_SCHEMA', 'task', 'must be a string'), new ProfileError('INVALID_SCHEMA', 'task', 'must be a string')]) {
+    t.ok(error instanceof FieldError, `${error.name} is a FieldError`)
+    t.match(error, { code: 'INVALID_SCHEMA', field: 'task', reason: 'must be a string', message: 'task: must be a string' }, error.name)
+  }
+  const graph = new OnnxGraphError('TOO_DEEP', 'model.graph', 'nests types too deeply')
+  t.match(graph, { code: 'TOO_DEEP', field: 'model.graph', reason: 'nests types too deeply', message: 'model.graph: nests types too deeply' })
 })
 
 t.test('errorMessage reads what was thrown: a message, or the value as text', async (t) => {

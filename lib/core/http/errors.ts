@@ -2,7 +2,7 @@
 // code is stable (the problem's `type`; dashboards and clients key on it); the message may change.
 // A domain error becomes one at the boundary (lib/endpoints/problems.ts); anything else thrown is an
 // unexpected failure and answers 500.
-import { SvcError } from '../errors.js'
+import { CodedError } from '../errors.js'
 import type { JsonObject } from '../json.js'
 
 /** Members a problem body carries after `detail` (lib/README.md §7). */
@@ -14,19 +14,17 @@ export type ProblemExtra = JsonObject
  */
 export const oipExtra = (detail: string, extra?: ProblemExtra): ProblemExtra => ({ error: detail, ...extra })
 
-export class HttpError extends SvcError {
+export class HttpError extends CodedError<string> {
   override name = 'HttpError'
   readonly status: number
-  readonly code: string
   /** Extra members merged into the problem body (e.g. `{ error: … }` for OIP clients). */
   readonly extra: ProblemExtra | undefined
   /** Extra response headers (e.g. `Allow` on 405, `Retry-After` on 503). */
   readonly headers: Readonly<Record<string, string>> | undefined
 
   constructor(status: number, code: string, message: string, options?: ErrorOptions & { extra?: ProblemExtra; headers?: Readonly<Record<string, string>> }) {
-    super(message, options)
+    super(code, message, options)
     this.status = status
-    this.code = code
     this.extra = options?.extra
     this.headers = options?.headers
   }

@@ -23,7 +23,7 @@
 // graph whose nodes use a domain without an opset import is refused, so a cut before the last
 // opset a node needs is refused too; one that leaves off only unused opsets or trailing metadata
 // reads as the same graph (test/models/onnx-graph.test.ts tries every cut of the test graphs).
-import { SvcError } from '../../core/errors.js'
+import { FieldError } from '../../core/errors.js'
 import { decodeUtf8 } from '../../core/utf8.js'
 
 export const ONNX_GRAPH_ERROR_CODES = [
@@ -40,15 +40,8 @@ export const ONNX_GRAPH_ERROR_CODES = [
 export type OnnxGraphErrorCode = (typeof ONNX_GRAPH_ERROR_CODES)[number]
 
 /** A model that cannot be read: `code` is stable, `field` names where (`model.graph.output[1].type`). */
-export class OnnxGraphError extends SvcError<OnnxGraphErrorCode> {
+export class OnnxGraphError extends FieldError<OnnxGraphErrorCode> {
   override name = 'OnnxGraphError'
-  readonly code: OnnxGraphErrorCode
-  readonly field: string
-  constructor(code: OnnxGraphErrorCode, field: string, reason: string) {
-    super(`${field}: ${reason}`)
-    this.code = code
-    this.field = field
-  }
 }
 
 /**

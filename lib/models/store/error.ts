@@ -1,6 +1,6 @@
 // The one error every model store throws. Its code is stable and is what callers branch on; its
 // message names the path and where the store reads from, never a credential.
-import { SvcError } from '../../core/errors.js'
+import { CodedError } from '../../core/errors.js'
 
 export const STORE_ERROR_CODES = [
   /** No such file (or it is a directory): a model or version that is not there. */
@@ -18,13 +18,8 @@ export const STORE_ERROR_CODES = [
 ] as const
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
 
-export class StoreError extends SvcError<StoreErrorCode> {
+export class StoreError extends CodedError<StoreErrorCode> {
   override name = 'StoreError'
-  readonly code: StoreErrorCode
-  constructor(code: StoreErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.code = code
-  }
 }
 
 /** A URL as it may be logged: without its user name and password. */
