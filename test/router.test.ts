@@ -559,3 +559,19 @@ t.test('params of a template that failed later do not leak into the match', asyn
   t.equal(router.find(ctx).template, '/{y}/two')
   t.same(ctx.params, { y: 'v' })
 })
+
+t.test('the methods whose route takes a JSON body are listed per path, for the server to read it first', async (t) => {
+  const handler = (): Reply => ({ kind: 'json', status: 204 })
+  const router = createRouter(
+    [
+      { method: 'POST', path: '/in', body: 'json', handler },
+      { method: 'PUT', path: '/in', handler },
+      { method: 'GET', path: '/in', handler },
+      { method: 'POST', path: '/in/{id}', body: 'json', handler },
+    ],
+    [],
+  )
+  t.same([...router.find(ctxFor('POST', '/in')).bodyMethods], ['POST'], 'only the route that says so; HEAD, OPTIONS and 405 never')
+  t.same([...router.find(ctxFor('POST', '/in/7')).bodyMethods], ['POST'], 'on a path with parameters too')
+  t.equal(router.find(ctxFor('POST', '/nowhere')).bodyMethods.size, 0, 'the 404 pipeline reads nothing')
+})

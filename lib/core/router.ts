@@ -12,6 +12,8 @@ export type PathEntry = Readonly<{
   allow: string
   handlers: ReadonlyMap<string, Handler>
   otherMethod: Handler
+  /** The methods whose route takes a JSON body (RouteDef `body`): the server reads it before their pipeline runs. */
+  bodyMethods: ReadonlySet<string>
 }>
 
 export type Router = Readonly<{
@@ -50,6 +52,7 @@ export const createRouter = (defs: readonly RouteDef[], layers: readonly Layer[]
     allow: '',
     handlers: new Map(),
     otherMethod: pipeline(() => notFoundReply, '*', UNMATCHED, UNMATCHED_TRAITS, layers),
+    bodyMethods: new Set(),
   }
 
   return {
@@ -112,7 +115,8 @@ const buildEntry = (template: string, routes: readonly RouteDef[], layers: reado
     traits,
     layers,
   )
-  return { template, allow, handlers, otherMethod }
+  const bodyMethods = new Set(routes.filter((r) => r.body === 'json').map((r) => r.method))
+  return { template, allow, handlers, otherMethod, bodyMethods }
 }
 
 // Validation happens here, at registration, never in the lookup.

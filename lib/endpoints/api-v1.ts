@@ -9,6 +9,7 @@
 // (lib/models/kernel/runtime.ts). Bodies are typed by their schemas (model-schemas.ts); what they
 // share with /v2, and the errors, are serving.ts's. /api/v1 checks the body first (it names the
 // model), then finds the model.
+import type { Ctx } from '../core/http/context.js'
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
 import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import { readPredictRequest, type PredictRequest } from '../models/inference/request.js'
@@ -16,7 +17,7 @@ import { route, type Endpoint, type Handler, type PathParams, type Reply, type R
 import * as docs from './model-docs.js'
 import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion } from './model-schemas.js'
 import { toHttpError } from './problems.js'
-import { counted, createServing, inputMetadata, memo, notFound, outputMetadata, readJson, settle, type ModelRoutesOptions } from './serving.js'
+import { counted, createServing, inputMetadata, memo, notFound, outputMetadata, readJson, readJsonNow, settle, type ModelRoutesOptions } from './serving.js'
 
 const summary = (entry: ModelEntry): ModelSummary => ({
   name: entry.name,
@@ -79,8 +80,7 @@ const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined 
 const predictEndpoint = (options: ModelRoutesOptions): Handler => {
   const { models, metrics } = options
   const { find, infer, requestOptions } = createServing(options)
-  return async (ctx) => {
-    const body = await readJson(ctx)
+  const predict = (ctx: Ctx, body: unknown): Reply | Promise<Reply> => {
     let request: PredictRequest
     try {
       request = readPredictRequest(body, requestOptions)
@@ -101,6 +101,7 @@ const predictEndpoint = (options: ModelRoutesOptions): Handler => {
     }
     return settle(cells, reply)
   }
+  return (ctx) => (ctx.isBodyRead ? predict(ctx, readJsonNow(ctx)) : readJson(ctx).then((body) => predict(ctx, body)))
 }
 
 const getModelEndpoint = ({ models, drift }: ModelRoutesOptions): Endpoint<PathParams<'/api/v1/models/{name}'>> => {
@@ -121,7 +122,7 @@ export const apiV1Routes = (options: ModelRoutesOptions): RouteDef[] => {
   const { models } = options
   const listModels: Handler = () => ({ kind: 'json', status: 200, body: { models: models.entries().map(summary) } satisfies ModelList })
   return [
-    { method: 'POST', path: '/api/v1/predict', auth: 'api', handler: predictEndpoint(options), doc: docs.PREDICT_DOC },
+    { method: 'POST', path: '/api/v1/predict', auth: 'api', body: 'json', handler: predictEndpoint(options), doc: docs.PREDICT_DOC },
     { method: 'GET', path: '/api/v1/models', auth: 'api', handler: listModels, doc: docs.LIST_MODELS_DOC },
     route({ method: 'GET', path: '/api/v1/models/{name}', auth: 'api', handler: getModelEndpoint(options), doc: docs.GET_MODEL_DOC }),
   ]

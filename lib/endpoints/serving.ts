@@ -10,11 +10,13 @@
 //
 // Outcomes are counted against a served model only (a body refused before the lookup counts against
 // the served model it names), so a request naming an unknown model never creates a series. In flight
-// spans from the model being found to the reply being built (for /v2, reading the body included); the
+// spans from the model being found to the reply being built (the server reads the body before, as both
+// routes declare `body: 'json'`; where it has not, for /v2 reading it is included); the
 // duration histogram times encode + predict of successes only.
 //
-// hot path: a predictor that answers synchronously (the kernel) is never awaited: its reply is built
-// in the same turn, and only a Promise from an async runtime is waited on.
+// hot path: the body is read before the pipeline (route `body: 'json'`) and a predictor that answers
+// synchronously (the kernel) is never awaited: the reply is built in the same turn as the body's
+// last byte, through every layer, and only a Promise from an async runtime is waited on.
 import { performance } from 'node:perf_hooks'
 import type { DriftMonitor } from '../drift/monitor.js'
 import type { Ctx } from '../core/http/context.js'
@@ -49,13 +51,27 @@ const notReady = (entry: ModelEntry, extra?: ProblemExtra): HttpError =>
 
 export const SERVER_NOT_READY = fail(503, 'SERVER_NOT_READY', 'No model is ready to serve', { ready: false })
 
-/** ctx.json() with the `error` member added to its 400/413/415, which carry none. */
-export const readJson = async (ctx: Ctx): Promise<unknown> => {
+/** An error of ctx.json() or ctx.jsonNow() (HttpError only) with the `error` member added to its 400/413/415, which carry none. */
+const withOipError = (error: unknown): HttpError => {
+  const cause = error as HttpError
+  return new HttpError(cause.status, cause.code, cause.message, { extra: oipExtra(cause.message, cause.extra), cause })
+}
+
+/** ctx.json() with the `error` member on its errors. */
+export const readJson = (ctx: Ctx): Promise<unknown> =>
+  ctx.json().catch((error: unknown) => {
+    throw withOipError(error)
+  })
+
+/**
+ * ctx.jsonNow() with the `error` member on its errors: the body the server read before the pipeline
+ * (`ctx.isBodyRead`; the model routes declare `body: 'json'`), so the endpoint answers in this turn.
+ */
+export const readJsonNow = (ctx: Ctx): unknown => {
   try {
-    return await ctx.json()
+    return ctx.jsonNow()
   } catch (error: unknown) {
-    const cause = error as HttpError // ctx.json() rejects with HttpError only
-    throw new HttpError(cause.status, cause.code, cause.message, { extra: oipExtra(cause.message, cause.extra), cause })
+    throw withOipError(error)
   }
 }
 

@@ -11,13 +11,26 @@
 // ready probes' problem bodies also carry `ready: false`. /v2 finds the model first (the path names
 // it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
 // with /api/v1, and the errors, are serving.ts's.
+import type { Ctx } from '../core/http/context.js'
+import type { ModelCells } from '../models/registry/metrics.js'
 import { readInferRequest } from '../models/inference/request.js'
 import type { ModelEntry } from '../models/registry/registry.js'
 import { route, type Endpoint, type Handler, type Reply, type RouteDef } from '../core/pipeline.js'
 import { VERSION } from '../process/version.js'
 import * as docs from './model-docs.js'
 import type { ModelMetadata, ModelReady, ServerLive, ServerMetadata, ServerReady } from './model-schemas.js'
-import { counted, createServing, inputMetadata, memo, outputMetadata, readJson, SERVER_NOT_READY, settle, type ModelRoutesOptions } from './serving.js'
+import {
+  counted,
+  createServing,
+  inputMetadata,
+  memo,
+  outputMetadata,
+  readJson,
+  readJsonNow,
+  SERVER_NOT_READY,
+  settle,
+  type ModelRoutesOptions,
+} from './serving.js'
 
 export const SERVER_NAME = 'svc'
 
@@ -35,16 +48,17 @@ const SERVER_METADATA: Reply = Object.freeze({
 const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   const { metrics } = options
   const { find, infer, requestOptions } = createServing(options)
-  return async (ctx) => {
+  // Found again once the body is read: a reload may have swapped (and released) the build found
+  // before, and the one served now predicts in this same turn, before any release can run.
+  const inferBody = (ctx: Ctx & { readonly params: ModelPath }, body: unknown, cells: ModelCells): Reply | Promise<Reply> =>
+    infer(ctx, find(ctx.params.name, ctx.params.version), readInferRequest(body, requestOptions), cells)
+  return (ctx) => {
     const { name, version } = ctx.params
     const cells = metrics.cellsFor(find(name, version))
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>
     try {
-      const request = readInferRequest(await readJson(ctx), requestOptions)
-      // Found again once the body is read: a reload may have swapped (and released) the build found
-      // before, and the one served now predicts in this same turn, before any release can run.
-      reply = infer(ctx, find(name, version), request, cells)
+      reply = ctx.isBodyRead ? inferBody(ctx, readJsonNow(ctx), cells) : readJson(ctx).then((body) => inferBody(ctx, body, cells))
     } catch (error: unknown) {
       throw counted(cells, error)
     }
@@ -84,8 +98,8 @@ export const v2Routes = (options: ModelRoutesOptions): RouteDef[] => {
   const [inferV2, getModelMetadata, getModelReady] = [inferEndpoint(options), metadataEndpoint(options), readyEndpoint(options)]
   const probe = { requestLogLevel: 'debug' } as const
   return [
-    route({ method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', handler: inferV2, doc: docs.INFER_DOC }),
-    route({ method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', auth: 'api', handler: inferV2, doc: docs.INFER_VERSION_DOC }),
+    route({ method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', body: 'json', handler: inferV2, doc: docs.INFER_DOC }),
+    route({ method: 'POST', path: '/v2/models/{name}/versions/{version}/infer', auth: 'api', body: 'json', handler: inferV2, doc: docs.INFER_VERSION_DOC }),
     route({ method: 'GET', path: '/v2/models/{name}', auth: 'api', handler: getModelMetadata, doc: docs.MODEL_METADATA_DOC }),
     route({ method: 'GET', path: '/v2/models/{name}/versions/{version}', auth: 'api', handler: getModelMetadata, doc: docs.MODEL_VERSION_METADATA_DOC }),
     route({ method: 'GET', path: '/v2/models/{name}/ready', auth: 'api', handler: getModelReady, doc: docs.MODEL_READY_DOC }),

@@ -30,6 +30,11 @@ export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsR
   registry.setDefaultLabels({ environment: options.environment })
   const http = new HttpMetrics(options.environment)
   http.registerIn(registry)
+  // Among the defaults, nodejs_eventloop_lag_* come from a monitorEventLoopDelay histogram on a 10 ms
+  // timer (prom-client 15.1.3). The insights figures' histogram (lib/insights/figures.ts) has the same
+  // period and is enabled in the same synchronous run of createApp, so both fire in one libuv pass: an
+  // idle instance wakes ~100 times a second, not ~200. Keep it so; test/integration/idle-wakeups.test.ts
+  // holds the idle rate.
   collectDefaultMetrics({ register: registry })
   // These gauges end in `_total`, which promtool's lint rejects for non-counters; the per-type
   // gauges (nodejs_active_handles{type} …) remain, and sum() over them gives the same totals.

@@ -1,5 +1,11 @@
-// The servers the benchmark compares, one per process, answering the same JSON as the CLI's GET /.
+// The servers the benchmark compares, one per process; the GET ones answer a JSON of the CLI's GET / shape (its two first endpoints).
 // Logs go to stdout, which the benchmark points at a file. Usage: servers.ts <variant> <port>
+//
+// The limits each svc variant is a ratio to, node:http with nothing of svc's:
+//   bare-get        GET: a small fixed JSON, `{"ok":true}`, with Content-Type and Content-Length
+//   bare-post       POST: reads the body, runs JSON.parse on it and answers a fixed JSON of a
+//                   batch-1 iris prediction's size (296 bytes), whatever body it is sent
+//   bare-post-spin-N  bare-post plus N µs of pure CPU per request: the calibration
 //
 // The account's ladder, each rung the one before plus one thing the CLI does per request, so the
 // differences between neighbours add up to the CLI's cost over bare node:http:
@@ -15,6 +21,7 @@
 // (the CLI itself is the last rung, run by the benchmark), and beside them:
 //   metrics         the metrics layer alone
 //   tracing         the tracing layer alone, with the tracing variables from the environment
+//   post-*          the POST ladder (POST_LADDER below)
 //   body            `none` with POST /api/v1/predict reading the body and answering a fixed reply:
 //                   what reading a body costs the server before any JSON is parsed
 import { randomUUID } from 'node:crypto'
@@ -24,7 +31,14 @@ import { getRoot } from '../../lib/endpoints/root.js'
 import { logging } from '../../lib/layers/logging.js'
 import { tracing as tracingLayer } from '../../lib/layers/tracing.js'
 import { metrics } from '../../lib/layers/metrics.js'
-import type { Layer, Reply, RouteDef } from '../../lib/core/pipeline.js'
+import type { Handler, Layer, Reply, RouteDef } from '../../lib/core/pipeline.js'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { kernelRuntime } from '../../lib/models/kernel/runtime.js'
+import { encodeInputs } from '../../lib/models/inference/features.js'
+import { readPredictRequest } from '../../lib/models/inference/request.js'
+import { inferResponseJson } from '../../lib/models/inference/response.js'
+import type { Prediction, Predictor } from '../../lib/models/runtime.js'
 import { createRouter } from '../../lib/core/router.js'
 import { createServer } from '../../lib/core/server/server.js'
 import { createLineWriter } from '../../lib/telemetry/line-writer.js'
@@ -43,9 +57,74 @@ const endpoints = [
   { method: 'GET', path: '/metrics' },
 ]
 
+/**
+ * The POST ladder, each rung the one before plus one piece of a batch-1 prediction, on svc's server
+ * and router without layers (`post-logging` and `post-both` add them to the last rung):
+ *   post-body       the body read by the server (route `body: 'json'`), ctx.jsonNow(), a fixed answer
+ *   post-validate   + readPredictRequest
+ *   post-predict    + encodeInputs and the kernel's predict (the shipped iris)
+ *   post-response   + the OIP response text instead of the fixed answer
+ */
+const POST_LADDER = ['post-body', 'post-validate', 'post-predict', 'post-response'] as const
+
+const postHandler = (rung: number): Handler => {
+  const { model, payload } = kernelRuntime.read([readFileSync(fileURLToPath(new URL('../../../lib/models/artifacts/iris/1/model.json', import.meta.url)))], {
+    name: 'iris',
+    version: '1',
+  })
+  // The kernel predicts synchronously: its predictor is never a promise.
+  const predictor = kernelRuntime.load(model, payload) as Predictor
+  const fixed: Reply = Object.freeze({ kind: 'json', status: 200, json: JSON.stringify({ ok: true, pad: 'x'.repeat(PREDICTION_BYTES - 20) }) })
+  const options = { maxBatch: config.models.maxBatch }
+  return (ctx) => {
+    const body = ctx.jsonNow()
+    if (rung === 0) return fixed
+    const request = readPredictRequest(body, options)
+    if (rung === 1) return fixed
+    const prediction = predictor.predict(encodeInputs(request, model), request.rows) as Prediction
+    if (rung === 2) return fixed
+    return { kind: 'json', status: 200, json: inferResponseJson(model, prediction, request.rows, request.id ?? ctx.requestId) }
+  }
+}
+
 const BARE_HEADERS: Readonly<Record<string, number>> = { 'bare-no-date': 0, bare: 0, 'bare-id': 1, 'bare-headers': 2 }
 
-if (variant in BARE_HEADERS) {
+const spin = (ns: bigint): void => {
+  const end = process.hrtime.bigint() + ns
+  while (process.hrtime.bigint() < end);
+}
+
+/** A batch-1 iris answer's size, so the bare POST writes what the prediction writes. */
+const PREDICTION_BYTES = 296
+
+if (variant === 'bare-get') {
+  const body = '{"ok":true}'
+  createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
+    res.end(body)
+  }).listen(config.port, config.host)
+} else if (variant === 'bare-post' || variant.startsWith('bare-post-spin-')) {
+  const body = JSON.stringify({ ok: true, pad: 'x'.repeat(PREDICTION_BYTES - 20) })
+  // The calibration, bare-post-spin-<µs>: the bare POST plus that much pure CPU per request, to show
+  // what an added microsecond costs per request at saturation (test/bench/README.md).
+  const spinNs = BigInt(Number(variant.slice('bare-post-spin-'.length) || '0') * 1000)
+  createHttpServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      // Parsed and dropped, as an endpoint that ignored its input would; the answer never varies.
+      try {
+        JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      } catch {
+        res.writeHead(400).end()
+        return
+      }
+      if (spinNs !== 0n) spin(spinNs)
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
+      res.end(body)
+    })
+  }).listen(config.port, config.host)
+} else if (variant in BARE_HEADERS) {
   const body = JSON.stringify({ service: info.name, version: info.version, environment: info.environment, endpoints })
   const length = Buffer.byteLength(body)
   const extra = BARE_HEADERS[variant] as number
@@ -91,5 +170,9 @@ if (variant in BARE_HEADERS) {
       },
     })
   }
+  const rung = (POST_LADDER as readonly string[]).indexOf(variant.replace(/^post-(logging|both)$/, 'post-response'))
+  if (rung !== -1) routes.push({ method: 'POST', path: '/api/v1/predict', body: 'json', handler: postHandler(rung) })
+  if (variant === 'post-logging' || variant === 'post-both') layers.push(logging(logger))
+  if (variant === 'post-both') layers.push(metrics(registry.http))
   void createServer({ config, router: createRouter(routes, layers), logger }).listen()
 }

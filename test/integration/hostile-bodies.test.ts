@@ -261,3 +261,40 @@ t.test('a reply body JSON cannot hold is a 500 with a log line, never an excepti
   t.equal(lines().filter((l) => l.event === 'request_failed').length, bodies.length)
   t.equal((await fetch(`${base}/metrics`)).status, 200, 'the server still serves')
 })
+
+t.test('a route that takes a JSON body has it read before its pipeline: split, chunked, over the limit, typed twice', async (t) => {
+  const { base } = await startApp(t, { ...ENV, SVC_MAX_BODY_BYTES: '512' }, testRoutes())
+  const port = portOf(base)
+  const body = JSON.stringify({ model: 'iris', instances: [{ sepal_length: 5, sepal_width: 3, petal_length: 1, petal_width: 0.2 }] })
+
+  // Head and body in separate packets, the body itself in two, with pauses: answered once it is whole.
+  const conn = await RawConnection.open(port)
+  t.teardown(() => conn.destroy())
+  const bytes = post('/api/v1/predict', body)
+  const split = bytes.indexOf('\r\n\r\n') + 4
+  conn.send(bytes.subarray(0, split))
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  conn.send(bytes.subarray(split, split + 10))
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  conn.send(bytes.subarray(split + 10))
+  const first = await conn.next()
+  t.equal(first?.status, 200, 'a body in pieces is read whole')
+  t.match(JSON.parse(first?.body.toString() ?? '{}'), { model_name: 'iris' })
+
+  // Chunked framing, then a second request on the same connection.
+  const chunked = `POST /api/v1/predict HTTP/1.1\r\n${H}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+  conn.send(`${chunked}${(10).toString(16)}\r\n${body.slice(0, 10)}\r\n${(body.length - 10).toString(16)}\r\n${body.slice(10)}\r\n0\r\n\r\n`)
+  t.equal((await conn.next())?.status, 200, 'a chunked body is read whole, and the connection carries on')
+
+  // A chunked body over the limit: 413 once the limit is passed, and the connection closes.
+  const big = `{"model":"iris","instances":[${'{"sepal_length":5},'.repeat(40)}{}]}`
+  const { response, isClosed } = await answer(t, port, `${chunked}${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`, 'chunked over the limit')
+  t.equal(response.status, 413)
+  t.ok(isClosed, 'the rest of an over-limit body is never read')
+
+  // Content-Type twice: the first counts, as Node keeps it in req.headers.
+  const twice = (first: string, second: string): string =>
+    `POST /api/v1/predict HTTP/1.1\r\n${H}Content-Type: ${first}\r\nContent-Type: ${second}\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  t.equal((await answer(t, port, twice('application/json', 'text/plain'), 'JSON first')).response.status, 200)
+  t.equal((await answer(t, port, twice('text/plain', 'application/json'), 'text first')).response.status, 415)
+})

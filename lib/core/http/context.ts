@@ -66,10 +66,19 @@ export class Ctx implements RequestBindings {
   isBodyAbandoned: boolean
   /** The body is chunked: its size is unknown until its last chunk arrives. */
   hasChunkedBody: boolean
+  /**
+   * Content-Type as sent (the first, if repeated), from the server's one pass over the head, so
+   * Node never builds `req.headers` for it; undefined when there is none or the head was not read.
+   */
+  contentType: string | undefined
   readonly #res: ServerResponse
   readonly #maxBodyBytes: number
   #query: URLSearchParams | undefined
-  #body: Promise<Buffer> | undefined
+  /** The whole body once read; `#bodyError` says why there is none. */
+  #bodyBytes: Buffer | undefined
+  #bodyError: HttpError | undefined
+  /** The read in progress, for `body()` called before it has finished. */
+  #bodyRead: Promise<Buffer> | undefined
   #abort: AbortController | undefined
   /** None, one, or several: most requests add none, and then nothing is allocated for them. */
   #written: WrittenHook | WrittenHook[] | undefined
@@ -96,10 +105,13 @@ export class Ctx implements RequestBindings {
     this.rejection = undefined
     this.isBodyAbandoned = false
     this.hasChunkedBody = false
+    this.contentType = undefined
     this.#res = res
     this.#maxBodyBytes = maxBodyBytes
     this.#query = undefined
-    this.#body = undefined
+    this.#bodyBytes = undefined
+    this.#bodyError = undefined
+    this.#bodyRead = undefined
     this.#abort = undefined
     this.#written = undefined
   }
@@ -141,23 +153,68 @@ export class Ctx implements RequestBindings {
     for (const hook of hooks) runHook(hook, this, error, failed)
   }
 
+  /**
+   * Reads the whole body, at most the configured limit (413 beyond it, without reading the rest),
+   * then calls `done`: the server's read, before the pipeline runs, for a route that takes a JSON
+   * body (RouteDef `body`), so its endpoint and every layer around it answer in one turn.
+   */
+  readBody(done: () => void): void {
+    readBody(this, this.#maxBodyBytes, (bytes, error) => {
+      this.#bodyBytes = bytes
+      this.#bodyError = error
+      done()
+    })
+  }
+
+  /** The body has been read, or has failed to arrive: `jsonNow()` answers at once. */
+  get isBodyRead(): boolean {
+    return this.#bodyBytes !== undefined || this.#bodyError !== undefined
+  }
+
   /** The whole body, at most the configured limit (413 beyond it, without reading the rest). */
   body(): Promise<Buffer> {
-    return (this.#body ??= readBody(this, this.#maxBodyBytes))
+    if (this.#bodyBytes !== undefined) return Promise.resolve(this.#bodyBytes)
+    if (this.#bodyError !== undefined) return Promise.reject(this.#bodyError)
+    return (this.#bodyRead ??= new Promise((resolve, reject) =>
+      readBody(this, this.#maxBodyBytes, (bytes, error) => (bytes === undefined ? reject(error) : resolve(bytes))),
+    ))
   }
 
   /** The body parsed as JSON: 415 for another media type, 400 for malformed JSON. */
   async json(): Promise<unknown> {
-    const type = this.req.headers['content-type']
-    if (type === undefined || !JSON_MEDIA_TYPE.test(type)) {
-      throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type)}`)
-    }
-    const text = (await this.body()).toString('utf8')
-    try {
-      return JSON.parse(text) as unknown
-    } catch (error: unknown) {
-      throw new HttpError(400, 'INVALID_JSON', `Request body is not valid JSON: ${errorMessage(error)}`)
-    }
+    this.#checkJsonType()
+    return parseJson(await this.body())
+  }
+
+  /**
+   * The body parsed as JSON, in this turn, once `isBodyRead`: throws what `json()` rejects with. A
+   * type other than JSON is refused before any byte is needed.
+   */
+  jsonNow(): unknown {
+    this.#checkJsonType()
+    if (this.#bodyError !== undefined) throw this.#bodyError
+    if (this.#bodyBytes === undefined) throw new TypeError('jsonNow() before the body was read: the route must declare body: "json"')
+    return parseJson(this.#bodyBytes)
+  }
+
+  /** Whether the body is JSON by its Content-Type: the server reads it before the pipeline only then (anything else is refused 415 unread). */
+  get hasJsonType(): boolean {
+    const type = this.contentType ?? this.req.headers['content-type']
+    return type !== undefined && JSON_MEDIA_TYPE.test(type)
+  }
+
+  #checkJsonType(): void {
+    if (this.hasJsonType) return
+    const type = this.contentType ?? this.req.headers['content-type']
+    throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type)}`)
+  }
+}
+
+const parseJson = (bytes: Buffer): unknown => {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown
+  } catch (error: unknown) {
+    throw new HttpError(400, 'INVALID_JSON', `Request body is not valid JSON: ${errorMessage(error)}`)
   }
 }
 
@@ -184,26 +241,38 @@ export const originForm = (url: string): string => {
   return rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`
 }
 
-const readBody = (ctx: Ctx, limit: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const { req } = ctx
-    const chunks: Buffer[] = []
-    let size = 0
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length
-      if (size > limit) {
-        ctx.isBodyAbandoned = true
-        req.off('data', onData)
-        req.pause()
-        reject(payloadTooLarge(limit))
-        return
-      }
-      chunks.push(chunk)
-    }
-    req.on('data', onData)
-    req.once('end', () => resolve(Buffer.concat(chunks, size)))
-    req.once('error', () => {
+const INCOMPLETE_BODY = new HttpError(400, 'INCOMPLETE_BODY', 'The request body ended before it was complete')
+
+/**
+ * The body, in one Buffer (no copy when it came in one chunk, as a small body does), or why not;
+ * `done` is called once. Plain listeners, no promise: a promise per read costs a hook per turn
+ * where AsyncLocalStorage runs on async_hooks (Node 20).
+ */
+const readBody = (ctx: Ctx, limit: number, done: (bytes: Buffer | undefined, error: HttpError | undefined) => void): void => {
+  const { req } = ctx
+  const chunks: Buffer[] = []
+  let size = 0
+  let isDone = false
+  const finish = (bytes: Buffer | undefined, error: HttpError | undefined): void => {
+    if (isDone) return
+    isDone = true
+    done(bytes, error)
+  }
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length
+    if (size > limit) {
       ctx.isBodyAbandoned = true
-      reject(new HttpError(400, 'INCOMPLETE_BODY', 'The request body ended before it was complete'))
-    })
+      req.off('data', onData)
+      req.pause()
+      finish(undefined, payloadTooLarge(limit))
+      return
+    }
+    chunks.push(chunk)
+  }
+  req.on('data', onData)
+  req.on('end', () => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), undefined))
+  req.on('error', () => {
+    ctx.isBodyAbandoned = true
+    finish(undefined, INCOMPLETE_BODY)
   })
+}

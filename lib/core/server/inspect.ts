@@ -24,7 +24,9 @@
 //   8    inspect                   a target that is neither a path, an http(s) URL,    400 INVALID_TARGET
 //                                  nor `*` for OPTIONS
 //   9    the router                a path parameter that is not valid percent-encoding 400 INVALID_PATH_PARAMETER
-//        — and only then the route itself: —
+//        — and only then the route itself (a route that takes a JSON body, RouteDef `body`, has it
+//          read by the server before its pipeline runs, unless rows 3–9 refused it or it is of
+//          another media type): —
 //   10   the router, the endpoint  no route (404), a method not declared (405), or the endpoint's answer:
 //                                  413 PAYLOAD_TOO_LARGE for a body over the limit as it is read, 400
 //                                  INCOMPLETE_BODY for one cut short, 415 and 400 for what ctx.json() refuses
@@ -80,6 +82,10 @@ export const createInspector = (maxBodyBytes: number, maxUrlBytes: number): Insp
         if (name.toLowerCase() === 'host') hosts++
       } else if (name.length === 14) {
         if (name.toLowerCase() === 'content-length') length = Number(raw[i + 1])
+      } else if (name.length === 12) {
+        // Kept for ctx.hasJsonType, so a request with a body never makes Node build `req.headers`;
+        // the first of several, as Node keeps it there.
+        if (ctx.contentType === undefined && name.toLowerCase() === 'content-type') ctx.contentType = raw[i + 1] as string
       } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') coding = raw[i + 1] as string
     }
     if (coding !== undefined) {

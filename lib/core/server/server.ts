@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { Config, Endpoint } from '../../process/config/config.js'
 import { Ctx } from '../http/context.js'
 import { createLifecycle, type Lifecycle, type ServerState } from '../lifecycle.js'
-import type { Reply } from '../pipeline.js'
+import type { Handler, Reply } from '../pipeline.js'
 import type { Router } from '../router.js'
 import { createInspector, type Expect } from './inspect.js'
 import { createListener, type Listener } from './listen.js'
@@ -92,11 +92,7 @@ export const createServer = ({
   const { write, lastResort } = createWriter(logger, lifecycle, limits.streamStallMs, metrics)
 
   // hot path: change with care
-  const dispatch = (req: IncomingMessage, res: ServerResponse, expect: Expect): void => {
-    const ctx = new Ctx(req, res, maxBodyBytes, trustRequestId)
-    const entry = router.find(ctx)
-    const handler = entry.handlers.get(ctx.method) ?? entry.otherMethod
-    inspect(ctx, req, res, expect)
+  const run = (ctx: Ctx, res: ServerResponse, handler: Handler): void => {
     let reply: Reply | Promise<Reply>
     try {
       reply = handler(ctx)
@@ -109,6 +105,18 @@ export const createServer = ({
         (error: unknown) => lastResort(ctx, res, error),
       )
     else write(ctx, res, reply)
+  }
+
+  const dispatch = (req: IncomingMessage, res: ServerResponse, expect: Expect): void => {
+    const ctx = new Ctx(req, res, maxBodyBytes, trustRequestId)
+    const entry = router.find(ctx)
+    const handler = entry.handlers.get(ctx.method) ?? entry.otherMethod
+    inspect(ctx, req, res, expect)
+    // A JSON body its route takes is read first, unless the request is refused already: then the
+    // pipeline runs once, in one turn. Anything else runs at once.
+    if (entry.bodyMethods.size !== 0 && ctx.rejection === undefined && entry.bodyMethods.has(ctx.method) && ctx.hasJsonType)
+      ctx.readBody(() => run(ctx, res, handler))
+    else run(ctx, res, handler)
   }
 
   const http = createHttpServer(
