@@ -15,6 +15,8 @@ import { configuredChecks, createHealthMonitor } from './health/monitor.js'
 import { createModelRegistry, type ModelRegistry } from './models/registry/registry.js'
 import { servedRuntimes } from './models/registry/runtimes.js'
 import { createStore } from './models/store/open.js'
+import type { Runtime } from './models/runtime.js'
+import { createShadowCopies, type ShadowCopies } from './models/shadow/copies.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
@@ -44,6 +46,8 @@ export type AppOptions = Readonly<{
   writeConsole: (chunk: string) => void
   /** Log lines lost because stdout or stderr went away (the line writers' count): svc_log_lines_dropped_total. */
   droppedLogLines?: (() => number) | undefined
+  /** The model runtimes, in the order they are tried; the served ones unless a test brings its own (one that fails on purpose). */
+  runtimes?: readonly Runtime[]
 }>
 
 export type App = Readonly<{
@@ -59,9 +63,11 @@ export type App = Readonly<{
   drift: Readonly<{ monitor: DriftMonitor; scheduler: DriftScheduler }> | undefined
   /** Load shedding; `stop` ends its event-loop sampler (shutdown). */
   shedding: Shedding
+  /** The shadow copies waiting or running (lib/models/shadow/). */
+  shadows: ShadowCopies
 }>
 
-export const createApp = ({ config, logger, routes = [], writeConsole, droppedLogLines }: AppOptions): App => {
+export const createApp = ({ config, logger, routes = [], writeConsole, droppedLogLines, runtimes }: AppOptions): App => {
   const metricsRegistry = createMetricsRegistry({ environment: config.environment, version: VERSION, droppedLogLines })
   const service = { name: config.name, version: VERSION, environment: config.environment }
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
@@ -72,16 +78,38 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     logger,
     metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,
-    runtimes: servedRuntimes({ onnxThreads: config.models.onnxThreads }),
-    onPublish: counters?.track,
+    runtimes: runtimes ?? servedRuntimes({ onnxThreads: config.models.onnxThreads }),
+    // Called once a pass has published, so `shadows` exists by then.
+    onPublish: (builds) => {
+      counters?.track(builds)
+      shadows.track(models.entries().flatMap((entry) => models.shadowOf(entry.name)?.served ?? []))
+    },
   })
   const drift = counters === undefined ? undefined : createDrift(config, models, metricsRegistry, logger, counters)
+  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
+  const { queue: capacity, timeoutMs, tolerance } = config.models.shadow
+  const shadows = createShadowCopies({
+    metrics: metricsRegistry.prom,
+    logger,
+    capacity,
+    timeoutMs,
+    tolerance,
+    isUnderPressure: shedding.isUnderPressure,
+    onRows: drift?.monitor.count,
+  })
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
   const insights = getInsights({ figures: createFigures({ metrics: metricsRegistry }), limit: createStreamLimit(config.maxStreams) })
   const probe = { requestLogLevel: 'debug', isOperational: true } as const
-  const serving = { models, metrics: createModelMetrics(metricsRegistry.prom), maxBatch: config.models.maxBatch, drift: drift?.monitor }
+  const serving = {
+    models,
+    metrics: createModelMetrics(metricsRegistry.prom),
+    maxBatch: config.models.maxBatch,
+    drift: drift?.monitor,
+    shadows,
+    routingHeader: config.models.routingHeader,
+  }
   const table: RouteDef[] = [
     {
       method: 'GET',
@@ -114,7 +142,6 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     handler: getRoot({ name: config.name, version: VERSION, environment: config.environment }, endpoints),
     doc: ROOT_DOC,
   })
-  const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
   // Built once from every route of the service, itself included (start-up fails on an undescribed
   // one); the extra `routes` tests bring are not part of the service and are left out. Tokens and
   // shedding are read from what the layers are given, so the description says what they answer:
@@ -133,7 +160,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     config.admin === undefined
       ? undefined
       : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: metricsRegistry.http, address: config.admin })
-  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding }
+  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

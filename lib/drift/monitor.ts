@@ -1,5 +1,6 @@
 // Drift monitoring (lib/README.md §10): the predict path records accepted rows, and what the model
-// answered for each, into a window per model, and each check scores every READY model's default
+// answered for each, into a window per model (the default version's rows only; another version's go
+// to its bin counters alone, `count`), and each check scores every READY model's default
 // version against its reference (from the version's description, whatever runtime serves it): each
 // input feature, and the model's answers (the share of each predicted class, or a regressor's values
 // in the reference's bins) when the reference profiles them. Prediction drift is the signal that
@@ -64,6 +65,11 @@ export type DriftStatus = Readonly<{
 export type DriftMonitor = Readonly<{
   /** hot path: keeps the first `rows` rows of a successful prediction's `features`, and its answers. */
   record(served: ServedModel, features: Float64Array, rows: number, prediction?: Prediction): void
+  /**
+   * hot path: counts them in the version's bin counters only, for a version whose rows must stay out
+   * of the window: one that is not its model's default (a canary, one a request named, a shadow).
+   */
+  count(served: ServedModel, features: Float64Array, rows: number, prediction?: Prediction): void
   /** One check of every READY model; never throws for one model's failure. */
   check(): void
   /** The model's drift as last checked, with its window now. */
@@ -187,6 +193,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
             windowFor(served).window.recordAnswered(features, rows, answers)
             counters.record(served, features, rows, answers)
           },
+    count: counters === undefined ? () => {} : (served, features, rows, prediction) => counters.record(served, features, rows, answersOf(prediction)),
     check: () => {
       const at = now()
       for (const served of defaultsOf(models)) checkModel(served, at)

@@ -4,7 +4,8 @@
 //   GET  /api/v1/models           { models: [summary] }
 //   GET  /api/v1/models/{name}    summary + the default version's schema and drift
 //
-// A summary is { name, versions, default_version, platform, state, reason } (null where unknown).
+// A summary is { name, versions, default_version, platform, state, reason, rollout, rollout_error }
+// (null where unknown); `rollout` is { canary, shadow }, each { version, percent } or null.
 // `platform` is the runtime's (the default version's): "svc" for svc's own kernel
 // (lib/models/kernel/runtime.ts). Bodies are typed by their schemas (model-schemas.ts); what they
 // share with /v2, and the errors, are serving.ts's. /api/v1 checks the body first (it names the
@@ -26,6 +27,8 @@ const summary = (entry: ModelEntry): ModelSummary => ({
   platform: entry.platform,
   state: entry.state,
   reason: entry.reason ?? null,
+  rollout: { canary: entry.canary ?? null, shadow: entry.shadow ?? null },
+  rollout_error: entry.rolloutError ?? null,
 })
 
 /** A reference without its name and type (the input or output beside it says them); null when there is none. */
@@ -79,7 +82,7 @@ const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined 
 
 const predictEndpoint = (options: ModelRoutesOptions): Handler => {
   const { models, metrics } = options
-  const { find, infer, requestOptions } = createServing(options)
+  const { choose, infer, requestOptions } = createServing(options)
   const predict = (ctx: Ctx, body: unknown): Reply | Promise<Reply> => {
     let request: PredictRequest
     try {
@@ -90,7 +93,7 @@ const predictEndpoint = (options: ModelRoutesOptions): Handler => {
       if (served !== undefined) metrics.cellsFor(served).outcomes.client_error.inc()
       throw toHttpError(error)
     }
-    const served = find(request.model, request.version)
+    const served = choose(ctx, request.model, request.version, request.id)
     const cells = metrics.cellsFor(served)
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>

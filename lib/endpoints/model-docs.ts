@@ -26,7 +26,16 @@ const INFER_RESPONSE_EXAMPLE = {
     { name: 'probabilities', datatype: 'FP64', shape: [2, 3], data: [0.9971, 0.0029, 3.8e-12, 1.8e-8, 0.0003, 0.9997] },
   ],
 } satisfies schemas.InferResponse
-const IRIS_SUMMARY = { name: 'iris', versions: ['1'], default_version: '1', platform: 'svc', state: 'READY', reason: null } satisfies schemas.ModelSummary
+const IRIS_SUMMARY = {
+  name: 'iris',
+  versions: ['1', '2'],
+  default_version: '1',
+  platform: 'svc',
+  state: 'READY',
+  reason: null,
+  rollout: { canary: { version: '2', percent: 5 }, shadow: null },
+  rollout_error: null,
+} satisfies schemas.ModelSummary
 const IRIS_INPUTS = FEATURES.map((name): schemas.TensorMetadata => ({ name, datatype: 'FP64', shape: [-1] }))
 const IRIS_OUTPUTS = [
   { name: 'species', datatype: 'BYTES', shape: [-1] },
@@ -140,7 +149,9 @@ export const LIST_MODELS_DOC: RouteDoc = {
   tags: ['models'],
   responses: {
     '200': json('Every model in the store, READY or UNAVAILABLE', schemas.MODEL_LIST.ref, {
-      example: { models: [{ ...IRIS_SUMMARY, name: 'cars' }, IRIS_SUMMARY] } satisfies schemas.ModelList,
+      example: {
+        models: [{ ...IRIS_SUMMARY, name: 'cars', versions: ['1'], rollout: { canary: null, shadow: null } }, IRIS_SUMMARY],
+      } satisfies schemas.ModelList,
     }),
   },
   schemas: schemas.MODEL_SCHEMAS,

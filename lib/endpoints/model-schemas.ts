@@ -24,6 +24,10 @@ const nullableReference = Type.Unsafe<object | null>({
 export const TENSOR_METADATA = named('TensorMetadata', Type.Object({ name: Type.String(), datatype: openEnum(METADATA_DATATYPES), shape }))
 export type TensorMetadata = BodyOf<typeof TENSOR_METADATA.schema>
 
+/** A version with its share, built once for each place it appears. */
+const rolloutTarget = () =>
+  Type.Object({ version: Type.String(), percent: Type.Number({ minimum: 0, maximum: 100, description: 'Percent of the traffic, 0 to 100' }) })
+
 export const MODEL_SUMMARY = named(
   'ModelSummary',
   Type.Object({
@@ -33,6 +37,19 @@ export const MODEL_SUMMARY = named(
     platform,
     state: stringEnum(['READY', 'UNAVAILABLE']),
     reason: nullable(Type.String({ description: 'Why it is UNAVAILABLE; null when READY' })),
+    rollout: Type.Object(
+      { canary: nullable(rolloutTarget()), shadow: nullable(rolloutTarget()) },
+      {
+        description:
+          'The versions taking a share of the traffic, from the manifest: the canary answers `percent` of the requests naming no version ' +
+          '(the default the rest), the shadow predicts `percent` of the answered requests again after the reply; null when not declared',
+      },
+    ),
+    rollout_error: nullable(
+      Type.String({
+        description: "Why the manifest's latest canary or shadow was refused, naming the member; the split served before serves on. Null when accepted",
+      }),
+    ),
   }),
 )
 export type ModelSummary = BodyOf<typeof MODEL_SUMMARY.schema>

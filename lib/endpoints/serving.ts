@@ -9,10 +9,18 @@
 // (lib/README.md §7), and OIP clients only test for 200.
 //
 // Outcomes are counted against a served model only (a body refused before the lookup counts against
-// the served model it names), so a request naming an unknown model never creates a series. In flight
-// spans from the model being found to the reply being built (the server reads the body before, as both
-// routes declare `body: 'json'`; where it has not, for /v2 reading it is included); the
-// duration histogram times encode + predict of successes only.
+// the served model it names, on /v2 the one its path names), so a request naming an unknown model
+// never creates a series. In flight spans from the version being chosen to the reply being built
+// (the server reads the body before, as both routes declare `body: 'json'`); the duration histogram
+// times encode + predict of successes only.
+//
+// Rollouts (lib/models/registry/rollout.ts). A request naming no version is answered by the canary
+// for its share, by its routing key (the body's `id`, or the header SVC_ROLLOUT_KEY_HEADER names)
+// when it has one; one naming a version bypasses the split. Its outcome, rows and duration count
+// against the version that answered, which the answer's `model_version` and the request_completed
+// line (`model`, `model_version`) name. Only the default version's rows enter the drift window (what
+// svc_drift_psi scores); another version's count in its own bin counters. A share of the answered
+// requests is copied to the shadow after the reply (lib/models/shadow/).
 //
 // hot path: the body is read before the pipeline (route `body: 'json'`) and a predictor that answers
 // synchronously (the kernel) is never awaited: the reply is built in the same turn as the body's
@@ -27,7 +35,9 @@ import type { InferRequest, RequestOptions } from '../models/inference/request.j
 import { inferResponseJson } from '../models/inference/response.js'
 import type { ModelCells, ModelMetrics } from '../models/registry/metrics.js'
 import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
+import { isInShare } from '../models/registry/rollout.js'
 import type { Input, ModelVersion, Prediction } from '../models/runtime.js'
+import type { ShadowCopies } from '../models/shadow/copies.js'
 import type { TensorMetadata } from './model-schemas.js'
 import { toHttpError } from './problems.js'
 
@@ -37,6 +47,10 @@ export type ModelRoutesOptions = Readonly<{
   maxBatch: number
   /** Records accepted rows and reports drift; undefined when drift monitoring is off. */
   drift: DriftMonitor | undefined
+  /** Predicts the shadow's copies after the reply; undefined for none (tests). */
+  shadows?: ShadowCopies | undefined
+  /** The lower-case header whose value is a request's routing key instead of its `id` (SVC_ROLLOUT_KEY_HEADER). */
+  routingHeader?: string | undefined
 }>
 
 const fail = (status: number, code: string, detail: string, extra?: ProblemExtra): HttpError =>
@@ -134,11 +148,35 @@ export type Serving = Readonly<{
   requestOptions: RequestOptions
   /** The model to serve, or why there is none: unknown model or version 404, UNAVAILABLE 503 (with `extra`). */
   find(name: string, version: string | undefined, extra?: ProblemExtra): ServedModel
+  /** hot path: the version that answers a checked request: the one it names, else the split's (`id` its routing key); throws as `find`. */
+  choose(ctx: Ctx, name: string, version: string | undefined, id: string | undefined): ServedModel
   /** Encodes and predicts one checked request; throws RequestError for inputs the model refuses. */
   infer(ctx: Ctx, served: ServedModel, request: InferRequest, cells: ModelCells): Reply | Promise<Reply>
 }>
 
-export const createServing = ({ models, maxBatch, drift }: ModelRoutesOptions): Serving => {
+/** The members `served` adds to its request_completed line. */
+const answeredBy = memo(({ name, version }) => `,"model":${JSON.stringify(name)},"model_version":${JSON.stringify(version)}`)
+
+export const createServing = ({ models, maxBatch, drift, shadows, routingHeader }: ModelRoutesOptions): Serving => {
+  const find = (name: string, version: string | undefined, extra?: ProblemExtra): ServedModel => {
+    const served = models.resolve(name, version)
+    if (served !== undefined) return served
+    const entry = models.entry(name)
+    if (entry === undefined) throw notFound(name, undefined)
+    // A READY model always serves its default, so what is missing here is the version asked for.
+    throw entry.state === 'READY' ? notFound(name, version) : notReady(entry, extra)
+  }
+
+  /** Copies a share of the requests a model answers to its shadow, unless the shadow answered. */
+  const copy =
+    shadows === undefined
+      ? undefined
+      : (ctx: Ctx, served: ServedModel, request: InferRequest, prediction: Prediction): void => {
+          const shadow = models.shadowOf(served.name)
+          if (shadow === undefined || shadow.served.version === served.version || !isInShare(shadow, undefined)) return
+          shadows.copy(ctx, { shadow: shadow.served, primary: served, request, answered: prediction })
+        }
+
   /** Records and counts a prediction of `served`, and builds its reply. */
   const answer = (
     ctx: Ctx,
@@ -149,7 +187,12 @@ export const createServing = ({ models, maxBatch, drift }: ModelRoutesOptions): 
     prediction: Prediction,
     start: number,
   ): Reply => {
-    drift?.record(served, features, request.rows, prediction)
+    if (drift !== undefined) {
+      if (models.resolve(served.name) === served) drift.record(served, features, request.rows, prediction)
+      else drift.count(served, features, request.rows, prediction)
+    }
+    copy?.(ctx, served, request, prediction)
+    ctx.logMembers = answeredBy(served)
     cells.duration.observe((performance.now() - start) / 1000)
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
@@ -159,13 +202,10 @@ export const createServing = ({ models, maxBatch, drift }: ModelRoutesOptions): 
 
   return {
     requestOptions: { maxBatch },
-    find: (name, version, extra) => {
-      const served = models.resolve(name, version)
-      if (served !== undefined) return served
-      const entry = models.entry(name)
-      if (entry === undefined) throw notFound(name, undefined)
-      // A READY model always serves its default, so what is missing here is the version asked for.
-      throw entry.state === 'READY' ? notFound(name, version) : notReady(entry, extra)
+    find,
+    choose: (ctx, name, version, id) => {
+      if (version !== undefined) return find(name, version)
+      return models.route(name, routingHeader === undefined ? id : ctx.header(routingHeader)) ?? find(name, undefined)
     },
     infer: (ctx, served, request, cells) => {
       const start = performance.now()

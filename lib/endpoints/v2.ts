@@ -12,9 +12,8 @@
 // it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
 // with /api/v1, and the errors, are serving.ts's.
 import type { Ctx } from '../core/http/context.js'
-import type { ModelCells } from '../models/registry/metrics.js'
-import { readInferRequest } from '../models/inference/request.js'
-import type { ModelEntry } from '../models/registry/registry.js'
+import { readInferRequest, type InferRequest } from '../models/inference/request.js'
+import type { ModelEntry, ServedModel } from '../models/registry/registry.js'
 import { route, type Endpoint, type Handler, type Reply, type RouteDef } from '../core/pipeline.js'
 import { VERSION } from '../process/version.js'
 import * as docs from './model-docs.js'
@@ -31,6 +30,7 @@ import {
   settle,
   type ModelRoutesOptions,
 } from './serving.js'
+import { toHttpError } from './problems.js'
 
 export const SERVER_NAME = 'svc'
 
@@ -47,22 +47,49 @@ const SERVER_METADATA: Reply = Object.freeze({
 
 const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   const { metrics } = options
-  const { find, infer, requestOptions } = createServing(options)
-  // Found again once the body is read: a reload may have swapped (and released) the build found
-  // before, and the one served now predicts in this same turn, before any release can run.
-  const inferBody = (ctx: Ctx & { readonly params: ModelPath }, body: unknown, cells: ModelCells): Reply | Promise<Reply> =>
-    infer(ctx, find(ctx.params.name, ctx.params.version), readInferRequest(body, requestOptions), cells)
-  return (ctx) => {
-    const { name, version } = ctx.params
-    const cells = metrics.cellsFor(find(name, version))
+  const { find, choose, infer, requestOptions } = createServing(options)
+  // The version is chosen once the body is read: the split reads its `id`, and a reload may have
+  // swapped (and released) the build the path found first; the one chosen predicts in this same
+  // turn, before any release can run. A body refused counts against the model the path names.
+  const inferBody = (ctx: Ctx & { readonly params: ModelPath }, body: unknown, named: ServedModel): Reply | Promise<Reply> => {
+    let request: InferRequest
+    try {
+      request = readInferRequest(body, requestOptions)
+    } catch (error: unknown) {
+      // readInferRequest throws RequestError only, a 400: always the client's.
+      metrics.cellsFor(named).outcomes.client_error.inc()
+      throw toHttpError(error)
+    }
+    const served = choose(ctx, ctx.params.name, ctx.params.version, request.id)
+    const cells = metrics.cellsFor(served)
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>
     try {
-      reply = ctx.isBodyRead ? inferBody(ctx, readJsonNow(ctx), cells) : readJson(ctx).then((body) => inferBody(ctx, body, cells))
+      reply = infer(ctx, served, request, cells)
     } catch (error: unknown) {
       throw counted(cells, error)
     }
     return settle(cells, reply)
+  }
+  /** A body that could not be read or parsed (400, 413, 415): the client's, against the model the path names. */
+  const unread = (named: ServedModel, error: unknown): never => {
+    metrics.cellsFor(named).outcomes.client_error.inc()
+    throw error
+  }
+  return (ctx) => {
+    const named = find(ctx.params.name, ctx.params.version)
+    if (!ctx.isBodyRead)
+      return readJson(ctx).then(
+        (body) => inferBody(ctx, body, named),
+        (error: unknown) => unread(named, error),
+      )
+    let body: unknown
+    try {
+      body = readJsonNow(ctx)
+    } catch (error: unknown) {
+      return unread(named, error)
+    }
+    return inferBody(ctx, body, named)
   }
 }
 

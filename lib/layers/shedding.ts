@@ -32,6 +32,12 @@ export type SheddingOptions = Readonly<{
 export type Shedding = Readonly<{
   /** The layer, or undefined when neither limit is set (nothing to wrap). */
   layer: Layer | undefined
+  /**
+   * Half way to shedding: at least half SVC_MAX_IN_FLIGHT in flight, or the last lag sample over half
+   * SVC_MAX_EVENT_LOOP_DELAY_MS. Work that may wait or go (shadow copies) is dropped first, so it never
+   * brings a real request to be shed. Always false without limits.
+   */
+  isUnderPressure(): boolean
   /** Stops the lag sampler (shutdown). */
   stop(): void
 }>
@@ -55,20 +61,20 @@ const shedReply = (reason: ShedReason): Reply =>
  * the loop was blocked. `isLagging` holds from one sample to the next, so a loop blocked by long
  * tasks sheds until a sample comes in on time.
  */
-const lagSampler = (limitMs: number): { isLagging: () => boolean; stop: () => void } => {
-  let isLagging = false
+const lagSampler = (limitMs: number): { isLagging: () => boolean; isHalfWay: () => boolean; stop: () => void } => {
+  let lagMs = 0
   let expected = performance.now() + LAG_SAMPLE_MS
   const timer = setInterval(() => {
     const now = performance.now()
-    isLagging = now - expected > limitMs
+    lagMs = now - expected
     expected = now + LAG_SAMPLE_MS
   }, LAG_SAMPLE_MS)
   timer.unref()
-  return { isLagging: () => isLagging, stop: () => clearInterval(timer) }
+  return { isLagging: () => lagMs > limitMs, isHalfWay: () => lagMs > limitMs / 2, stop: () => clearInterval(timer) }
 }
 
 export const createShedding = ({ maxInFlight, maxEventLoopDelayMs, metrics }: SheddingOptions): Shedding => {
-  if (maxInFlight === 0 && maxEventLoopDelayMs === 0) return { layer: undefined, stop: () => {} }
+  if (maxInFlight === 0 && maxEventLoopDelayMs === 0) return { layer: undefined, isUnderPressure: () => false, stop: () => {} }
   const shed = new Counter({
     name: 'svc_requests_shed_total',
     help: 'Requests answered 503 before their endpoint ran, because the service was overloaded, by reason.',
@@ -111,5 +117,6 @@ export const createShedding = ({ maxInFlight, maxEventLoopDelayMs, metrics }: Sh
       return reply instanceof Promise ? reply.then(done, failed) : done(reply)
     }
   }
-  return { layer, stop: () => lag?.stop() }
+  const isUnderPressure = (): boolean => inFlight * 2 >= limit || lag?.isHalfWay() === true
+  return { layer, isUnderPressure, stop: () => lag?.stop() }
 }

@@ -2,7 +2,17 @@ import t from 'tap'
 import { modelsCheck } from '../../lib/health/models.js'
 import type { ModelEntry } from '../../lib/models/registry/registry.js'
 
-const entry = (name: string): ModelEntry => ({ name, state: 'UNAVAILABLE', reason: 'sha256 mismatch', defaultVersion: '1', versions: [], platform: 'svc' })
+const entry = (name: string): ModelEntry => ({
+  name,
+  state: 'UNAVAILABLE',
+  reason: 'sha256 mismatch',
+  defaultVersion: '1',
+  versions: [],
+  platform: 'svc',
+  canary: undefined,
+  shadow: undefined,
+  rolloutError: undefined,
+})
 
 t.test('the models component: ok while one model serves, failed and saying why otherwise', async (t) => {
   t.same(await modelsCheck({ isReady: () => true, entries: () => [] })(), { status: 'ok', latency_ms: 0 })

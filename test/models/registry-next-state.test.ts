@@ -26,7 +26,13 @@ const build = (name: string, version: string, sha256 = `${name}-${version}-a`, p
     predictor: { predict: () => t.fail('predict') as never, dispose: () => {} },
   })
 
-const manifestOf = (defaultVersion: string, versions: readonly string[] = [defaultVersion]): Manifest => ({ defaultVersion, versions })
+const manifestOf = (defaultVersion: string, versions: readonly string[] = [defaultVersion]): Manifest => ({
+  defaultVersion,
+  versions,
+  canary: undefined,
+  shadow: undefined,
+  rolloutError: undefined,
+})
 
 const loaded = (served: ServedModel, etag = `"${served.model.sha256}"`): VersionRead => ({
   path: `${served.name}/${served.version}/model.json`,

@@ -76,6 +76,8 @@ const RANKS: Ranks = [
   ['lib/models/artifact.ts', 'lib/models/store/', 'lib/models/inference/'],
   ['lib/models/kernel/', 'lib/models/onnx/'],
   ['lib/models/registry/'],
+  // Shadow copies: predicted with the registry's builds, after the reply.
+  ['lib/models/shadow/'],
   // The domains: each reads models or telemetry, none another.
   ['lib/drift/', 'lib/rates/', 'lib/health/', 'lib/insights/'],
   ['lib/pages/'],

@@ -71,6 +71,11 @@ export class Ctx implements RequestBindings {
    * Node never builds `req.headers` for it; undefined when there is none or the head was not read.
    */
   contentType: string | undefined
+  /**
+   * JSON members the endpoint adds to its request_completed line, as text written as it is
+   * (`,"model":"iris","model_version":"2"`); empty for most routes. Set by an endpoint, read by logging.
+   */
+  logMembers: string
   readonly #res: ServerResponse
   readonly #maxBodyBytes: number
   #query: URLSearchParams | undefined
@@ -106,6 +111,7 @@ export class Ctx implements RequestBindings {
     this.isBodyAbandoned = false
     this.hasChunkedBody = false
     this.contentType = undefined
+    this.logMembers = ''
     this.#res = res
     this.#maxBodyBytes = maxBodyBytes
     this.#query = undefined

@@ -7,25 +7,34 @@
 // - A failure is logged when it is new, not on every pass it persists: a warning
 //   (`model_reload_failed`) for a READY model, an error (`model_unavailable`) for another.
 // - A build is disposed once nothing serves it and no kept outcome holds it.
+// - A rollout (`canary`, `shadow`) is checked against what loaded (rollout.ts). One refused leaves a
+//   READY model's previous slot serving, split included, with `rolloutError` on its entry; a model
+//   becoming READY serves its default alone. `model_rollout_refused` is logged when the reason is new.
 // - A listing that fails changes nothing served; it is logged when its message is new.
 import type { Manifest } from '../store/manifest.js'
-import type {
-  FileRead,
-  ListFailure,
-  ModelEntry,
-  ModelRead,
-  ModelSlot,
-  RegistryEvent,
-  RegistryState,
-  Refusal,
-  Seen,
-  ServedModel,
-  Snapshot,
-  VersionRead,
+import { isSameRollout, rolloutOf, targetOf } from './rollout.js'
+import {
+  NO_ROLLOUT,
+  type FileRead,
+  type ListFailure,
+  type ModelEntry,
+  type ModelRead,
+  type ModelSlot,
+  type RegistryEvent,
+  type Rollout,
+  type RegistryState,
+  type Refusal,
+  type Seen,
+  type ServedModel,
+  type Snapshot,
+  type VersionRead,
 } from './state.js'
 
 /** The state to publish, what to log first, and the builds to dispose once it is published. */
 export type Transition = Readonly<{ state: RegistryState; events: readonly RegistryEvent[]; retired: readonly ServedModel[] }>
+
+/** The failures key of a refused rollout: a version cannot hold a space, so it never collides. */
+const ROLLOUT_FAILURE = ' rollout'
 
 /** How the first characters of a version's sha256 appear in logs; enough to tell builds apart. */
 const SHA256_PREFIX_LENGTH = 12
@@ -52,9 +61,20 @@ const unavailable = (step: Step, reason: string, defaultVersion: string | undefi
   const { name, previous, failures } = step
   if (step.wasReady) return { ...(previous as ModelSlot), failures }
   return {
-    entry: Object.freeze({ name, state: 'UNAVAILABLE', reason, defaultVersion, versions: Object.freeze([]), platform }),
+    entry: Object.freeze({
+      name,
+      state: 'UNAVAILABLE',
+      reason,
+      defaultVersion,
+      versions: Object.freeze([]),
+      platform,
+      canary: undefined,
+      shadow: undefined,
+      rolloutError: undefined,
+    }),
     served: new Map(),
     defaultModel: undefined,
+    rollout: NO_ROLLOUT,
     failures,
   }
 }
@@ -76,14 +96,22 @@ const servedVersions = (step: Step, versions: readonly VersionRead[], defaultVer
 }
 
 /** A READY slot, logging each build new to it and, on reload, that the model changed. */
-const readySlot = (step: Step, served: Map<string, ServedModel>, defaultModel: ServedModel, defaultVersion: string): ModelSlot => {
+const readySlot = (
+  step: Step,
+  served: Map<string, ServedModel>,
+  defaultModel: ServedModel,
+  defaultVersion: string,
+  rollout: Rollout,
+  rolloutError: string | undefined,
+): ModelSlot => {
   const { name, previous, events } = step
-  let isChanged = previous?.defaultModel !== defaultModel || previous.served.size !== served.size
+  let isChanged = previous?.defaultModel !== defaultModel || previous.served.size !== served.size || !isSameRollout(previous.rollout, rollout)
   for (const [version, build] of served) {
     if (previous?.served.get(version) === build) continue
     isChanged = true
     events.push({ event: 'model_loaded', fields: { model: name, version, sha256: build.model.sha256.slice(0, SHA256_PREFIX_LENGTH) } })
   }
+  const [canary, shadow] = [targetOf(rollout.canary), targetOf(rollout.shadow)]
   const entry: ModelEntry = Object.freeze({
     name,
     state: 'READY',
@@ -91,11 +119,30 @@ const readySlot = (step: Step, served: Map<string, ServedModel>, defaultModel: S
     defaultVersion,
     versions: Object.freeze([...served.keys()]),
     platform: defaultModel.model.platform,
+    canary,
+    shadow,
+    rolloutError,
   })
   if (previous !== undefined && isChanged) {
-    events.push({ event: 'model_reloaded', fields: { model: name, version: defaultVersion, versions: entry.versions } })
+    const split = { ...(canary === undefined ? {} : { canary }), ...(shadow === undefined ? {} : { shadow }) }
+    events.push({ event: 'model_reloaded', fields: { model: name, version: defaultVersion, versions: entry.versions, ...split } })
   }
-  return { entry, served, defaultModel, failures: step.failures }
+  return { entry, served, defaultModel, rollout, failures: step.failures }
+}
+
+/**
+ * A READY model's slot with its rollout: the split the manifest declares, or, when refused, the
+ * previous slot as it was (a model READY before) or the default alone, with the refusal on the entry.
+ */
+const withRollout = (step: Step, manifest: Manifest, served: Map<string, ServedModel>, defaultModel: ServedModel): ModelSlot => {
+  const decided = rolloutOf(manifest, served, step.failures)
+  if (decided.ok) return readySlot(step, served, defaultModel, manifest.defaultVersion, decided.value, undefined)
+  const reason = decided.reason
+  step.failures.set(ROLLOUT_FAILURE, reason)
+  if (step.previous?.failures.get(ROLLOUT_FAILURE) !== reason) step.events.push({ event: 'model_rollout_refused', fields: { model: step.name, reason } })
+  const { previous } = step
+  if (previous?.entry.state !== 'READY') return readySlot(step, served, defaultModel, manifest.defaultVersion, NO_ROLLOUT, reason)
+  return { ...previous, entry: Object.freeze({ ...previous.entry, rolloutError: reason }), failures: step.failures }
 }
 
 /** One model's next slot from what was read of it. */
@@ -109,7 +156,7 @@ const nextSlot = (read: ModelRead, previous: ModelSlot | undefined, events: Regi
   const { defaultVersion } = outcome.value
   const served = servedVersions(step, read.versions, defaultVersion)
   const defaultModel = served.get(defaultVersion)
-  if (defaultModel !== undefined) return readySlot(step, served, defaultModel, defaultVersion)
+  if (defaultModel !== undefined) return withRollout(step, outcome.value, served, defaultModel)
   // Neither loaded nor served before: the default's outcome is its failure.
   const { runtime, outcome: failure } = read.versions.find((v) => v.version === defaultVersion) as VersionRead & { outcome: { ok: false } }
   const reason = `default version ${defaultVersion}: ${failure.reason.reason}`

@@ -1,10 +1,33 @@
-// svc_model_ready (lib/README.md §10), set from each published state: 1 for the version a model
-// serves by default, 0 for its other loaded versions; a version no longer served loses its series.
+// The gauges set from each published state (lib/README.md §10):
+//   svc_model_ready{model,version}                1 for the version a model serves by default, 0 for
+//                                                 its other loaded versions
+//   svc_model_rollout_percent{model,version,role} the share each version plays for a READY model:
+//                                                 `default` (100 − the canary's), `canary`, `shadow`
+// A version no longer served, or a role no longer declared, loses its series; alerts join the
+// canary's series to the default's by model through `role` (ops/prometheus/rules/rollout.yml).
 import { Gauge, type Registry } from 'prom-client'
 import type { ModelSlot, ServedModel } from './state.js'
 
-/** Sets the gauge for every build `slots` serve, drops the series of the rest; returns those builds, by model then version. */
+/** Sets the gauges for every build `slots` serve, drops the series of the rest; returns those builds, by model then version. */
 export type PublishReady = (slots: ReadonlyMap<string, ModelSlot>) => ServedModel[]
+
+export const ROLLOUT_ROLES = ['default', 'canary', 'shadow'] as const
+export type RolloutRole = (typeof ROLLOUT_ROLES)[number]
+
+type RolloutLabels = Readonly<{ model: string; version: string; role: RolloutRole }>
+
+/** Each role a READY slot's versions play, with its percent. */
+const rolesOf = (slot: ModelSlot): Array<readonly [RolloutLabels, number]> => {
+  const { defaultModel, rollout } = slot
+  if (defaultModel === undefined) return []
+  const { canary, shadow } = rollout
+  const roles: Array<readonly [RolloutLabels, number]> = [
+    [{ model: defaultModel.name, version: defaultModel.version, role: 'default' }, 100 - (canary?.percent ?? 0)],
+  ]
+  if (canary !== undefined) roles.push([{ model: canary.served.name, version: canary.served.version, role: 'canary' }, canary.percent])
+  if (shadow !== undefined) roles.push([{ model: shadow.served.name, version: shadow.served.version, role: 'shadow' }, shadow.percent])
+  return roles
+}
 
 export const createReadyGauge = (metrics: Registry): PublishReady => {
   const ready = new Gauge({
@@ -13,18 +36,32 @@ export const createReadyGauge = (metrics: Registry): PublishReady => {
     labelNames: ['model', 'version'],
     registers: [metrics],
   })
+  const rollout = new Gauge({
+    name: 'svc_model_rollout_percent',
+    help: "The percent of a model's traffic a version takes, by role: default, canary (requests naming no version), shadow (copies).",
+    labelNames: ['model', 'version', 'role'],
+    registers: [metrics],
+  })
   let series: ReadonlyMap<string, ServedModel> = new Map()
+  let roles: ReadonlyMap<string, RolloutLabels> = new Map()
   return (slots) => {
     const next = new Map<string, ServedModel>()
+    const nextRoles = new Map<string, RolloutLabels>()
     for (const slot of slots.values()) {
       for (const build of slot.served.values()) {
         const key = `${build.name}/${build.version}`
         next.set(key, build)
         ready.set({ model: build.name, version: build.version }, build === slot.defaultModel ? 1 : 0)
       }
+      for (const [labels, percent] of rolesOf(slot)) {
+        nextRoles.set(`${labels.model}/${labels.version}/${labels.role}`, labels)
+        rollout.set(labels, percent)
+      }
     }
     for (const [key, build] of series) if (!next.has(key)) ready.remove({ model: build.name, version: build.version })
+    for (const [key, labels] of roles) if (!nextRoles.has(key)) rollout.remove(labels)
     series = next
+    roles = nextRoles
     return [...next.values()]
   }
 }

@@ -23,9 +23,10 @@ import type { Store } from '../store/store.js'
 import { nextState } from './next-state.js'
 import { createReadyGauge } from './ready-gauge.js'
 import { readSnapshot, type Source } from './snapshot.js'
-import { EMPTY, type ModelEntry, type RegistryEvent, type RegistryState, type ServedModel } from './state.js'
+import { routeOf } from './rollout.js'
+import { EMPTY, type ModelEntry, type RegistryEvent, type RegistryState, type RolloutArm, type ServedModel } from './state.js'
 
-export type { ModelEntry, ModelState, ServedModel } from './state.js'
+export type { ModelEntry, ModelState, RolloutArm, ServedModel } from './state.js'
 
 export type ModelRegistry = Readonly<{
   /** Start-up: loads every model the store lists; resolves once each is READY or UNAVAILABLE (never rejects). */
@@ -34,6 +35,13 @@ export type ModelRegistry = Readonly<{
   entry(name: string): ModelEntry | undefined
   /** The model to serve for (name, version ?? default), or undefined when unknown or not loaded. */
   resolve(name: string, version?: string): ServedModel | undefined
+  /**
+   * hot path: the build answering a request that names no version: the canary for its share (by
+   * `key` when the request has one, rollout.ts), else the default; undefined as `resolve`.
+   */
+  route(name: string, key: string | undefined): ServedModel | undefined
+  /** The model's shadow and its share now, if its manifest declares one. */
+  shadowOf(name: string): RolloutArm | undefined
   /** True when at least one model is READY (an empty registry is not ready). */
   isReady(): boolean
   /** One hot-reload pass (also what the cron job runs); never rejects; passes never overlap. */
@@ -81,6 +89,8 @@ const log = (logger: Logger, { event, fields }: RegistryEvent): void => {
       return logger.info('model_reloaded', fields)
     case 'model_reload_failed':
       return logger.warning('model_reload_failed', fields)
+    case 'model_rollout_refused':
+      return logger.warning('model_rollout_refused', fields)
     case 'model_unavailable':
       return logger.error('model_unavailable', fields)
     case 'model_store_failed':
@@ -140,6 +150,11 @@ export const createModelRegistry = ({
       if (slot === undefined) return undefined
       return version === undefined ? slot.defaultModel : slot.served.get(version)
     },
+    route: (name, key) => {
+      const slot = state.slots.get(name)
+      return slot === undefined ? undefined : routeOf(slot, key)
+    },
+    shadowOf: (name) => state.slots.get(name)?.rollout.shadow,
     isReady: () => state.isReady,
     start: () => {
       if (plan === undefined || stopJob !== undefined) return

@@ -3,7 +3,7 @@
 // function a test drives with values alone.
 import type { Result } from '../../core/result.js'
 import type { ModelVersion, Predictor, Runtime } from '../runtime.js'
-import type { Manifest } from '../store/manifest.js'
+import type { Manifest, RolloutTarget } from '../store/manifest.js'
 import type { StoreErrorCode } from '../store/error.js'
 
 export type ModelState = 'READY' | 'UNAVAILABLE'
@@ -24,7 +24,23 @@ export type ModelEntry = Readonly<{
    * was to be loaded with, or the first runtime when not even its manifest could be read.
    */
   platform: string
+  /** The versions taking a share of the traffic, as served now (lib/models/registry/rollout.ts); undefined when none. */
+  canary: RolloutTarget | undefined
+  shadow: RolloutTarget | undefined
+  /**
+   * Why the manifest's latest `canary` or `shadow` was refused, naming the member; the split served
+   * before serves on. Undefined when accepted. Apart from `reason`, which means UNAVAILABLE.
+   */
+  rolloutError: string | undefined
 }>
+
+/** A version taking a share of a model's traffic, as served: the build and its percent. */
+export type RolloutArm = Readonly<{ served: ServedModel; percent: number }>
+
+/** A model's split: the canary's share of requests naming no version, and the shadow's copies. */
+export type Rollout = Readonly<{ canary: RolloutArm | undefined; shadow: RolloutArm | undefined }>
+
+export const NO_ROLLOUT: Rollout = Object.freeze({ canary: undefined, shadow: undefined })
 
 /** Why a file or version failed: safe to show a client, and, from a store, the detail to log. */
 export type Refusal = Readonly<{ reason: string; detail: string | undefined }>
@@ -41,6 +57,8 @@ export type ModelSlot = Readonly<{
   /** What `resolve` serves: the loaded versions, empty when UNAVAILABLE. */
   served: ReadonlyMap<string, ServedModel>
   defaultModel: ServedModel | undefined
+  /** The canary and shadow builds with their shares; NO_ROLLOUT when the manifest declares neither. */
+  rollout: Rollout
   /** The failures of the latest pass by version ('' for the model as a whole), to log only new ones. */
   failures: ReadonlyMap<string, string>
 }>
@@ -94,7 +112,7 @@ export type Snapshot = Result<readonly ModelRead[], ListFailure>
 
 /** A log line a pass decided on, written by the holder at the event's own level (lib/README.md §5). */
 export type RegistryEvent = Readonly<{
-  event: 'model_loaded' | 'model_reloaded' | 'model_reload_failed' | 'model_unavailable' | 'model_store_failed'
+  event: 'model_loaded' | 'model_reloaded' | 'model_reload_failed' | 'model_rollout_refused' | 'model_unavailable' | 'model_store_failed'
   fields: Readonly<Record<string, unknown>>
 }>
 

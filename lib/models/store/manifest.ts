@@ -4,23 +4,38 @@
 //   default_version  required: the version served when a request names none
 //   versions         optional: further versions to load and serve by name (`["1", "2"]`); the
 //                    default is loaded whether or not it is listed
+//   canary           optional: `{"version": "3", "percent": 5}`, the listed version that answers
+//                    that share of the requests naming no version (the default takes the rest)
+//   shadow           optional: `{"version": "3", "percent": 100}`, the listed version that also
+//                    predicts that share of requests, after the reply (lib/models/shadow/)
 //
 // Checked as strictly as the artifact itself: any other member is refused, so a misspelt
-// `versoins` stops the model with a reason instead of silently serving fewer versions.
+// `versoins` stops the model with a reason instead of silently serving fewer versions. What is
+// wrong with `canary` or `shadow` is not the manifest's failure but the rollout's (`rolloutError`,
+// naming the member): the registry keeps the split it served and the model READY
+// (lib/models/registry/rollout.ts), since a bad rollout must never take the default out of service.
 import { errorMessage, SvcError } from '../../core/errors.js'
 import { isObject, parseJson } from '../../core/json.js'
 
 /** Versions as `parseArtifact` accepts them, so a manifest cannot name a version no artifact can carry. */
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-const MEMBERS: readonly string[] = ['default_version', 'versions']
+const MEMBERS: readonly string[] = ['default_version', 'versions', 'canary', 'shadow']
+const TARGET_MEMBERS: readonly string[] = ['version', 'percent']
 
 // Numeric-aware, so `10` sorts after `2`; a fixed locale, so the order is the same on every host.
 const collator = new Intl.Collator('en', { numeric: true })
+
+/** A version taking a share of a model's traffic: `percent` from 0 to 100. */
+export type RolloutTarget = Readonly<{ version: string; percent: number }>
 
 export type Manifest = Readonly<{
   defaultVersion: string
   /** Every version to load, the default included, distinct and sorted (see `compareVersions`). */
   versions: readonly string[]
+  canary: RolloutTarget | undefined
+  shadow: RolloutTarget | undefined
+  /** Why `canary` or `shadow` is refused, naming the member (`canary.percent: …`); both are undefined then. */
+  rolloutError: string | undefined
 }>
 
 /** A malformed manifest; the message names the member (`versions[1]: …`). */
@@ -35,6 +50,42 @@ export const compareVersions = (a: string, b: string): number => collator.compar
 const version = (value: unknown, field: string): string => {
   if (typeof value !== 'string' || !VERSION.test(value)) throw new ManifestError(`${field}: must be a version string matching ${String(VERSION)}`)
   return value
+}
+
+/** A `canary` or `shadow` member, checked against the manifest's default and versions; throws ManifestError. */
+const target = (value: unknown, role: 'canary' | 'shadow', defaultVersion: string, versions: ReadonlySet<string>): RolloutTarget | undefined => {
+  if (value === undefined) return undefined
+  if (!isObject(value)) throw new ManifestError(`${role}: must be an object {"version": …, "percent": …}`)
+  for (const key of Object.keys(value))
+    if (!TARGET_MEMBERS.includes(key)) throw new ManifestError(`${role}.${key}: is not a member of ${role} (version, percent)`)
+  if (!Object.hasOwn(value, 'version')) throw new ManifestError(`${role}.version: is missing`)
+  const targetVersion = version(value['version'], `${role}.version`)
+  const percent = value['percent']
+  if (typeof percent !== 'number' || !(percent >= 0 && percent <= 100)) {
+    throw new ManifestError(`${role}.percent: must be a number from 0 to 100, is ${JSON.stringify(percent) ?? 'missing'}`)
+  }
+  if (targetVersion === defaultVersion) {
+    throw new ManifestError(`${role}.version: ${JSON.stringify(targetVersion)} is the default version; a ${role} must be another listed version`)
+  }
+  if (!versions.has(targetVersion)) throw new ManifestError(`${role}.version: ${JSON.stringify(targetVersion)} is not listed in versions`)
+  return Object.freeze({ version: targetVersion, percent })
+}
+
+/** The rollout members, or why they are refused: never the manifest's own failure. */
+const rollout = (
+  raw: Readonly<Record<string, unknown>>,
+  defaultVersion: string,
+  versions: ReadonlySet<string>,
+): Pick<Manifest, 'canary' | 'shadow' | 'rolloutError'> => {
+  try {
+    return {
+      canary: target(raw['canary'], 'canary', defaultVersion, versions),
+      shadow: target(raw['shadow'], 'shadow', defaultVersion, versions),
+      rolloutError: undefined,
+    }
+  } catch (error: unknown) {
+    return { canary: undefined, shadow: undefined, rolloutError: errorMessage(error) }
+  }
 }
 
 /** Parses and checks a manifest file; throws ManifestError; returns it frozen. */
@@ -60,5 +111,6 @@ export const parseManifest = (bytes: Buffer): Manifest => {
       versions.add(listedVersion)
     })
   }
-  return Object.freeze({ defaultVersion, versions: Object.freeze([...versions].sort(compareVersions)) })
+  const { canary, shadow, rolloutError } = rollout(raw, defaultVersion, versions)
+  return Object.freeze({ defaultVersion, versions: Object.freeze([...versions].sort(compareVersions)), canary, shadow, rolloutError })
 }

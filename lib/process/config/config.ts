@@ -123,6 +123,10 @@ export type ModelsConfig = Readonly<{
   maxBytes: number
   /** Intra-op threads per ONNX session: one suits a VM that runs one instance per core. */
   onnxThreads: number
+  /** The lower-case header whose value is a request's routing key for a canary split; undefined: the body's `id`. */
+  routingHeader: string | undefined
+  /** Shadow copies: most waiting, how long an asynchronous one is awaited, a regressor's relative tolerance. */
+  shadow: Readonly<{ queue: number; timeoutMs: number; tolerance: number }>
 }>
 
 /** Drift monitoring (lib/README.md §10): the live window, when it is checked, and the PSI thresholds. */
@@ -266,6 +270,8 @@ const readModels = (r: Reader): ModelsConfig => ({
   maxBatch: r.read('SVC_MAX_BATCH'),
   maxBytes: r.read('SVC_MODEL_MAX_BYTES'),
   onnxThreads: r.read('SVC_ONNX_THREADS'),
+  routingHeader: r.read('SVC_ROLLOUT_KEY_HEADER'),
+  shadow: { queue: r.read('SVC_SHADOW_QUEUE'), timeoutMs: r.read('SVC_SHADOW_TIMEOUT_MS'), tolerance: r.read('SVC_SHADOW_TOLERANCE') },
 })
 
 const readDrift = (r: Reader): DriftConfig => {

@@ -38,6 +38,10 @@ export const serviceName = pattern(
   'a name of letters, digits, ".", "_" or "-" (at most 63, starting with a letter or digit)',
 )
 
+/** An HTTP field name (RFC 9110 §5.1, a token), lower-cased as Node keys `req.headers`. */
+export const headerName: Parser<string> = (raw) =>
+  /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/.test(raw) ? raw.toLowerCase() : expected("an HTTP header name (letters, digits and !#$%&'*+.^_`|~-, at most 64)")
+
 // A host name or an IPv4/IPv6 literal: no spaces, slashes or control characters.
 export const host = pattern(/^[A-Za-z0-9._:%-]{1,253}$/, 'a host name or IP address')
 

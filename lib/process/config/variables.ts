@@ -9,6 +9,7 @@ import {
   boolean,
   cron,
   decimal,
+  headerName,
   host,
   httpUrl,
   integer,
@@ -132,6 +133,17 @@ export const VARIABLES = {
     parse: integer(1024, 4 * 1024 * 1024 * 1024),
   },
   SVC_ONNX_THREADS: { help: 'threads each ONNX model runs a prediction on (intra-op)', default: '1', parse: integer(1, 256) },
+  SVC_ROLLOUT_KEY_HEADER: {
+    help: "request header whose value keeps a client on one side of a canary split (e.g. X-Session-ID); unset: the body's id",
+    parse: headerName,
+  },
+  SVC_SHADOW_QUEUE: { help: 'most shadow copies waiting to be predicted; more are dropped and counted', default: '256', parse: integer(1, 100_000) },
+  SVC_SHADOW_TIMEOUT_MS: { help: 'how long an asynchronous shadow prediction is awaited, in ms', default: '1000', parse: integer(1, 60_000) },
+  SVC_SHADOW_TOLERANCE: {
+    help: "relative difference past which a regressor's shadow value disagrees with its answer",
+    default: '0.05',
+    parse: decimal(0, 1, true),
+  },
 
   SVC_DRIFT_ENABLED: { help: 'false turns drift monitoring off', default: 'true', parse: boolean },
   SVC_DRIFT_WINDOW: { help: 'input rows kept per model for drift checks', default: '1000', parse: integer(1, 1_000_000) },

@@ -1,0 +1,189 @@
+// Shadow copies (lib/README.md §10): a share of the requests a model answers is predicted again by
+// its shadow version, after the reply, and compared with what the client was given.
+//
+// - Never on the reply's path. A copy is queued by a hook the server runs once the reply is written
+//   (`ctx.whenWritten`), and predicted from a later turn (setImmediate), so the client has its answer
+//   before the shadow starts; a shadow that throws, rejects or hangs only counts against itself.
+// - Bounded. The queue holds at most SVC_SHADOW_QUEUE copies; past that, or while the service is
+//   under load (`isUnderPressure`: the shedding layer's half-way marks), a copy is dropped and counted,
+//   so shadow work goes before any real request is shed. Copies run one at a time: a synchronous
+//   one (the kernel) back to back for at most TURN_BUDGET_MS a turn, an asynchronous one (ONNX)
+//   awaited for at most SVC_SHADOW_TIMEOUT_MS, after which it is a `timeout` and the next one runs.
+// - A copy is encoded for the shadow's own inputs, from the request, and its rows go to the
+//   shadow's drift bin counters (`onRows`), never to the default version's window.
+// - A copy whose shadow stopped being one (a reload) before it ran is dropped: its build may be
+//   released by then.
+// - A failing shadow is logged (`shadow_prediction_failed`) when its message is new for that
+//   version, not on every copy.
+import { performance } from 'node:perf_hooks'
+import type { Registry } from 'prom-client'
+import { errorMessage } from '../../core/errors.js'
+import type { Ctx } from '../../core/http/context.js'
+import { observe } from '../../telemetry/cells.js'
+import type { Logger } from '../../telemetry/logger.js'
+import { requestStore } from '../../telemetry/request-store.js'
+import { encodeInputs } from '../inference/features.js'
+import type { InferRequest } from '../inference/request.js'
+import type { ServedModel } from '../registry/registry.js'
+import type { Prediction } from '../runtime.js'
+import { disagreements } from './compare.js'
+import { createShadowMetrics, type ShadowCells, type ShadowOutcome } from './metrics.js'
+
+/** How long copies that answer synchronously may run back to back before yielding the loop. */
+export const TURN_BUDGET_MS = 1
+
+/** One request to predict again: the shadow build, and the primary build with what it answered. */
+export type ShadowCopy = Readonly<{ shadow: ServedModel; primary: ServedModel; request: InferRequest; answered: Prediction }>
+
+export type ShadowOptions = Readonly<{
+  metrics: Registry
+  logger: Logger
+  /** Most copies waiting at once (SVC_SHADOW_QUEUE). */
+  capacity: number
+  /** How long an asynchronous copy is awaited (SVC_SHADOW_TIMEOUT_MS). */
+  timeoutMs: number
+  /** Relative tolerance of a regressor's values (SVC_SHADOW_TOLERANCE; compare.ts). */
+  tolerance: number
+  /** True while the service is near shedding: copies are dropped instead of queued or run. */
+  isUnderPressure: () => boolean
+  /** A successful copy's rows and answers: the shadow version's drift bin counters. */
+  onRows?: ((served: ServedModel, features: Float64Array, rows: number, prediction: Prediction) => void) | undefined
+}>
+
+export type ShadowCopies = Readonly<{
+  /** The shadow builds served now (each publish): their series exist from here, and copies of others are dropped. */
+  track(shadows: readonly ServedModel[]): void
+  /** hot path: predicts `copy` again once `ctx`'s reply is written, or drops it. */
+  copy(ctx: Ctx, copy: ShadowCopy): void
+  /** Copies queued or running. */
+  pending(): number
+}>
+
+export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, tolerance, isUnderPressure, onRows }: ShadowOptions): ShadowCopies => {
+  const series = createShadowMetrics(metrics)
+  let byBuild = new Map<ServedModel, ShadowCells>()
+  const queue: (ShadowCopy | undefined)[] = new Array(capacity)
+  let [head, count] = [0, 0]
+  let isRunning = false
+  let isScheduled = false
+  const failures = new Map<string, string>()
+
+  const fail = (copy: ShadowCopy, cells: ShadowCells, outcome: Exclude<ShadowOutcome, 'success'>, start: number, message: string): void => {
+    cells.outcomes[outcome].value++
+    observe(cells.duration, (performance.now() - start) / 1000, undefined)
+    const { name, version } = copy.shadow
+    if (failures.get(`${name}/${version}`) === message) return
+    failures.set(`${name}/${version}`, message)
+    logger.warning('shadow_prediction_failed', { model: name, version, outcome, message })
+  }
+
+  const compared = (copy: ShadowCopy, cells: ShadowCells, features: Float64Array, prediction: Prediction, start: number): void => {
+    const { shadow, primary, request, answered } = copy
+    cells.outcomes.success.value++
+    observe(cells.duration, (performance.now() - start) / 1000, undefined)
+    cells.rows.value += request.rows
+    cells.disagreements.value += disagreements(primary.model, answered, shadow.model, prediction, request.rows, tolerance)
+    onRows?.(shadow, features, request.rows, prediction)
+  }
+
+  /** Settles an asynchronous copy: its answer, its failure, or a timeout, whichever comes first. */
+  const awaited = (copy: ShadowCopy, cells: ShadowCells, features: Float64Array, pending: Promise<Prediction>, start: number): Promise<void> =>
+    new Promise((resolve) => {
+      let isSettled = false
+      const settle = (outcome: () => void): void => {
+        if (isSettled) return
+        isSettled = true
+        clearTimeout(timer)
+        outcome()
+        resolve()
+      }
+      const timer = setTimeout(() => settle(() => fail(copy, cells, 'timeout', start, `no answer within ${timeoutMs} ms`)), timeoutMs)
+      pending.then(
+        (prediction) => settle(() => compared(copy, cells, features, prediction, start)),
+        (error: unknown) => settle(() => fail(copy, cells, 'error', start, errorMessage(error))),
+      )
+    })
+
+  /** Runs one copy: undefined once done, or the promise of an asynchronous one. */
+  const run = (copy: ShadowCopy): Promise<void> | undefined => {
+    const cells = byBuild.get(copy.shadow)
+    if (cells === undefined) return undefined // no longer the shadow: dropped with the role
+    const start = performance.now()
+    let features: Float64Array
+    let prediction: Prediction | Promise<Prediction>
+    try {
+      features = encodeInputs(copy.request, copy.shadow.model)
+      prediction = copy.shadow.predictor.predict(features, copy.request.rows)
+    } catch (error: unknown) {
+      fail(copy, cells, 'error', start, errorMessage(error))
+      return undefined
+    }
+    if (prediction instanceof Promise) return awaited(copy, cells, features, prediction, start)
+    compared(copy, cells, features, prediction, start)
+    return undefined
+  }
+
+  const take = (): ShadowCopy => {
+    const copy = queue[head] as ShadowCopy
+    queue[head] = undefined
+    head = (head + 1) % capacity
+    count--
+    return copy
+  }
+
+  const dropQueued = (): void => {
+    while (count > 0) {
+      const copy = take()
+      const cells = byBuild.get(copy.shadow)
+      if (cells !== undefined) cells.dropped.value++
+    }
+  }
+
+  const drain = (): void => {
+    isScheduled = false
+    const until = performance.now() + TURN_BUDGET_MS
+    while (count > 0 && !isRunning) {
+      if (isUnderPressure()) return dropQueued()
+      const running = run(take())
+      if (running !== undefined) {
+        isRunning = true
+        void running.then(() => {
+          isRunning = false
+          schedule()
+        })
+        return
+      }
+      if (performance.now() > until) break
+    }
+    schedule()
+  }
+
+  // Outside the request's store: a copy's log lines are not the request's, and no request's context is kept alive by one.
+  const schedule = (): void => {
+    if (isScheduled || isRunning || count === 0) return
+    isScheduled = true
+    requestStore.exit(() => setImmediate(drain))
+  }
+
+  const enqueue = (copy: ShadowCopy): void => {
+    const cells = byBuild.get(copy.shadow)
+    if (cells === undefined) return
+    if (count === capacity || isUnderPressure()) {
+      cells.dropped.value++
+      return
+    }
+    queue[(head + count) % capacity] = copy
+    count++
+    schedule()
+  }
+
+  return {
+    track: (shadows) => {
+      const cells = series.track(shadows)
+      byBuild = new Map(shadows.map((build) => [build, cells.get(`${build.name}/${build.version}`) as ShadowCells]))
+      for (const key of failures.keys()) if (!cells.has(key)) failures.delete(key)
+    },
+    copy: (ctx, copy) => ctx.whenWritten(() => enqueue(copy)),
+    pending: () => count + (isRunning ? 1 : 0),
+  }
+}

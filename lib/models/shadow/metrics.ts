@@ -1,0 +1,86 @@
+// The shadow series (lib/README.md §10), `version` the shadow's; every one exists at 0 from the
+// moment a version becomes a model's shadow (`track`, at each publish), and goes when it stops being one:
+//   svc_model_shadow_predictions_total{model,version,outcome}  copies by outcome: success, error, timeout
+//   svc_model_shadow_rows_total{model,version}                 rows of successful copies compared
+//   svc_model_shadow_disagreements_total{model,version}        rows whose answer differs (compare.ts)
+//   svc_model_shadow_dropped_total{model,version}              copies dropped: queue full, or under load
+//   svc_model_shadow_duration_seconds{model,version}           encode + predict of a copy, answered or not
+// Shadow rows never count in the svc_model_prediction* series: those stay what users were answered.
+import type { Registry } from 'prom-client'
+import { counterCell, counterSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from '../../telemetry/cells.js'
+import { PREDICTION_DURATION_BUCKETS } from '../registry/metrics.js'
+
+export const SHADOW_OUTCOMES = ['success', 'error', 'timeout'] as const
+export type ShadowOutcome = (typeof SHADOW_OUTCOMES)[number]
+
+/** One shadow version's cells. */
+export type ShadowCells = Readonly<{
+  outcomes: Readonly<Record<ShadowOutcome, CounterCell>>
+  rows: CounterCell
+  disagreements: CounterCell
+  dropped: CounterCell
+  duration: HistogramCell
+}>
+
+export type ShadowMetrics = Readonly<{
+  /** The cells of every shadow now, by `model/version`, made at 0 when new; the others are dropped. */
+  track(shadows: ReadonlyArray<Readonly<{ name: string; version: string }>>): ReadonlyMap<string, ShadowCells>
+}>
+
+export const createShadowMetrics = (registry: Registry): ShadowMetrics => {
+  let cells: ReadonlyMap<string, ShadowCells> = new Map()
+  const all = <T>(pick: (shadow: ShadowCells) => T | readonly T[]) => ({ values: () => [...cells.values()].flatMap(pick) })
+  registerSeries(registry, [
+    counterSeries(
+      'svc_model_shadow_predictions_total',
+      'Shadow copies of prediction requests by outcome (success, error, timeout), for the shadow version.',
+      all((shadow) => Object.values(shadow.outcomes)),
+    ),
+    counterSeries(
+      'svc_model_shadow_rows_total',
+      'Rows of successful shadow copies compared with the answer the client was given.',
+      all((s) => s.rows),
+    ),
+    counterSeries(
+      'svc_model_shadow_disagreements_total',
+      "Rows whose shadow answer differs from the primary's: another label, or a value beyond the relative tolerance.",
+      all((s) => s.disagreements),
+    ),
+    counterSeries(
+      'svc_model_shadow_dropped_total',
+      'Shadow copies dropped because the shadow queue was full or the service was under load.',
+      all((s) => s.dropped),
+    ),
+    histogramSeries(
+      'svc_model_shadow_duration_seconds',
+      'Time to encode and predict one shadow copy, in seconds.',
+      all((s) => s.duration),
+    ),
+  ])
+  return {
+    track: (shadows) => {
+      const next = new Map<string, ShadowCells>()
+      for (const { name, version } of shadows) {
+        const key = `${name}/${version}`
+        const labels = { model: name, version }
+        next.set(
+          key,
+          cells.get(key) ??
+            Object.freeze({
+              outcomes: Object.freeze({
+                success: counterCell({ ...labels, outcome: 'success' }),
+                error: counterCell({ ...labels, outcome: 'error' }),
+                timeout: counterCell({ ...labels, outcome: 'timeout' }),
+              }),
+              rows: counterCell(labels),
+              disagreements: counterCell(labels),
+              dropped: counterCell(labels),
+              duration: histogramCell(labels, PREDICTION_DURATION_BUCKETS),
+            }),
+        )
+      }
+      cells = next
+      return next
+    },
+  }
+}
