@@ -6,6 +6,7 @@ import {
   boolean,
   cron,
   decimal,
+  headerName,
   host,
   httpUrl,
   Invalid,
@@ -91,6 +92,12 @@ t.test('otlpEndpoint normalises host:port and refuses port 0', async (t) => {
   t.same(parsed(otlpEndpoint, 'https://otel.example.com'), { url: 'https://otel.example.com', isSecure: true })
   const refused = { refused: ['expected host:port, http://host:port or https://host:port (e.g. collector:4317)'] }
   for (const raw of ['collector:0', 'https://otel.example.com:0', 'http://', 'collector']) t.same(parsed(otlpEndpoint, raw), refused, raw)
+})
+
+t.test('headerName takes a field name and keys it as Node does, in lower case', async (t) => {
+  t.equal(parsed(headerName, 'X-Session-ID'), 'x-session-id')
+  for (const bad of ['', 'X Session', 'x:session', 'é', 'x'.repeat(65)])
+    t.match(parsed(headerName, bad), { refused: [/^expected an HTTP header name/] }, JSON.stringify(bad))
 })
 
 t.test('cron trims the expression it accepts', async (t) => {

@@ -24,7 +24,8 @@ import {
 const REQUESTS = 3000
 const PERCENT = 20
 
-const detail = async (running: Running): Promise<Record<string, unknown>> => (await fetch(`${running.base}/api/v1/models/iris`)).json() as Promise<Record<string, unknown>>
+const detail = async (running: Running): Promise<Record<string, unknown>> =>
+  (await fetch(`${running.base}/api/v1/models/iris`)).json() as Promise<Record<string, unknown>>
 
 const versionsOf = (answers: readonly Answer[]): Map<string | undefined, number> => {
   const counts = new Map<string | undefined, number>()
@@ -47,7 +48,11 @@ t.test('without a key, the canary answers its share of the requests, and every r
   t.equal((counts.get('1') ?? 0) + canary, REQUESTS, 'the default answered the rest')
 
   const text = await scrape(running)
-  t.equal(total(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '2', outcome: 'success' }), canary, "the canary's series count its answers")
+  t.equal(
+    total(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '2', outcome: 'success' }),
+    canary,
+    "the canary's series count its answers",
+  )
   t.equal(total(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), REQUESTS - canary)
   t.equal(total(text, 'svc_model_predictions_total', { version: '2' }), canary, 'rows against the version that answered')
   t.equal(total(text, 'svc_model_prediction_duration_seconds_count', { version: '2' }), canary)
@@ -58,11 +63,7 @@ t.test('without a key, the canary answers its share of the requests, and every r
   const lines = running.lines().filter((l) => l.event === 'request_completed' && l['path'] === '/api/v1/predict')
   t.equal(lines.length, REQUESTS)
   t.equal(lines.filter((l) => l['model'] === 'iris' && l['model_version'] === '2').length, canary, 'the log lines name the version that answered')
-  t.same(
-    (await detail(running))['rollout'],
-    { canary: { version: '2', percent: PERCENT }, shadow: null },
-    '/api/v1/models/iris shows the split',
-  )
+  t.same((await detail(running))['rollout'], { canary: { version: '2', percent: PERCENT }, shadow: null }, '/api/v1/models/iris shows the split')
 
   // The drift window holds the default's rows only: what svc_drift_psi scores.
   const drift = (await detail(running))['drift'] as { window: { samples: number } }
@@ -155,10 +156,7 @@ t.test('a manifest change under load moves the split at the next reload pass, an
   )
   // A request that arrived before the pass may finish after it: each answer is one or the other.
   const after = seen.filter((a) => a.at > reloadedAt + 50)
-  t.ok(
-    after.length > 100 && after.every((a) => a.version === '2'),
-    'after the pass, the canary answers all',
-  )
+  t.ok(after.length > 100 && after.every((a) => a.version === '2'), 'after the pass, the canary answers all')
   const reloaded = running.lines().find((l) => l.event === 'model_reloaded')
   t.same(reloaded?.['canary'], { version: '2', percent: 100 }, 'model_reloaded says the new split')
 })
@@ -182,10 +180,7 @@ t.test('a manifest the registry refuses leaves the previous split serving, and s
     t.same(body['rollout'], { canary: { version: '2', percent: PERCENT }, shadow: null }, 'the previous split serves on')
     t.equal(body['default_version'], '1')
     const answers = await inParallel(200, 8, () => predictIris(running.base))
-    t.ok(
-      answers.every((a) => a.status === 200) && answers.some((a) => a.version === '2') && answers.some((a) => a.version === '1'),
-      'requests still split',
-    )
+    t.ok(answers.every((a) => a.status === 200) && answers.some((a) => a.version === '2') && answers.some((a) => a.version === '1'), 'requests still split')
     t.equal(total(await scrape(running), 'svc_model_rollout_percent', { role: 'canary', version: '2' }), PERCENT)
   }
   const refused = running.lines().filter((l) => l.event === 'model_rollout_refused')

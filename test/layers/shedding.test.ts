@@ -21,6 +21,7 @@ t.test('no limit, no layer, no series', async (t) => {
   const registry = new Registry()
   const shedding = createShedding({ maxInFlight: 0, maxEventLoopDelayMs: 0, metrics: registry })
   t.equal(shedding.layer, undefined)
+  t.equal(shedding.isUnderPressure(), false, 'never under pressure without limits')
   shedding.stop()
   t.equal(await shedCount(registry, 'max_in_flight'), undefined)
 })
@@ -38,7 +39,9 @@ t.test('past SVC_MAX_IN_FLIGHT requests are answered 503 with Retry-After before
     return new Promise<Reply>((resolve) => releases.push(() => resolve({ kind: 'json', status: 200 })))
   }
   const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(slow, ROUTE)
+  t.equal(shedding.isUnderPressure(), false)
   const first = handler(makeCtx())
+  t.equal(shedding.isUnderPressure(), true, 'half the limit in flight: under pressure, before any request is shed')
   const second = handler(makeCtx())
   const shed = (await handler(makeCtx())) as ProblemReply
   t.equal(ran, 2, 'the third never reached its endpoint')
@@ -106,6 +109,7 @@ t.test('while the event loop lags past SVC_MAX_EVENT_LOOP_DELAY_MS requests are 
   }
   // The overdue sample runs before this shorter sleep ends, and measures the block.
   await sleep(LAG_SAMPLE_MS / 2)
+  t.equal(shedding.isUnderPressure(), true, 'a lag past half the limit is pressure')
   const shed = handler(makeCtx()) as ProblemReply
   t.equal(shed.status, 503)
   t.match(shed.problem, { reason: 'event_loop_delay', detail: /too busy/ })

@@ -241,3 +241,70 @@ t.test('a build kept only for its etags is held until a later pass drops it too'
   t.same(nextState(previous, snapshot(model('iris', manifestOf('1', ['1', '2']), [refusedVersion('iris', '1', 'bad'), loaded(iris2)]))).retired, [])
   t.same(nextState(previous, snapshot(model('iris', manifestOf('1'), [refusedVersion('iris', '1', 'bad')]))).retired, [iris2])
 })
+
+const iris2 = build('iris', '2')
+const rolloutManifest = (rollout: Partial<Pick<Manifest, 'canary' | 'shadow' | 'rolloutError'>>, defaultVersion = '1'): Manifest => ({
+  ...manifestOf(defaultVersion, ['1', '2']),
+  ...rollout,
+})
+
+t.test('a canary and a shadow are served as declared, on the entry and the slot, and a change of share is a reload', async (t) => {
+  const first = nextState(
+    EMPTY,
+    snapshot(model('iris', rolloutManifest({ canary: { version: '2', percent: 5 }, shadow: { version: '2', percent: 100 } }), [loaded(iris1), loaded(iris2)])),
+  )
+  const slot = first.state.slots.get('iris')
+  t.same(slot?.rollout, { canary: { served: iris2, percent: 5 }, shadow: { served: iris2, percent: 100 } })
+  t.match(slot?.entry, { canary: { version: '2', percent: 5 }, shadow: { version: '2', percent: 100 }, rolloutError: undefined })
+  const raised = nextState(
+    first.state,
+    snapshot(model('iris', rolloutManifest({ canary: { version: '2', percent: 25 } }), [loaded(iris1), loaded(iris2)], '"m2"')),
+  )
+  t.same(raised.events, [{ event: 'model_reloaded', fields: { model: 'iris', version: '1', versions: ['1', '2'], canary: { version: '2', percent: 25 } } }])
+  t.equal(raised.state.slots.get('iris')?.entry.shadow, undefined, 'a shadow no longer declared is gone')
+  const same = nextState(
+    raised.state,
+    snapshot(model('iris', rolloutManifest({ canary: { version: '2', percent: 25 } }), [loaded(iris1), loaded(iris2)], '"m3"')),
+  )
+  t.same(same.events, [], 'the same split again changes nothing')
+  t.equal(same.state.slots.get('iris')?.rollout.canary?.served, iris2)
+})
+
+t.test('a refused rollout keeps the previous slot serving, says why on the entry, and is logged once', async (t) => {
+  const before = after(model('iris', rolloutManifest({ canary: { version: '2', percent: 5 } }), [loaded(iris1), loaded(iris2)]))
+  const bad = rolloutManifest({ rolloutError: 'canary.percent: must be a number from 0 to 100, is 150' })
+  const refused = nextState(before, snapshot(model('iris', bad, [loaded(iris1), loaded(iris2)], '"m2"')))
+  const slot = refused.state.slots.get('iris')
+  t.equal(slot?.rollout, before.slots.get('iris')?.rollout, 'the split served before')
+  t.match(slot?.entry, {
+    state: 'READY',
+    reason: undefined,
+    canary: { version: '2', percent: 5 },
+    rolloutError: 'canary.percent: must be a number from 0 to 100, is 150',
+  })
+  t.same(refused.events, [{ event: 'model_rollout_refused', fields: { model: 'iris', reason: 'canary.percent: must be a number from 0 to 100, is 150' } }])
+  const again = nextState(refused.state, snapshot(model('iris', bad, [loaded(iris1), loaded(iris2)], '"m2"')))
+  t.same(again.events, [], 'not logged again while the reason is the same')
+
+  // A version that did not load (and never served: a broken new build of a served one leaves the old serving): the refusal carries why.
+  const broken = rolloutManifest({ canary: { version: '2', percent: 5 } })
+  const unloaded = nextState(irisOnly(), snapshot(model('iris', broken, [loaded(iris1), refusedVersion('iris', '2', 'sha256 mismatch')], '"m2"')))
+  t.equal(unloaded.state.slots.get('iris')?.entry.rolloutError, 'canary.version: "2" is not loaded: sha256 mismatch')
+  const fresh = nextState(EMPTY, snapshot(model('iris', rolloutManifest({ shadow: { version: '2', percent: 5 } }), [loaded(iris1)])))
+  t.equal(fresh.state.slots.get('iris')?.entry.rolloutError, 'shadow.version: "2" is not loaded', 'a version never read has no reason to add')
+})
+
+t.test('a rollout refused on a first pass serves the default alone', async (t) => {
+  const { state, events } = nextState(
+    EMPTY,
+    snapshot(model('iris', rolloutManifest({ rolloutError: 'shadow.version: is missing' }), [loaded(iris1), loaded(iris2)])),
+  )
+  const slot = state.slots.get('iris')
+  t.match(slot?.entry, { state: 'READY', canary: undefined, shadow: undefined, rolloutError: 'shadow.version: is missing' })
+  t.same(slot?.rollout, { canary: undefined, shadow: undefined })
+  t.equal(slot?.defaultModel, iris1)
+  t.same(
+    events.map((e) => e.event),
+    ['model_rollout_refused', 'model_loaded', 'model_loaded'],
+  )
+})

@@ -155,7 +155,7 @@ t.test('a manifest that is not valid makes the model UNAVAILABLE with the manife
   t.same(registry.entry('iris'), {
     name: 'iris',
     state: 'UNAVAILABLE',
-    reason: 'iris/manifest.json: versoins: is not a member of a manifest (default_version, versions)',
+    reason: 'iris/manifest.json: versoins: is not a member of a manifest (default_version, versions, canary, shadow)',
     defaultVersion: undefined,
     versions: [],
     platform: 'svc',

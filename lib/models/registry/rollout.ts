@@ -17,11 +17,18 @@ const FNV_PRIME = 0x01000193
 /** 2³² / 100: a 32-bit hash over this is a point in [0, 100). */
 const POINTS_PER_PERCENT = 4294967296 / 100
 
-/** A routing key's fixed point in [0, 100): FNV-1a over its UTF-16 code units, the same on every host. */
+/**
+ * A routing key's fixed point in [0, 100), the same on every host: FNV-1a over its UTF-16 code
+ * units, then MurmurHash3's finaliser. FNV-1a alone spreads keys that differ only in their last
+ * characters (`user-1`, `user-2`, …) unevenly over the range: 6 % off in a tenth of it over 10⁵
+ * such keys; the finaliser mixes every bit into every other.
+ */
 export const keyPoint = (key: string): number => {
   let hash = FNV_OFFSET
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), FNV_PRIME)
-  return (hash >>> 0) / POINTS_PER_PERCENT
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35)
+  return ((hash ^ (hash >>> 16)) >>> 0) / POINTS_PER_PERCENT
 }
 
 /** Whether a request falls in an arm's share: by its key when it has one, else at random. */
