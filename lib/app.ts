@@ -72,31 +72,8 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const service = { name: config.name, version: VERSION, environment: config.environment }
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
-  const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
-  const models = createModelRegistry({
-    store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
-    logger,
-    metrics: metricsRegistry.prom,
-    reloadIntervalS: config.models.reloadIntervalS,
-    runtimes: runtimes ?? servedRuntimes({ onnxThreads: config.models.onnxThreads }),
-    // Called once a pass has published, so `shadows` exists by then.
-    onPublish: (builds) => {
-      counters?.track(builds)
-      shadows.track(models.entries().flatMap((entry) => models.shadowOf(entry.name)?.served ?? []))
-    },
-  })
-  const drift = counters === undefined ? undefined : createDrift(config, models, metricsRegistry, logger, counters)
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const { queue: capacity, timeoutMs, tolerance } = config.models.shadow
-  const shadows = createShadowCopies({
-    metrics: metricsRegistry.prom,
-    logger,
-    capacity,
-    timeoutMs,
-    tolerance,
-    isUnderPressure: shedding.isUnderPressure,
-    onRows: drift?.monitor.count,
-  })
+  const { models, drift, shadows } = createModels(config, logger, metricsRegistry, shedding, runtimes)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -161,6 +138,44 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
       ? undefined
       : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: metricsRegistry.http, address: config.admin })
   return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows }
+}
+
+/**
+ * The model registry, drift monitoring and shadow copies, wired together: each publish makes the
+ * series of the bin counters and of the shadows it serves, before any request reaches them.
+ */
+const createModels = (
+  config: Config,
+  logger: Logger,
+  metricsRegistry: MetricsRegistry,
+  shedding: Shedding,
+  runtimes: readonly Runtime[] | undefined,
+): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies }> => {
+  const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
+  const models = createModelRegistry({
+    store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
+    logger,
+    metrics: metricsRegistry.prom,
+    reloadIntervalS: config.models.reloadIntervalS,
+    runtimes: runtimes ?? servedRuntimes({ onnxThreads: config.models.onnxThreads }),
+    // Called once a pass has published, so `shadows` exists by then.
+    onPublish: (builds) => {
+      counters?.track(builds)
+      shadows.track(models.entries().flatMap((entry) => models.shadowOf(entry.name)?.served ?? []))
+    },
+  })
+  const drift = counters === undefined ? undefined : createDrift(config, models, metricsRegistry, logger, counters)
+  const { queue: capacity, timeoutMs, tolerance } = config.models.shadow
+  const shadows = createShadowCopies({
+    metrics: metricsRegistry.prom,
+    logger,
+    capacity,
+    timeoutMs,
+    tolerance,
+    isUnderPressure: shedding.isUnderPressure,
+    onRows: drift?.monitor.count,
+  })
+  return { models, drift, shadows }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

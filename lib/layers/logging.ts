@@ -44,7 +44,8 @@ export const logging =
     // an upstream down or a model not ready), the problem's `type` and `detail` as `problem`.
     const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined, problem: Problem | undefined): void => {
       if (error === undefined && (status < 500 ? completed : answered) === undefined) return
-      const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${milliseconds(performance.now() - ctx.startTime)}${ctx.logMembers}`
+      const duration = milliseconds(performance.now() - ctx.startTime)
+      const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${duration}${ctx.logMembers}`
       if (error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
       else if (status < 500) (completed as LineFn)(members, ctx)
       else if (problem === undefined) (answered as LineFn)(members, ctx)

@@ -14,26 +14,21 @@
 // - A copy whose shadow stopped being one (a reload) before it ran is dropped: its build may be
 //   released by then.
 // - A failing shadow is logged (`shadow_prediction_failed`) when its message is new for that
-//   version, not on every copy.
+//   version, not on every copy (run.ts, which runs one copy).
 import { performance } from 'node:perf_hooks'
 import type { Registry } from 'prom-client'
-import { errorMessage } from '../../core/errors.js'
 import type { Ctx } from '../../core/http/context.js'
-import { observe } from '../../telemetry/cells.js'
 import type { Logger } from '../../telemetry/logger.js'
 import { requestStore } from '../../telemetry/request-store.js'
-import { encodeInputs } from '../inference/features.js'
-import type { InferRequest } from '../inference/request.js'
 import type { ServedModel } from '../registry/registry.js'
 import type { Prediction } from '../runtime.js'
-import { disagreements } from './compare.js'
-import { createShadowMetrics, type ShadowCells, type ShadowOutcome } from './metrics.js'
+import { createShadowMetrics, type ShadowCells } from './metrics.js'
+import { createCopyRunner, type ShadowCopy } from './run.js'
+
+export type { ShadowCopy } from './run.js'
 
 /** How long copies that answer synchronously may run back to back before yielding the loop. */
 export const TURN_BUDGET_MS = 1
-
-/** One request to predict again: the shadow build, and the primary build with what it answered. */
-export type ShadowCopy = Readonly<{ shadow: ServedModel; primary: ServedModel; request: InferRequest; answered: Prediction }>
 
 export type ShadowOptions = Readonly<{
   metrics: Registry
@@ -66,61 +61,12 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
   let [head, count] = [0, 0]
   let isRunning = false
   let isScheduled = false
-  const failures = new Map<string, string>()
+  const runner = createCopyRunner({ logger, timeoutMs, tolerance, onRows })
 
-  const fail = (copy: ShadowCopy, cells: ShadowCells, outcome: Exclude<ShadowOutcome, 'success'>, start: number, message: string): void => {
-    cells.outcomes[outcome].value++
-    observe(cells.duration, (performance.now() - start) / 1000, undefined)
-    const { name, version } = copy.shadow
-    if (failures.get(`${name}/${version}`) === message) return
-    failures.set(`${name}/${version}`, message)
-    logger.warning('shadow_prediction_failed', { model: name, version, outcome, message })
-  }
-
-  const compared = (copy: ShadowCopy, cells: ShadowCells, features: Float64Array, prediction: Prediction, start: number): void => {
-    const { shadow, primary, request, answered } = copy
-    cells.outcomes.success.value++
-    observe(cells.duration, (performance.now() - start) / 1000, undefined)
-    cells.rows.value += request.rows
-    cells.disagreements.value += disagreements(primary.model, answered, shadow.model, prediction, request.rows, tolerance)
-    onRows?.(shadow, features, request.rows, prediction)
-  }
-
-  /** Settles an asynchronous copy: its answer, its failure, or a timeout, whichever comes first. */
-  const awaited = (copy: ShadowCopy, cells: ShadowCells, features: Float64Array, pending: Promise<Prediction>, start: number): Promise<void> =>
-    new Promise((resolve) => {
-      let isSettled = false
-      const settle = (outcome: () => void): void => {
-        if (isSettled) return
-        isSettled = true
-        clearTimeout(timer)
-        outcome()
-        resolve()
-      }
-      const timer = setTimeout(() => settle(() => fail(copy, cells, 'timeout', start, `no answer within ${timeoutMs} ms`)), timeoutMs)
-      pending.then(
-        (prediction) => settle(() => compared(copy, cells, features, prediction, start)),
-        (error: unknown) => settle(() => fail(copy, cells, 'error', start, errorMessage(error))),
-      )
-    })
-
-  /** Runs one copy: undefined once done, or the promise of an asynchronous one. */
+  /** Runs one copy unless its shadow stopped being one (a reload): dropped with the role, its build may be released. */
   const run = (copy: ShadowCopy): Promise<void> | undefined => {
     const cells = byBuild.get(copy.shadow)
-    if (cells === undefined) return undefined // no longer the shadow: dropped with the role
-    const start = performance.now()
-    let features: Float64Array
-    let prediction: Prediction | Promise<Prediction>
-    try {
-      features = encodeInputs(copy.request, copy.shadow.model)
-      prediction = copy.shadow.predictor.predict(features, copy.request.rows)
-    } catch (error: unknown) {
-      fail(copy, cells, 'error', start, errorMessage(error))
-      return undefined
-    }
-    if (prediction instanceof Promise) return awaited(copy, cells, features, prediction, start)
-    compared(copy, cells, features, prediction, start)
-    return undefined
+    return cells === undefined ? undefined : runner.run(copy, cells)
   }
 
   const take = (): ShadowCopy => {
@@ -181,7 +127,7 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
     track: (shadows) => {
       const cells = series.track(shadows)
       byBuild = new Map(shadows.map((build) => [build, cells.get(`${build.name}/${build.version}`) as ShadowCells]))
-      for (const key of failures.keys()) if (!cells.has(key)) failures.delete(key)
+      runner.forget(cells)
     },
     copy: (ctx, copy) => ctx.whenWritten(() => enqueue(copy)),
     pending: () => count + (isRunning ? 1 : 0),

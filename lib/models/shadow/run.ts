@@ -1,0 +1,92 @@
+// One shadow copy run (copies.ts queues them): encoded for the shadow's own inputs from the
+// request, predicted, compared with what the client was given (compare.ts) and counted; a failure
+// is the copy's outcome (`error`, or `timeout` for an asynchronous one not settled in time), logged
+// when its message is new for that version (`shadow_prediction_failed`).
+import { performance } from 'node:perf_hooks'
+import { errorMessage } from '../../core/errors.js'
+import { observe } from '../../telemetry/cells.js'
+import type { Logger } from '../../telemetry/logger.js'
+import { encodeInputs } from '../inference/features.js'
+import type { InferRequest } from '../inference/request.js'
+import type { ServedModel } from '../registry/registry.js'
+import type { Prediction } from '../runtime.js'
+import { disagreements } from './compare.js'
+import type { ShadowCells, ShadowOutcome } from './metrics.js'
+
+/** One request to predict again: the shadow build, and the primary build with what it answered. */
+export type ShadowCopy = Readonly<{ shadow: ServedModel; primary: ServedModel; request: InferRequest; answered: Prediction }>
+
+export type RunOptions = Readonly<{
+  logger: Logger
+  timeoutMs: number
+  tolerance: number
+  onRows: ((served: ServedModel, features: Float64Array, rows: number, prediction: Prediction) => void) | undefined
+}>
+
+export type CopyRunner = Readonly<{
+  /** Runs one copy, counted in `cells`: undefined once done, or the promise of an asynchronous one (never rejects). */
+  run(copy: ShadowCopy, cells: ShadowCells): Promise<void> | undefined
+  /** Forgets the failures logged for versions that are no longer a shadow (`model/version` keys kept). */
+  forget(kept: ReadonlyMap<string, unknown>): void
+}>
+
+export const createCopyRunner = ({ logger, timeoutMs, tolerance, onRows }: RunOptions): CopyRunner => {
+  const failures = new Map<string, string>()
+
+  const fail = (copy: ShadowCopy, cells: ShadowCells, outcome: Exclude<ShadowOutcome, 'success'>, start: number, message: string): void => {
+    cells.outcomes[outcome].value++
+    observe(cells.duration, (performance.now() - start) / 1000, undefined)
+    const { name, version } = copy.shadow
+    if (failures.get(`${name}/${version}`) === message) return
+    failures.set(`${name}/${version}`, message)
+    logger.warning('shadow_prediction_failed', { model: name, version, outcome, message })
+  }
+
+  const compared = (copy: ShadowCopy, cells: ShadowCells, features: Float64Array, prediction: Prediction, start: number): void => {
+    const { shadow, primary, request, answered } = copy
+    cells.outcomes.success.value++
+    observe(cells.duration, (performance.now() - start) / 1000, undefined)
+    cells.rows.value += request.rows
+    cells.disagreements.value += disagreements(primary.model, answered, shadow.model, prediction, request.rows, tolerance)
+    onRows?.(shadow, features, request.rows, prediction)
+  }
+
+  /** Settles an asynchronous copy: its answer, its failure, or a timeout, whichever comes first. */
+  const awaited = (copy: ShadowCopy, cells: ShadowCells, features: Float64Array, pending: Promise<Prediction>, start: number): Promise<void> =>
+    new Promise((resolve) => {
+      let isSettled = false
+      const settle = (outcome: () => void): void => {
+        if (isSettled) return
+        isSettled = true
+        clearTimeout(timer)
+        outcome()
+        resolve()
+      }
+      const timer = setTimeout(() => settle(() => fail(copy, cells, 'timeout', start, `no answer within ${timeoutMs} ms`)), timeoutMs)
+      pending.then(
+        (prediction) => settle(() => compared(copy, cells, features, prediction, start)),
+        (error: unknown) => settle(() => fail(copy, cells, 'error', start, errorMessage(error))),
+      )
+    })
+
+  return {
+    run: (copy, cells) => {
+      const start = performance.now()
+      let features: Float64Array
+      let prediction: Prediction | Promise<Prediction>
+      try {
+        features = encodeInputs(copy.request, copy.shadow.model)
+        prediction = copy.shadow.predictor.predict(features, copy.request.rows)
+      } catch (error: unknown) {
+        fail(copy, cells, 'error', start, errorMessage(error))
+        return undefined
+      }
+      if (prediction instanceof Promise) return awaited(copy, cells, features, prediction, start)
+      compared(copy, cells, features, prediction, start)
+      return undefined
+    },
+    forget: (kept) => {
+      for (const key of failures.keys()) if (!kept.has(key)) failures.delete(key)
+    },
+  }
+}
