@@ -142,15 +142,15 @@ t.test('three instances, rows round-robin: each is insufficient_data, the fleet 
     const r = await prometheus.query('count(svc_drift_bin_total{model="iris"} == 0)')
     return Number(r[0]?.value[1]) === 3 * 2 * 12 ? r : undefined
   })
-  // 600 rows a version: 200 of each to every instance, whose window (shared by the two versions,
-  // which have the same inputs) then holds 400, under SVC_DRIFT_MIN_SAMPLES (500). The fleet has
-  // 600 a version, over the alerts' minimum (500).
+  // 600 rows a version: 200 of each to every instance, whose window (the default version's rows
+  // only; version 2's count in its bin counters alone) then holds 200, under SVC_DRIFT_MIN_SAMPLES
+  // (500). The fleet has 600 a version, over the alerts' minimum (500).
   await Promise.all([sendRoundRobin(instances, '1', irisRows(600, 0, 1)), sendRoundRobin(instances, '2', irisRows(600, 2, 2))])
 
   for (const [i, instance] of instances.entries()) {
-    const drift = await eventually(`instance ${i + 1} checked its 400 rows`, async () => {
+    const drift = await eventually(`instance ${i + 1} checked its 200 rows`, async () => {
       const d = await driftOf(instance)
-      return d.window.samples === 400 && d.status === 'insufficient_data' ? d : undefined
+      return d.window.samples === 200 && d.status === 'insufficient_data' ? d : undefined
     })
     t.same(
       { status: drift.status, scored: drift.scored_at, features: drift.features },

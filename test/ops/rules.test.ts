@@ -20,6 +20,10 @@ const ALERTS = [
   'SvcPredictionDriftModerate',
   'SvcPredictionDriftSevere',
   'SvcPredictionDriftSpike',
+  'SvcCanaryErrorRatioHigh',
+  'SvcCanaryLatencyHigh',
+  'SvcShadowDisagreementHigh',
+  'SvcShadowFailing',
   'SvcTargetDown',
   'Watchdog',
 ]

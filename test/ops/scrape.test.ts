@@ -1,7 +1,8 @@
 // ops/ against the running service. First, every metric name a rule, a dashboard panel or a promtool
 // test reads is declared by a real /metrics scrape. Then a real Prometheus, loaded with
 // ops/prometheus/prometheus.yml and every rule file, scrapes a live instance under traffic (5xx and
-// 4xx answers, a failing upstream, drifted predictions): the series arrive with their labels, every
+// 4xx answers, a failing upstream, drifted predictions, iris rolling out a retrained version 2 as a
+// canary and a shadow): the series arrive with their labels, every
 // rule is healthy, every recording rule has a series and every dashboard panel shows data, except
 // the panels whose feature is off here (FEATURE_OFF). Only what a test cannot wait for is changed:
 // intervals of 1 s instead of 15 s, this service as the only dev target, and no Alertmanager.
@@ -14,6 +15,9 @@ import { scrapeFleet, startInstance } from '../fixtures/fleet.js'
 import { eventually, type RunningPrometheus, type Sample } from '../fixtures/prometheus.js'
 import { fakeCoinbase, fakeCoingecko } from '../fixtures/rate-upstreams.js'
 import { findTool } from '../fixtures/tools.js'
+import { rebuilt, shippedFiles } from '../fixtures/model-registry.js'
+import { tempTree } from '../fixtures/model-store.js'
+import { withCanary } from '../fixtures/rollout.js'
 import { allPanels, concrete, loadDashboard } from './fixtures/dashboard.js'
 import { OPS, readYaml } from './fixtures/ops.js'
 import { declaredMetrics, isDeclared, metricNames, seriesName } from './fixtures/promql.js'
@@ -102,7 +106,14 @@ t.test('a real Prometheus scraping a live instance under traffic: labels, rules,
   const coingecko = await fakeCoingecko(t)
   coingecko.set('down')
   const coinbase = await fakeCoinbase(t)
+  // Half the unnamed requests to the canary, every answered one copied to the shadow.
+  const store = await tempTree(t, {
+    ...shippedFiles(),
+    'iris/manifest.json': JSON.stringify(withCanary(50, { shadow: { version: '2', percent: 100 } })),
+    'iris/2/model.json': rebuilt('iris', '2', 3),
+  })
   const service = await serve(t, {
+    SVC_MODEL_STORE: store,
     SVC_RATE_COINGECKO_URL: coingecko.url,
     SVC_RATE_COINBASE_URL: coinbase.url,
     SVC_RATE_CACHE_TTL_MS: '0',
