@@ -347,13 +347,15 @@ t.test('metrics are exact after known traffic', async (t) => {
   t.equal(sample(text, 'svc_model_predictions_total', { model: 'cars', version: '1', environment: 'test' }), undefined, 'no traffic, no series')
 })
 
+const NO_SPLIT = { canary: null, shadow: null }
+
 t.test('GET /api/v1/models lists every model with its state', async (t) => {
   const s = await setup(t)
   const reply = await s.call('GET', '/api/v1/models')
   t.same(bodyOf(reply), {
     models: [
-      { name: 'cars', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null },
-      { name: 'iris', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null },
+      { name: 'cars', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null, rollout: NO_SPLIT, rollout_error: null },
+      { name: 'iris', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null, rollout: NO_SPLIT, rollout_error: null },
     ],
   })
 })

@@ -192,6 +192,18 @@ t.test('a manifest the registry refuses leaves the previous split serving, and s
   const fixed = await detail(running)
   t.equal(fixed['rollout_error'], null, 'a valid manifest clears the refusal')
   t.same(fixed['rollout'], { canary: { version: '2', percent: 50 }, shadow: { version: '2', percent: 10 } })
+
+  // Promotion: version 2 the default, the canary and shadow gone, and their series with them.
+  await writeManifest(root, { default_version: '2', versions: ['1', '2'] })
+  await running.app.models.reload()
+  const text = await scrape(running)
+  t.equal(total(text, 'svc_model_rollout_percent', { model: 'iris', version: '2', role: 'default' }), 100)
+  t.notMatch(text, /svc_model_rollout_percent\{[^}]*role="(canary|shadow)"/, 'no canary or shadow series left')
+  t.notMatch(text, /svc_model_rollout_percent\{[^}]*version="1"/, 'version 1 plays no part')
+  t.ok(
+    (await inParallel(50, 8, () => predictIris(running.base))).every((a) => a.version === '2'),
+    'the new default answers all',
+  )
 })
 
 t.test('a refused rollout at start-up serves the default alone', async (t) => {

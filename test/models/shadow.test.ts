@@ -130,12 +130,13 @@ t.test('copies of a build that is no longer the shadow are dropped with it; one 
 
 t.test('a copy that throws, rejects or hangs is counted, and logged when its message is new', async (t) => {
   const h = harness()
-  let mode: 'throw' | 'reject' | 'hang' | 'late' = 'throw'
+  let mode: 'throw' | 'reject' | 'hang' | 'late' | 'too late' = 'throw'
   const predictor: Predictor = {
     predict: (features, rows) => {
       if (mode === 'throw') throw new Error('no session')
       if (mode === 'reject') return Promise.reject(new Error('run failed'))
       if (mode === 'hang') return new Promise<never>(() => {})
+      if (mode === 'too late') return sleep(80).then(() => iris.predictor.predict(features, rows) as Prediction)
       return sleep(10).then(() => iris.predictor.predict(features, rows) as Prediction)
     },
     dispose: () => {},
@@ -156,9 +157,13 @@ t.test('a copy that throws, rejects or hangs is counted, and logged when its mes
   mode = 'late'
   answered(h, shadow)
   await settled(h)
+  mode = 'too late'
+  answered(h, shadow)
+  await settled(h)
+  await sleep(60) // its answer comes after the timeout, and is not counted again
   const text = await h.text()
   t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'error' }), 3)
-  t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'timeout' }), 2)
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'timeout' }), 3)
   t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'success' }), 1, 'an answer within the timeout counts')
   t.same(
     h.lines().map((l) => [l['event'], l['outcome'], l['message']]),

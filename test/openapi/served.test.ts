@@ -145,7 +145,16 @@ t.test('every example of every operation and component fits its schema, closed a
   const check = schemaChecker(document)
   const closed = schemaChecker(document, { isClosed: true })
   t.match(check(pointer('components', 'schemas', 'Rate'), { symbol: 'ETH' }), /must/)
-  const detail = { name: 'iris', versions: ['1'], default_version: '1', platform: 'svc', state: 'READY', reason: null }
+  const detail = {
+    name: 'iris',
+    versions: ['1'],
+    default_version: '1',
+    platform: 'svc',
+    state: 'READY',
+    reason: null,
+    rollout: { canary: null, shadow: null },
+    rollout_error: null,
+  }
   t.equal(check(pointer('components', 'schemas', 'ModelDetail'), { ...detail, drift: { status: 'disabled' } }), undefined)
   t.match(
     check(pointer('components', 'schemas', 'ModelDetail'), { ...detail, drift: { status: 'bogus' } }),
