@@ -36,7 +36,15 @@ t.test('defaults apply when nothing is set', async (t) => {
       staleMs: 300_000,
     },
     maxStreams: 100,
-    models: { store: { kind: 'directory', root: DEFAULT_STORE_ROOT }, reloadIntervalS: 0, maxBatch: 1000, maxBytes: 16 * 1024 * 1024, onnxThreads: 1, routingHeader: undefined, shadow: { queue: 256, timeoutMs: 1000, tolerance: 0.05 } },
+    models: {
+      store: { kind: 'directory', root: DEFAULT_STORE_ROOT },
+      reloadIntervalS: 0,
+      maxBatch: 1000,
+      maxBytes: 16 * 1024 * 1024,
+      onnxThreads: 1,
+      routingHeader: undefined,
+      shadow: { queue: 256, timeoutMs: 1000, tolerance: 0.05 },
+    },
     drift: {
       isEnabled: true,
       window: 1000,

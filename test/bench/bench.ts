@@ -23,6 +23,11 @@
 // off (SVC_DRIFT_ENABLED=false) and, at batch 64, without the bin series (SVC_DRIFT_BIN_SERIES=false),
 // each on-and-off pair back to back in the same rounds; and in process (predict.ts), each part alone.
 //
+// Rollouts (lib/models/registry/rollout.ts, lib/models/shadow/): the CLI's batch-1 predict of iris
+// from stores holding iris 1 and the same artifact re-signed as 2 (rollout-store.ts), with no
+// rollout, a 5 % canary and a 100 % shadow, in the same rounds, each scraped for the share version 2
+// answered or copied; and in process (rollout.ts), a routing decision and a shadow copy.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_LOADGEN (wrk if
 // installed, else autocannon), BENCH_ONLY (a regular expression: only the variants whose names
 // match, with their bare counterparts; the account then prints only the rows it has).
@@ -34,10 +39,12 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startCollector } from './collector.js'
-import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
+import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
 import { postPathPieces } from './post-path.js'
 import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
+import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rollout.js'
+import { CANARY_PERCENT, createRolloutStores, SHADOW_PERCENT } from './rollout-store.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -48,9 +55,21 @@ const WARMUP_SECONDS = 3
 
 /** A POST with a JSON body instead of `GET /`; `rows` is how many predictions one request asks. */
 type Post = Readonly<{ path: string; body: string; rows: number }>
-/** `base`: the bare counterpart the variant is a ratio to (the bare GET unless named). */
-type Variant = { name: string; args: string[]; env?: Readonly<Record<string, string>>; post?: Post; base?: string }
-type Result = { name: string; rps: number; p99Ms: number; cpuUsPerRequest: number; serverCpu: number; requests: number; errors: number }
+/**
+ * `base`: the bare counterpart the variant is a ratio to (the bare GET unless named). `scrape`: the
+ * server's /metrics is read once the measured load ends, into its result's `metrics`.
+ */
+type Variant = { name: string; args: string[]; env?: Readonly<Record<string, string>>; post?: Post; base?: string; scrape?: boolean }
+type Result = {
+  name: string
+  rps: number
+  p99Ms: number
+  cpuUsPerRequest: number
+  serverCpu: number
+  requests: number
+  errors: number
+  metrics?: string
+}
 
 // Spans go over OTLP/gRPC to a receiver in this process, on loopback: the export's whole cost
 // (serialising, gRPC, HTTP/2) lands in the server's CPU figure, as it would with a real collector.
@@ -115,6 +134,19 @@ const STORE_VARIANTS: readonly Variant[] = [
   { name: ONNX_64, args: CLI, env: STORE, post: predict(64, 'iris_onnx'), base: BARE_POST_64 },
   { name: FOREST_64, args: CLI, env: STORE, post: predictRows('forest', forestRows(64)), base: BARE_POST_64 },
 ].filter(({ name }) => store.skipped === undefined || !ONNX_VARIANTS.has(name))
+
+// Rollouts: iris 1 and 2 (the same artifact re-signed) in three stores, one per manifest, back to
+// back in each round; the same body as the CLI's predict, which has no `id`, so the canary's share
+// is drawn with Math.random, as for every request without a routing key.
+const rollouts = await createRolloutStores(ROOT)
+const ROLLOUT_NONE = 'rollout: iris v1 + v2, batch 1, no rollout'
+const ROLLOUT_CANARY = `rollout: iris v1 + v2, batch 1, canary ${CANARY_PERCENT} %`
+const ROLLOUT_SHADOW = `rollout: iris v1 + v2, batch 1, shadow ${SHADOW_PERCENT} %`
+const ROLLOUT_VARIANTS: readonly Variant[] = [
+  { name: ROLLOUT_NONE, args: CLI, env: { SVC_MODEL_STORE: rollouts.dirs.none }, post: predict(1), base: BARE_POST, scrape: true },
+  { name: ROLLOUT_CANARY, args: CLI, env: { SVC_MODEL_STORE: rollouts.dirs.canary }, post: predict(1), base: BARE_POST, scrape: true },
+  { name: ROLLOUT_SHADOW, args: CLI, env: { SVC_MODEL_STORE: rollouts.dirs.shadow }, post: predict(1), base: BARE_POST, scrape: true },
+]
 
 const server = (variant: string): string[] => ['dist/test/bench/servers.js', variant]
 // The account's ladder (servers.ts): each rung adds one thing the CLI does per request.
@@ -196,6 +228,7 @@ const VARIANTS_ALL: readonly Variant[] = [
   { name: PREDICT_64_NO_BIN_SERIES, args: CLI, env: NO_BIN_SERIES, post: predict(64), base: BARE_POST_64 },
   { name: PREDICT_64_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(64), base: BARE_POST_64 },
   ...STORE_VARIANTS,
+  ...ROLLOUT_VARIANTS,
 ]
 const only = process.env['BENCH_ONLY'] === undefined ? undefined : new RegExp(process.env['BENCH_ONLY'])
 const isChosen = (v: Variant): boolean => only === undefined || only.test(v.name)
@@ -271,7 +304,14 @@ const measure = async (variant: Variant, logDir: string): Promise<Result> => {
     const before = cpuSeconds(server.pid as number)
     const result = await load(port, SECONDS, variant.post)
     const cpu = cpuSeconds(server.pid as number) - before
-    return { name: variant.name, ...result, cpuUsPerRequest: (cpu * 1e6) / result.requests, serverCpu: cpu / SECONDS }
+    const metrics = variant.scrape === true ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : undefined
+    return {
+      name: variant.name,
+      ...result,
+      cpuUsPerRequest: (cpu * 1e6) / result.requests,
+      serverCpu: cpu / SECONDS,
+      ...(metrics === undefined ? {} : { metrics }),
+    }
   } finally {
     server.kill('SIGKILL')
   }
@@ -283,7 +323,8 @@ process.stdout.write(
     `median of ${ROUNDS} interleaved rounds, ` +
     `${pinning ? 'server on CPU 0, load on CPU 1' : 'no CPU pinning'}; logs in ${logDir}\n` +
     `"store:" variants serve SVC_MODEL_STORE=${store.dir}` +
-    (store.skipped === undefined ? ' (kernel iris, ONNX iris-size classifier, ONNX forest)\n\n' : `; ONNX rows skipped: ${store.skipped}\n\n`),
+    (store.skipped === undefined ? ' (kernel iris, ONNX iris-size classifier, ONNX forest)\n' : `; ONNX rows skipped: ${store.skipped}\n`) +
+    `"rollout:" variants serve SVC_MODEL_STORE=${rollouts.dirs.none}, …/canary, …/shadow (iris 1 and 2, the same artifact re-signed)\n\n`,
 )
 const rounds: Array<Map<string, Result>> = []
 for (let round = 0; round < ROUNDS; round++) {
@@ -480,6 +521,88 @@ if (store.skipped !== undefined) {
       `forest ${(await inProcessOnnxUs(store.dir, 'forest', forestRows(1))).toFixed(1)}, ${(await inProcessOnnxUs(store.dir, 'forest', forestRows(64))).toFixed(1)}\n`,
   )
 }
+
+// Rollouts. The canary's target: its ratio to the bare POST within +0.1 of no rollout's, as the
+// median of the per-round differences (the two ran back to back in every round). The shadow's: its
+// CPU per request over no rollout's (median of per-round differences) at most 1.5 in-process
+// batch-1 predictions (the middle of the calibration's 1.3 to 1.8 µs per µs of work) plus 1 µs for
+// what a copy does besides predicting (its hook, queue and turn, the comparison, its own series and
+// bin counters), which the in-process whole copy prices.
+const CANARY_MAX_OVER = 0.1
+const SHADOW_PREDICTIONS = 1.5
+const SHADOW_ALLOWANCE_US = 1
+const ROUTING_MAX_NS = 200
+if ([ROLLOUT_NONE, ROLLOUT_CANARY, ROLLOUT_SHADOW].some(has)) {
+  const successes = (r: Map<string, Result>, name: string, labels: Readonly<Record<string, string>> = {}): number =>
+    metricTotal(get(r, name).metrics ?? '', 'svc_model_prediction_requests_total', { model: 'iris', outcome: 'success', ...labels })
+  /** Version 2's share of the answers (%), warm-up included. */
+  const answeredBy2 = (name: string): number => perRound((r) => (successes(r, name, { version: '2' }) * 100) / successes(r, name))
+  let text = `\nRollouts: iris 1 and 2, batch 1, the same body as the CLI's predict (no id: Math.random splits the canary)\n`
+  text += `${'  variant'.padEnd(50)}${['CPU µs/req', '× bare POST', 'p99 ms', 'v2 answered', 'v2 copied'].map((c) => c.padStart(12)).join('')}\n`
+  for (const name of [PREDICT_1, ROLLOUT_NONE, ROLLOUT_CANARY, ROLLOUT_SHADOW].filter(has)) {
+    const isRollout = name !== PREDICT_1
+    const copied = (): number =>
+      perRound((r) => (metricTotal(get(r, name).metrics ?? '', 'svc_model_shadow_predictions_total', { outcome: 'success' }) * 100) / successes(r, name))
+    text += `  ${name.padEnd(48)}${[
+      cpuOf(name).toFixed(1),
+      has(BARE_POST) ? cpuRatio(name, BARE_POST).toFixed(2) : '',
+      perRound((r) => get(r, name).p99Ms).toFixed(2),
+      isRollout ? `${answeredBy2(name).toFixed(2)} %` : '',
+      isRollout ? `${copied().toFixed(1)} %` : '',
+    ]
+      .map((c) => c.padStart(12))
+      .join('')}\n`
+  }
+  if (has(ROLLOUT_SHADOW)) {
+    const dropped = rounds.reduce((sum, r) => sum + metricTotal(get(r, ROLLOUT_SHADOW).metrics ?? '', 'svc_model_shadow_dropped_total'), 0)
+    text += `  shadow copies dropped, all rounds: ${dropped}\n`
+  }
+  if (has(ROLLOUT_CANARY) && has(ROLLOUT_NONE) && has(BARE_POST)) {
+    const canaryOver = perRound((r) => (get(r, ROLLOUT_CANARY).cpuUsPerRequest - get(r, ROLLOUT_NONE).cpuUsPerRequest) / get(r, BARE_POST).cpuUsPerRequest)
+    text += accountRow(
+      `canary ${CANARY_PERCENT} %, × bare POST over no rollout's (target ≤ +${CANARY_MAX_OVER}: ${verdict(canaryOver <= CANARY_MAX_OVER)})`,
+      canaryOver,
+    )
+    text += accountRow('  in CPU µs per request (median of per-round differences)', over(ROLLOUT_CANARY, ROLLOUT_NONE))
+  }
+  if (has(ROLLOUT_SHADOW) && has(ROLLOUT_NONE)) {
+    const shadow = await inProcessShadowUs(ROOT, predict(1).body)
+    const extra = over(ROLLOUT_SHADOW, ROLLOUT_NONE)
+    const limit = SHADOW_PREDICTIONS * shadow.prediction + SHADOW_ALLOWANCE_US
+    text +=
+      accountRow(
+        `shadow ${SHADOW_PERCENT} %, CPU µs per request over no rollout's (target ≤ ${SHADOW_PREDICTIONS} × ${shadow.prediction.toFixed(2)} + ` +
+          `${SHADOW_ALLOWANCE_US} = ${limit.toFixed(2)}: ${verdict(extra <= limit)})`,
+        extra,
+      ) +
+      accountRow('  in process: one batch-1 prediction of the shadow (encodeInputs + the kernel)', shadow.prediction) +
+      accountRow(`  in process: one whole shadow copy, 50 a turn (${(shadow.completed * 100).toFixed(1)} % predicted)`, shadow.copy) +
+      accountRow(
+        '  p99 ms, no rollout',
+        perRound((r) => get(r, ROLLOUT_NONE).p99Ms),
+      ) +
+      accountRow(
+        `  p99 ms, shadow ${SHADOW_PERCENT} %`,
+        perRound((r) => get(r, ROLLOUT_SHADOW).p99Ms),
+      ) +
+      accountRow(
+        '  p99 ms, shadow over no rollout (median of per-round differences)',
+        perRound((r) => get(r, ROLLOUT_SHADOW).p99Ms - get(r, ROLLOUT_NONE).p99Ms),
+      )
+  }
+  const routing = await inProcessRoutingNs(ROOT)
+  text += `In process, a routing decision, CPU ns (median of ${SAMPLES} samples of ${DECISIONS / 1e6} million; target ≤ ${ROUTING_MAX_NS} each):\n`
+  for (const [label, decision] of [
+    ['keyPoint(id) alone, a 36-character UUID', routing.keyPoint],
+    [`registry.route, canary ${CANARY_PERCENT} %, keyed by a UUID id`, routing.keyed],
+    [`registry.route, canary ${CANARY_PERCENT} %, no key (Math.random)`, routing.unkeyed],
+    ['registry.route, no canary (the baseline)', routing.noCanary],
+  ] as const) {
+    text += accountRow(`${label}: ${decision.canaryPercent.toFixed(2)} % to the canary (${verdict(decision.ns <= ROUTING_MAX_NS)})`, decision.ns, 1)
+  }
+  process.stdout.write(text)
+}
 collector.close()
 await store.remove()
+await rollouts.remove()
 if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1

@@ -1,5 +1,5 @@
 // What the benchmark and the reliability report share about driving load: finding the tools,
-// waiting for a server's port, and reading wrk's and autocannon's reports.
+// waiting for a server's port, and reading wrk's and autocannon's reports and a server's /metrics.
 import { execFile } from 'node:child_process'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -52,4 +52,17 @@ export const parseAutocannon = (stdout: string): LoadResult => {
     timeouts: number
   }
   return { rps: report.requests.average, p99Ms: report.latency.p99, requests: report.requests.total, errors: report.non2xx + report.errors + report.timeouts }
+}
+
+/** The sum of every sample of `name` in a Prometheus text exposition whose labels include `labels`. */
+export const metricTotal = (text: string, name: string, labels: Readonly<Record<string, string>> = {}): number => {
+  let sum = 0
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)/.exec(line)
+    if (match?.[1] !== name) continue
+    const found = new Map<string, string>()
+    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found.set(pair[1] as string, pair[2] as string)
+    if (Object.entries(labels).every(([k, v]) => found.get(k) === v)) sum += Number(match[3])
+  }
+  return sum
 }

@@ -7,7 +7,8 @@
 // to the canary when the key's point, a 32-bit FNV-1a hash scaled to [0, 100), is below the
 // canary's percent: the same key lands on the same version on every request and every instance, and
 // raising the percent only moves keys from the default to the canary, never back. A request without
-// one draws Math.random(). Either way about 20 ns at batch 1 (`npm run bench`, in process).
+// one draws Math.random(): 17–27 ns a decision, 56–102 ns hashing a 36-character id, against 10 ns
+// with no canary (`npm run bench`, in process, Node 20 and 24).
 import { failed, succeeded, type Result } from '../../core/result.js'
 import type { Manifest, RolloutTarget } from '../store/manifest.js'
 import { NO_ROLLOUT, type ModelSlot, type Rollout, type RolloutArm, type ServedModel } from './state.js'
