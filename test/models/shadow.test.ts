@@ -9,6 +9,7 @@ import type { ModelVersion, Prediction, Predictor } from '../../lib/models/runti
 import { disagreements } from '../../lib/models/shadow/compare.js'
 import { createShadowCopies, type ShadowOptions } from '../../lib/models/shadow/copies.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
+import { requestStore } from '../../lib/telemetry/request-store.js'
 import { makeCtx, rethrow } from '../fixtures/ctx.js'
 import { kernelVersion } from '../fixtures/model-runtime.js'
 import { total } from '../fixtures/rollout.js'
@@ -210,4 +211,23 @@ t.test('synchronous copies yield the event loop once they have run for a turn bu
   t.ok(after > 0 && after < 10, `a turn ran some and left the rest (${after} left)`)
   await settled(h)
   t.equal(total(await h.text(), 'svc_model_shadow_predictions_total', { outcome: 'success' }), 10)
+})
+
+t.test("a reply written inside the request's store still runs its copy outside it", async (t) => {
+  const h = harness()
+  const failing: Predictor = {
+    predict: () => {
+      throw new Error(`store: ${JSON.stringify(requestStore.getStore()?.requestId)}`)
+    },
+    dispose: () => {},
+  }
+  const shadow = served('2', failing)
+  h.copies.track([shadow])
+  const ctx = makeCtx('POST', '/v2/models/iris/infer')
+  h.copies.copy(ctx, { shadow, primary, request: REQUEST, answered: primary.predictor.predict(new Float64Array([5.1, 3.5, 1.4, 0.2]), 1) as Prediction })
+  // An asynchronous reply is written from a continuation that still holds the request's store.
+  requestStore.run(ctx, () => ctx.replyWritten(undefined, rethrow))
+  await settled(h)
+  t.match(h.lines()[0], { event: 'shadow_prediction_failed', message: 'store: undefined' })
+  t.notOk('request_id' in (h.lines()[0] as object), "the line is not the request's")
 })

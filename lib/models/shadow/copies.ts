@@ -9,6 +9,10 @@
 //   so shadow work goes before any real request is shed. Copies run one at a time: a synchronous
 //   one (the kernel) back to back for at most TURN_BUDGET_MS a turn, an asynchronous one (ONNX)
 //   awaited for at most SVC_SHADOW_TIMEOUT_MS, after which it is a `timeout` and the next one runs.
+// - Drains run outside the request's store: a copy's log lines are not the request's, and no
+//   request's context is kept alive by one. A synchronous reply is written outside the store
+//   already; `requestStore.exit` is called only inside one, since on Node 20 it turns the async
+//   hooks off and on again (~0.4 µs a call; test/bench/README.md, Rollouts).
 // - A copy is encoded for the shadow's own inputs, from the request, and its rows go to the
 //   shadow's drift bin counters (`onRows`), never to the default version's window.
 // - A copy whose shadow stopped being one (a reload) before it ran is dropped: its build may be
@@ -59,8 +63,7 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
   let byBuild = new Map<ServedModel, ShadowCells>()
   const queue: (ShadowCopy | undefined)[] = new Array(capacity)
   let [head, count] = [0, 0]
-  let isRunning = false
-  let isScheduled = false
+  let [isRunning, isScheduled] = [false, false]
   const runner = createCopyRunner({ logger, timeoutMs, tolerance, onRows })
 
   /** Runs one copy unless its shadow stopped being one (a reload): dropped with the role, its build may be released. */
@@ -104,11 +107,13 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
     schedule()
   }
 
-  // Outside the request's store: a copy's log lines are not the request's, and no request's context is kept alive by one.
+  const later = (): void => void setImmediate(drain)
+  // Outside the request's store (header); `exit` only inside one: on Node 20 it toggles async hooks.
   const schedule = (): void => {
     if (isScheduled || isRunning || count === 0) return
     isScheduled = true
-    requestStore.exit(() => setImmediate(drain))
+    if (requestStore.getStore() === undefined) later()
+    else requestStore.exit(later)
   }
 
   const enqueue = (copy: ShadowCopy): void => {
