@@ -29,6 +29,9 @@ const emptySlot = (): ExemplarSlot => ({ traceId: undefined, value: 0, timestamp
 
 export const counterCell = (labels: Labels): CounterCell => ({ labels: Object.freeze({ ...labels }), value: 0, exemplar: emptySlot() })
 export const gaugeCell = (labels: Labels): GaugeCell => ({ labels: Object.freeze({ ...labels }), value: 0 })
+/** A summary without quantiles: a running sum and count of observations that are never negative. */
+export type SumCell = { readonly labels: Labels; count: number; sum: number }
+export const sumCell = (labels: Labels): SumCell => ({ labels: Object.freeze({ ...labels }), count: 0, sum: 0 })
 export const histogramCell = (labels: Labels, bounds: readonly number[]): HistogramCell => ({
   labels: Object.freeze({ ...labels }),
   bounds,
@@ -61,7 +64,7 @@ export const observe = (cell: HistogramCell, value: number, traceId: string | un
   if (traceId !== undefined) keep(cell.exemplars[i] as ExemplarSlot, traceId, value)
 }
 
-type SeriesType = 'counter' | 'gauge' | 'histogram'
+type SeriesType = 'counter' | 'gauge' | 'histogram' | 'summary'
 /** prom-client prints `exemplar` in OpenMetrics output only; the text format never shows it. */
 type Exemplar = { labelSet: Labels; value: number; timestamp: number }
 type Value = { labels: Labels; value: number; metricName?: string; exemplar?: Exemplar }
@@ -154,6 +157,27 @@ export const histogramSeries = (name: string, help: string, cells: { values(): I
         c.sum = 0
         c.buckets.fill(0)
         for (const slot of c.exemplars) slot.traceId = undefined
+      }
+    },
+  )
+
+/** Summaries without quantiles: `<name>_sum` and `<name>_count` per cell. */
+export const summarySeries = (name: string, help: string, cells: { values(): Iterable<SumCell> }): Series =>
+  collector(
+    name,
+    help,
+    'summary',
+    () => {
+      const values: Value[] = []
+      for (const { labels, sum, count } of cells.values()) {
+        values.push({ metricName: `${name}_sum`, labels, value: sum }, { metricName: `${name}_count`, labels, value: count })
+      }
+      return values
+    },
+    () => {
+      for (const c of cells.values()) {
+        c.count = 0
+        c.sum = 0
       }
     },
   )

@@ -127,7 +127,12 @@ export type ModelsConfig = Readonly<{
   routingHeader: string | undefined
   /** Shadow copies: most waiting, how long an asynchronous one is awaited, a regressor's relative tolerance. */
   shadow: Readonly<{ queue: number; timeoutMs: number; tolerance: number }>
+  /** Labels sent back (lib/README.md §10); undefined when no secret is set: feedback is off. */
+  feedback: FeedbackConfig | undefined
 }>
+
+/** Feedback tokens and labels: the fleet's secrets (never logged), a token's lifetime, the seen set's size. */
+export type FeedbackConfig = Readonly<{ secret: string; previousSecret: string | undefined; maxAgeS: number; seen: number }>
 
 /** Drift monitoring (lib/README.md §10): the live window, when it is checked, and the PSI thresholds. */
 export type DriftConfig = Readonly<{
@@ -272,7 +277,18 @@ const readModels = (r: Reader): ModelsConfig => ({
   onnxThreads: r.read('SVC_ONNX_THREADS'),
   routingHeader: r.read('SVC_ROLLOUT_KEY_HEADER'),
   shadow: { queue: r.read('SVC_SHADOW_QUEUE'), timeoutMs: r.read('SVC_SHADOW_TIMEOUT_MS'), tolerance: r.read('SVC_SHADOW_TOLERANCE') },
+  feedback: readFeedback(r),
 })
+
+const readFeedback = (r: Reader): FeedbackConfig | undefined => {
+  const secret = r.read('SVC_FEEDBACK_SECRET')
+  const previousSecret = r.read('SVC_FEEDBACK_SECRET_PREVIOUS')
+  const maxAgeS = r.read('SVC_FEEDBACK_MAX_AGE_S')
+  const seen = r.read('SVC_FEEDBACK_SEEN')
+  if (secret !== undefined) return { secret, previousSecret, maxAgeS, seen }
+  if (previousSecret !== undefined) r.refuse('SVC_FEEDBACK_SECRET_PREVIOUS', 'set SVC_FEEDBACK_SECRET too: the previous secret only checks tokens')
+  return undefined
+}
 
 const readDrift = (r: Reader): DriftConfig => {
   const drift = {

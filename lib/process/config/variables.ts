@@ -9,6 +9,7 @@ import {
   boolean,
   cron,
   decimal,
+  feedbackSecret,
   headerName,
   host,
   httpUrl,
@@ -34,7 +35,7 @@ export type Variable<T> = Readonly<{
   default?: string
   /** How --help and README.md show the default when `default` is not what an operator should read. */
   shown?: string
-  /** Absent only for SVC_API_TOKENS_FILE, which lib/process/credentials.ts reads before readConfig does. */
+  /** Absent only for the *_FILE variables, which lib/process/credentials.ts reads before readConfig does. */
   parse?: Parser<T>
   /** How a problem shows the value: masked, or not at all when this returns undefined (a secret). */
   redact?: (raw: string) => string | undefined
@@ -139,6 +140,16 @@ export const VARIABLES = {
   },
   SVC_SHADOW_QUEUE: { help: 'most shadow copies waiting to be predicted; more are dropped and counted', default: '256', parse: integer(1, 100_000) },
   SVC_SHADOW_TIMEOUT_MS: { help: 'how long an asynchronous shadow prediction is awaited, in ms', default: '1000', parse: integer(1, 60_000) },
+  SVC_FEEDBACK_SECRET: {
+    help: 'signs the feedback token of every answered row, the same on every instance, at least 16 bytes; unset, feedback is off',
+    parse: feedbackSecret,
+    redact: SECRET,
+  },
+  SVC_FEEDBACK_SECRET_FILE: { help: 'a file holding that secret (instead of SVC_FEEDBACK_SECRET)' },
+  SVC_FEEDBACK_SECRET_PREVIOUS: { help: 'the secret before a rotation: tokens it signed are still accepted', parse: feedbackSecret, redact: SECRET },
+  SVC_FEEDBACK_SECRET_PREVIOUS_FILE: { help: 'a file holding the previous secret (instead of SVC_FEEDBACK_SECRET_PREVIOUS)' },
+  SVC_FEEDBACK_MAX_AGE_S: { help: 'how long a feedback token is accepted, in seconds', default: '2592000', parse: integer(1, 315_360_000) },
+  SVC_FEEDBACK_SEEN: { help: 'feedback tokens remembered to refuse a label sent twice (per process)', default: '1000000', parse: integer(1, 100_000_000) },
   SVC_SHADOW_TOLERANCE: {
     help: "relative difference past which a regressor's shadow value disagrees with its answer",
     default: '0.05',
@@ -161,7 +172,7 @@ export const VARIABLES = {
 
 type Declared = typeof VARIABLES
 export type Name = keyof Declared
-/** The variables readConfig parses: all but SVC_API_TOKENS_FILE. */
+/** The variables readConfig parses: all but the *_FILE ones. */
 export type Readable = { [K in Name]: Declared[K] extends { parse: Parser<unknown> } ? K : never }[Name]
 /** What reading a variable gives: its parser's value, or undefined too when it has no default. */
 export type Value<K extends Readable> = Declared[K] extends { parse: Parser<infer T> } ? (Declared[K] extends { default: string } ? T : T | undefined) : never

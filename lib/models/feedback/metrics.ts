@@ -1,0 +1,162 @@
+// The feedback series (lib/README.md §10), made at 0 once a version is served with feedback on and
+// kept until its tokens expire (SVC_FEEDBACK_MAX_AGE_S after it stopped being served), since labels
+// for it keep arriving after it is released:
+//   svc_model_feedback_rows_total{model,version}                               labels scored
+//   svc_model_feedback_confusion_total{model,version,actual,predicted,correct} classifiers, every pair
+//   svc_model_feedback_absolute_error{model,version}    summary: Σ|prediction − truth| (regressors)
+//   svc_model_feedback_squared_error{model,version}     summary: Σ(prediction − truth)²
+//   svc_model_feedback_overestimate{model,version}      summary: Σ max(prediction − truth, 0)
+//   svc_model_feedback_delay_seconds{model}             histogram: prediction to label
+//   svc_feedback_refused_total{reason}
+//   svc_model_reference_quality{model,version,metric}   quality measured on held-out rows
+//
+// `correct` ("true" where actual = predicted) is there because PromQL cannot compare two labels:
+// accuracy and per-class recall and precision select the diagonal with it. Above
+// MAX_CONFUSION_CLASSES classes a version keeps 2·C series instead of C²: `predicted` is the class
+// when right and OTHER_CLASS when wrong, so accuracy and recall hold and precision is not available.
+//
+// The signed error (bias) is not a series of its own: a signed sum falls, and Prometheus's increase()
+// reads a fall as a counter reset. Bias is (2·overestimate − absolute error) / rows.
+import type { Registry } from 'prom-client'
+import {
+  counterCell,
+  counterSeries,
+  gaugeSeries,
+  histogramCell,
+  histogramSeries,
+  registerSeries,
+  sumCell,
+  summarySeries,
+  type CounterCell,
+  type GaugeCell,
+  type HistogramCell,
+  type SumCell,
+} from '../../telemetry/cells.js'
+
+export const FEEDBACK_REFUSALS = ['invalid_token', 'expired', 'invalid_truth', 'unknown_version', 'duplicate'] as const
+export type FeedbackRefusal = (typeof FEEDBACK_REFUSALS)[number]
+
+/** A minute to about two months: labels come minutes (a click) to weeks (a return, a chargeback) later. */
+export const DELAY_BUCKETS = [60, 300, 900, 3600, 14_400, 43_200, 86_400, 259_200, 604_800, 1_209_600, 2_592_000, 5_184_000] as const
+
+/** Past this many classes a version's confusion series are 2·C, not C² (1 024 series at 32). */
+export const MAX_CONFUSION_CLASSES = 32
+/** `predicted` of a wrong answer above MAX_CONFUSION_CLASSES: angle brackets, so no class name can be it. */
+export const OTHER_CLASS = '<other>'
+
+/** One version's feedback cells. */
+export type VersionFeedback = Readonly<{
+  rows: CounterCell
+  /** Classifiers: the cell of (actual, predicted) by class index; regressors: undefined. */
+  confusion: ((actual: number, predicted: number) => CounterCell) | undefined
+  errors: Readonly<{ absolute: SumCell; squared: SumCell; overestimate: SumCell }> | undefined
+}>
+
+export type FeedbackMetrics = Readonly<{
+  /** Makes a version's series at 0 (once; later calls return the same cells) with its reference quality. */
+  track(model: string, version: string, classes: readonly string[] | undefined, quality: Readonly<Record<string, number>>): VersionFeedback
+  /** Removes a version's series (its tokens have expired). */
+  drop(model: string, version: string): void
+  /** The delay histogram of a model. */
+  delay(model: string): HistogramCell
+  refused: Readonly<Record<FeedbackRefusal, CounterCell>>
+}>
+
+type Families = Readonly<{
+  rows: Map<string, CounterCell>
+  confusion: Map<string, CounterCell[]>
+  absolute: Map<string, SumCell>
+  squared: Map<string, SumCell>
+  overestimate: Map<string, SumCell>
+  quality: Map<string, GaugeCell[]>
+}>
+
+const flat = <T>(map: Map<string, T[]>): { values(): Iterable<T> } => ({ values: () => [...map.values()].flat() })
+
+const confusionCells = (labels: Readonly<{ model: string; version: string }>, classes: readonly string[]): CounterCell[] => {
+  const cells: CounterCell[] = []
+  const isCollapsed = classes.length > MAX_CONFUSION_CLASSES
+  for (const actual of classes) {
+    const predictions = isCollapsed ? [actual, OTHER_CLASS] : classes
+    for (const predicted of predictions) cells.push(counterCell({ ...labels, actual, predicted, correct: String(actual === predicted) }))
+  }
+  return cells
+}
+
+/** The cell a (actual, predicted) pair counts in, by class index. */
+const confusionOf = (cells: readonly CounterCell[], classes: number): ((actual: number, predicted: number) => CounterCell) =>
+  classes > MAX_CONFUSION_CLASSES
+    ? (actual, predicted) => cells[actual * 2 + (actual === predicted ? 0 : 1)] as CounterCell
+    : (actual, predicted) => cells[actual * classes + predicted] as CounterCell
+
+export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
+  const families: Families = {
+    rows: new Map(),
+    confusion: new Map(),
+    absolute: new Map(),
+    squared: new Map(),
+    overestimate: new Map(),
+    quality: new Map(),
+  }
+  const delays = new Map<string, HistogramCell>()
+  const refusedCells = new Map<FeedbackRefusal, CounterCell>(FEEDBACK_REFUSALS.map((reason) => [reason, counterCell({ reason })]))
+  const tracked = new Map<string, VersionFeedback>()
+  registerSeries(registry, [
+    counterSeries('svc_model_feedback_rows_total', 'Labels scored against the answers of a model version.', families.rows),
+    counterSeries(
+      'svc_model_feedback_confusion_total',
+      'Labels scored against a classifier version, by actual and predicted class; correct is "true" on the diagonal.',
+      flat(families.confusion),
+    ),
+    summarySeries('svc_model_feedback_absolute_error', "Sum of |prediction − truth| over a regressor version's labels.", families.absolute),
+    summarySeries('svc_model_feedback_squared_error', "Sum of (prediction − truth)² over a regressor version's labels.", families.squared),
+    summarySeries('svc_model_feedback_overestimate', "Sum of max(prediction − truth, 0) over a regressor version's labels.", families.overestimate),
+    histogramSeries('svc_model_feedback_delay_seconds', 'Time from a prediction to its label being scored, in seconds.', delays),
+    counterSeries('svc_feedback_refused_total', 'Feedback items refused, by reason.', refusedCells),
+    gaugeSeries('svc_model_reference_quality', 'Quality of a model version measured on labelled held-out rows, by metric.', () =>
+      [...families.quality.values()].flat().map(({ labels, value }) => ({ labels, value })),
+    ),
+  ])
+
+  const track = (model: string, version: string, classes: readonly string[] | undefined, quality: Readonly<Record<string, number>>): VersionFeedback => {
+    const key = `${model}/${version}`
+    const known = tracked.get(key)
+    if (known !== undefined) return known
+    const labels = { model, version }
+    const rows = counterCell(labels)
+    families.rows.set(key, rows)
+    families.quality.set(
+      key,
+      Object.entries(quality).map(([metric, value]) => ({ labels: Object.freeze({ model, version, metric }), value })),
+    )
+    let feedback: VersionFeedback
+    if (classes === undefined) {
+      const errors = { absolute: sumCell(labels), squared: sumCell(labels), overestimate: sumCell(labels) }
+      families.absolute.set(key, errors.absolute)
+      families.squared.set(key, errors.squared)
+      families.overestimate.set(key, errors.overestimate)
+      feedback = Object.freeze({ rows, confusion: undefined, errors: Object.freeze(errors) })
+    } else {
+      const cells = confusionCells(labels, classes)
+      families.confusion.set(key, cells)
+      feedback = Object.freeze({ rows, confusion: confusionOf(cells, classes.length), errors: undefined })
+    }
+    if (!delays.has(model)) delays.set(model, histogramCell({ model }, DELAY_BUCKETS))
+    tracked.set(key, feedback)
+    return feedback
+  }
+
+  const drop = (model: string, version: string): void => {
+    const key = `${model}/${version}`
+    if (!tracked.delete(key)) return
+    for (const family of Object.values(families)) family.delete(key)
+    if (![...tracked.keys()].some((other) => other.startsWith(`${model}/`))) delays.delete(model)
+  }
+
+  return {
+    track,
+    drop,
+    delay: (model) => delays.get(model) as HistogramCell,
+    refused: Object.fromEntries(refusedCells) as Record<FeedbackRefusal, CounterCell>,
+  }
+}

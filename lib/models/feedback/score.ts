@@ -1,0 +1,93 @@
+// Scoring labels (POST /api/v1/feedback, lib/README.md §10): each item's token is checked, its truth
+// compared with the answer the token carries, and the result counted in the version's series. An
+// item refused is counted in svc_feedback_refused_total{reason} and nowhere else, and an item whose
+// truth is refused is not remembered as seen, so a corrected resend is scored.
+//
+// Order of the checks: the token (format and tag: `invalid_token`), its age (`expired`), the build
+// it names (`unknown_version`), the truth (`invalid_truth`), then whether it was scored already here
+// (`duplicate`).
+import { observe } from '../../telemetry/cells.js'
+import type { FeedbackRefusal } from './metrics.js'
+import type { SeenSet } from './seen.js'
+import { readToken, type TokenClaims } from './token.js'
+import type { FeedbackVersions, KnownBuild } from './versions.js'
+
+/** One label as the body carries it: the truth is checked here, its type included. */
+export type FeedbackItem = Readonly<{ token: string; truth: unknown }>
+export type Refused = Readonly<{ index: number; reason: FeedbackRefusal }>
+export type FeedbackResult = Readonly<{ accepted: number; refused: readonly Refused[] }>
+
+export type FeedbackScorer = Readonly<{
+  /** Scores a batch of labels at `nowS` (whole seconds since the epoch). */
+  score(items: readonly FeedbackItem[], nowS: number): FeedbackResult
+}>
+
+export type ScorerOptions = Readonly<{
+  versions: FeedbackVersions
+  seen: SeenSet
+  /** SVC_FEEDBACK_MAX_AGE_S: a token older than this is `expired`. */
+  maxAgeS: number
+  refused: Readonly<Record<FeedbackRefusal, { value: number }>>
+}>
+
+/** The truth as the class index or value the answer is compared with, or undefined when the version cannot take it. */
+const truthOf = (build: KnownBuild, truth: unknown): number | undefined => {
+  if (build.classes === undefined) return typeof truth === 'number' && Number.isFinite(truth) ? truth : undefined
+  if (typeof truth !== 'string') return undefined
+  const index = build.classes.indexOf(truth)
+  return index === -1 ? undefined : index
+}
+
+/** Counts one accepted label against its version. */
+const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
+  const { feedback } = build
+  feedback.rows.value++
+  if (feedback.confusion !== undefined) {
+    feedback.confusion(truth, claims.answer).value++
+    return
+  }
+  const { absolute, squared, overestimate } = feedback.errors as NonNullable<KnownBuild['feedback']['errors']>
+  const error = claims.answer - truth
+  absolute.sum += Math.abs(error)
+  absolute.count++
+  squared.sum += error * error
+  squared.count++
+  overestimate.sum += error > 0 ? error : 0
+  overestimate.count++
+}
+
+export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells }: ScorerOptions): FeedbackScorer => {
+  /** The reason an item is refused, or the build and truth it is scored with. */
+  const check = (item: FeedbackItem, nowS: number): FeedbackRefusal | readonly [KnownBuild, TokenClaims, number] => {
+    const claims = readToken(item.token, versions.ring)
+    if (claims === 'invalid_token') return claims
+    if (nowS - claims.issuedS > maxAgeS) return 'expired'
+    const build = versions.known(claims.model, claims.version, claims.build)
+    // A token of a class index the version does not have can only come from another build with the same sha256 prefix.
+    if (build === undefined || (build.classes !== undefined && claims.answer >= build.classes.length)) return 'unknown_version'
+    const truth = truthOf(build, item.truth)
+    if (truth === undefined) return 'invalid_truth'
+    if (!seen.add(claims.id)) return 'duplicate'
+    return [build, claims, truth]
+  }
+
+  return {
+    score: (items, nowS) => {
+      let accepted = 0
+      const refused: Refused[] = []
+      items.forEach((item, index) => {
+        const checked = check(item, nowS)
+        if (typeof checked === 'string') {
+          refusedCells[checked].value++
+          refused.push({ index, reason: checked })
+          return
+        }
+        const [build, claims, truth] = checked
+        count(build, claims, truth)
+        observe(build.delay, Math.max(0, nowS - claims.issuedS), undefined)
+        accepted++
+      })
+      return { accepted, refused }
+    },
+  }
+}

@@ -1,0 +1,96 @@
+// The builds an instance can score labels for: every build it served, kept from its first publish
+// until SVC_FEEDBACK_MAX_AGE_S after the pass that stopped serving it, when the last token it can
+// have signed expires. What is kept is small: the names, the classes (to check a truth and name
+// the answer), the keys, and the version's series. Lost on restart: a label for a build this
+// process never served is `unknown_version` (README, Model quality from labels).
+import type { HistogramCell } from '../../telemetry/cells.js'
+import type { ServedModel } from '../registry/registry.js'
+import type { FeedbackMetrics, VersionFeedback } from './metrics.js'
+import { versionKey, type KeyRing, type VersionKey } from './token.js'
+
+/** The fleet's secrets: the current one signs and checks, a previous one (a rotation) only checks. */
+export type FeedbackSecrets = Readonly<{ current: Buffer; previous: Buffer | undefined }>
+
+/** A build whose labels this instance scores. */
+export type KnownBuild = Readonly<{
+  model: string
+  version: string
+  /** A classifier's classes, by the index tokens carry; undefined for a regressor. */
+  classes: readonly string[] | undefined
+  feedback: VersionFeedback
+  /** The model's prediction-to-label delay histogram. */
+  delay: HistogramCell
+  keys: readonly VersionKey[]
+}>
+
+export type FeedbackVersions = Readonly<{
+  /** Each pass's served builds (the registry's onPublish): new ones are known from now, the rest retire. */
+  publish(served: readonly ServedModel[], nowS: number): void
+  /** hot path: the key that signs `served`'s tokens, undefined when it has none (a name too long). */
+  keyOf(served: ServedModel): VersionKey | undefined
+  /** The build a token names, if known. */
+  known(model: string, version: string, build: string): KnownBuild | undefined
+  /** The keys to check a token with: a known build's, else derived for this one check. */
+  ring: KeyRing
+}>
+
+/** The sha256 prefix that names a build in logs, the drift series and tokens. */
+export const buildOf = (served: ServedModel): string => served.model.sha256.slice(0, 12)
+
+const keyName = (model: string, version: string, build: string): string => `${model}\0${version}\0${build}`
+
+/** The quality measured on held-out rows, as the artifact's provenance records it. */
+const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => model.provenance?.metrics ?? {}
+
+export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number, metrics: FeedbackMetrics): FeedbackVersions => {
+  const builds = new Map<string, KnownBuild>()
+  /** When each build stopped being served; absent while it is served. */
+  const retired = new Map<string, number>()
+  const keysOf = new WeakMap<ServedModel, VersionKey | undefined>()
+
+  const derive = (model: string, version: string, build: string, kind: 'class' | 'value'): VersionKey[] =>
+    [secrets.current, secrets.previous].flatMap((secret) => {
+      const key = secret === undefined ? undefined : versionKey(secret, model, version, build, kind)
+      return key === undefined ? [] : [key]
+    })
+
+  const learn = (served: ServedModel): void => {
+    const { name, version } = served.model
+    const build = buildOf(served)
+    const id = keyName(name, version, build)
+    retired.delete(id)
+    const classes = served.model.task === 'classification' ? served.model.classes : undefined
+    if (!builds.has(id)) {
+      const keys = derive(name, version, build, classes === undefined ? 'value' : 'class')
+      const feedback = metrics.track(name, version, classes, qualityOf(served))
+      builds.set(id, Object.freeze({ model: name, version, classes, feedback, delay: metrics.delay(name), keys }))
+    }
+    keysOf.set(served, builds.get(id)?.keys[0])
+  }
+
+  const forget = (nowS: number): void => {
+    for (const [id, since] of retired) {
+      if (nowS - since <= maxAgeS) continue
+      const build = builds.get(id) as KnownBuild
+      builds.delete(id)
+      retired.delete(id)
+      const prefix = `${build.model}\0${build.version}\0`
+      if (![...builds.keys()].some((other) => other.startsWith(prefix))) metrics.drop(build.model, build.version)
+    }
+  }
+
+  return {
+    publish: (served, nowS) => {
+      const serving = new Set<string>()
+      for (const build of served) {
+        learn(build)
+        serving.add(keyName(build.model.name, build.model.version, buildOf(build)))
+      }
+      for (const id of builds.keys()) if (!serving.has(id) && !retired.has(id)) retired.set(id, nowS)
+      forget(nowS)
+    },
+    keyOf: (served) => keysOf.get(served),
+    known: (model, version, build) => builds.get(keyName(model, version, build)),
+    ring: (model, version, build, kind) => builds.get(keyName(model, version, build))?.keys ?? derive(model, version, build, kind),
+  }
+}
