@@ -17,6 +17,8 @@ import { servedRuntimes } from './models/registry/runtimes.js'
 import { createStore } from './models/store/open.js'
 import type { Runtime } from './models/runtime.js'
 import { createShadowCopies, type ShadowCopies } from './models/shadow/copies.js'
+import { createFeedback, type Feedback } from './models/feedback/feedback.js'
+import { feedbackRoutes } from './endpoints/feedback.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
 import { logging } from './layers/logging.js'
@@ -73,7 +75,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const { models, drift, shadows } = createModels(config, logger, metricsRegistry, shedding, runtimes)
+  const { models, drift, shadows, feedback } = createModels(config, logger, metricsRegistry, shedding, runtimes)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -86,6 +88,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     drift: drift?.monitor,
     shadows,
     routingHeader: config.models.routingHeader,
+    feedback,
   }
   const table: RouteDef[] = [
     {
@@ -103,6 +106,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     { method: 'GET', path: '/api/external-data', handler: getExternalData(rates), doc: EXTERNAL_DATA_DOC },
     { method: 'GET', path: '/api/insights', handler: insights, doc: INSIGHTS_DOC },
     ...apiV1Routes(serving),
+    ...feedbackRoutes(feedback, config.models.maxBatch),
     ...v2Routes(serving),
     ...pageRoutes(),
   ]
@@ -141,8 +145,9 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
 }
 
 /**
- * The model registry, drift monitoring and shadow copies, wired together: each publish makes the
- * series of the bin counters and of the shadows it serves, before any request reaches them.
+ * The model registry, drift monitoring, shadow copies and feedback, wired together: each publish
+ * makes the series of the bin counters, of the shadows and of the feedback of the builds it serves,
+ * before any request reaches them.
  */
 const createModels = (
   config: Config,
@@ -150,7 +155,8 @@ const createModels = (
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
   runtimes: readonly Runtime[] | undefined,
-): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies }> => {
+): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies; feedback: Feedback | undefined }> => {
+  const feedback = config.models.feedback === undefined ? undefined : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom })
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
     store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
@@ -161,6 +167,7 @@ const createModels = (
     // Called once a pass has published, so `shadows` exists by then.
     onPublish: (builds) => {
       counters?.track(builds)
+      feedback?.publish(builds)
       shadows.track(models.entries().flatMap((entry) => models.shadowOf(entry.name)?.served ?? []))
     },
   })
@@ -175,7 +182,7 @@ const createModels = (
     isUnderPressure: shedding.isUnderPressure,
     onRows: drift?.monitor.count,
   })
-  return { models, drift, shadows }
+  return { models, drift, shadows, feedback }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

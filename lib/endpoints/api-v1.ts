@@ -82,7 +82,7 @@ const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined 
 
 const predictEndpoint = (options: ModelRoutesOptions): Handler => {
   const { models, metrics } = options
-  const { choose, infer, requestOptions } = createServing(options)
+  const { choose, infer, requestOptions } = createServing(options, 'v1')
   const predict = (ctx: Ctx, body: unknown): Reply | Promise<Reply> => {
     let request: PredictRequest
     try {

@@ -38,6 +38,7 @@ import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/
 import { isInShare } from '../models/registry/rollout.js'
 import type { Input, ModelVersion, Prediction } from '../models/runtime.js'
 import type { ShadowCopies } from '../models/shadow/copies.js'
+import type { Feedback } from '../models/feedback/feedback.js'
 import type { TensorMetadata } from './model-schemas.js'
 import { toHttpError } from './problems.js'
 
@@ -51,6 +52,8 @@ export type ModelRoutesOptions = Readonly<{
   shadows?: ShadowCopies | undefined
   /** The lower-case header whose value is a request's routing key instead of its `id` (SVC_ROLLOUT_KEY_HEADER). */
   routingHeader?: string | undefined
+  /** Signs a feedback token per answered row; undefined when feedback is off. */
+  feedback?: Feedback | undefined
 }>
 
 const fail = (status: number, code: string, detail: string, extra?: ProblemExtra): HttpError =>
@@ -157,7 +160,22 @@ export type Serving = Readonly<{
 /** The members `served` adds to its request_completed line. */
 const answeredBy = memo(({ name, version }) => `,"model":${JSON.stringify(name)},"model_version":${JSON.stringify(version)}`)
 
-export const createServing = ({ models, maxBatch, drift, shadows, routingHeader }: ModelRoutesOptions): Serving => {
+/** Where each API puts an answer's feedback tokens (the JSON array text): /api/v1 at the top, /v2 in OIP `parameters`. */
+export const TOKEN_MEMBERS = Object.freeze({
+  v1: (tokens: string): string => `,"feedback_tokens":${tokens}`,
+  v2: (tokens: string): string => `,"parameters":{"feedback_tokens":${tokens}}`,
+})
+
+export const createServing = ({ models, maxBatch, drift, shadows, routingHeader, feedback }: ModelRoutesOptions, api: keyof typeof TOKEN_MEMBERS): Serving => {
+  const tokenMember = TOKEN_MEMBERS[api]
+  /** The members an answer adds after its outputs: the rows' feedback tokens when feedback is on. */
+  const members =
+    feedback === undefined
+      ? undefined
+      : (served: ServedModel, prediction: Prediction, rows: number): string => {
+          const tokens = feedback.tokens(served, prediction, rows)
+          return tokens === undefined ? '' : tokenMember(tokens)
+        }
   const find = (name: string, version: string | undefined, extra?: ProblemExtra): ServedModel => {
     const served = models.resolve(name, version)
     if (served !== undefined) return served
@@ -197,7 +215,8 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader 
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
     cells.outcomes.success.inc()
-    return { kind: 'json', status: 200, json: inferResponseJson(served.model, prediction, request.rows, request.id ?? ctx.requestId) }
+    const id = request.id ?? ctx.requestId
+    return { kind: 'json', status: 200, json: inferResponseJson(served.model, prediction, request.rows, id, members?.(served, prediction, request.rows)) }
   }
 
   return {

@@ -47,7 +47,7 @@ const SERVER_METADATA: Reply = Object.freeze({
 
 const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   const { metrics } = options
-  const { find, choose, infer, requestOptions } = createServing(options)
+  const { find, choose, infer, requestOptions } = createServing(options, 'v2')
   // The version is chosen once the body is read: the split reads its `id`, and a reload may have
   // swapped (and released) the build the path found first; the one chosen predicts in this same
   // turn, before any release can run. A body refused counts against the model the path names.
@@ -95,7 +95,7 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
 
 const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   const { models } = options
-  const { find } = createServing(options)
+  const { find } = createServing(options, 'v2')
   // An ONNX graph's own inputs when it has a signature; otherwise one tensor per input.
   const tensors = memo(({ model }) => ({ inputs: model.signature ?? model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
   return (ctx) => {
@@ -107,7 +107,7 @@ const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
 }
 
 const readyEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
-  const { find } = createServing(options)
+  const { find } = createServing(options, 'v2')
   return (ctx) => {
     const { name, version } = ctx.params
     find(name, version, { name, ready: false })

@@ -76,8 +76,9 @@ const RANKS: Ranks = [
   ['lib/models/artifact.ts', 'lib/models/store/', 'lib/models/inference/'],
   ['lib/models/kernel/', 'lib/models/onnx/'],
   ['lib/models/registry/'],
-  // Shadow copies: predicted with the registry's builds, after the reply.
-  ['lib/models/shadow/'],
+  // Shadow copies: predicted with the registry's builds, after the reply. Feedback: tokens signed and
+  // labels scored for the registry's builds.
+  ['lib/models/shadow/', 'lib/models/feedback/'],
   // The domains: each reads models or telemetry, none another.
   ['lib/drift/', 'lib/rates/', 'lib/health/', 'lib/insights/'],
   ['lib/pages/'],

@@ -66,14 +66,15 @@ const numbers = (values: ArrayLike<number>, count: number): string => {
  * answered (a ClassPrediction for a classifier, a ValuePrediction for a regressor). `model.outputs`
  * come in the order runtime.ts fixes: label then probabilities, or the value. `id` is the
  * request's, or, when it sent none, its X-Request-ID, so the answer, the response header and the
- * log lines share one id.
+ * log lines share one id. `members` is JSON text of members added after `outputs` (`,"name":value…`):
+ * the feedback tokens.
  */
-export const inferResponseJson = (model: ModelVersion, prediction: Prediction, rows: number, id: string): string => {
+export const inferResponseJson = (model: ModelVersion, prediction: Prediction, rows: number, id: string, members = ''): string => {
   const t = templateOf(model)
   const start = `${t.head}${JSON.stringify(id)}${t.first}${rows}],"data":[`
-  if (model.task === 'regression') return `${start}${numbers((prediction as ValuePrediction).values, rows)}]}]}`
+  if (model.task === 'regression') return `${start}${numbers((prediction as ValuePrediction).values, rows)}]}]${members}}`
   const { labels, probabilities } = prediction as ClassPrediction
   let names = ''
   for (let r = 0; r < rows; r++) names += r === 0 ? t.classes[labels[r] as number] : `,${t.classes[labels[r] as number]}`
-  return `${start}${names}${t.second}${rows}${t.columns}${numbers(probabilities, rows * t.classes.length)}]}]}`
+  return `${start}${names}${t.second}${rows}${t.columns}${numbers(probabilities, rows * t.classes.length)}]}]${members}}`
 }
