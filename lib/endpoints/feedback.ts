@@ -11,7 +11,7 @@ import type { Feedback } from '../models/feedback/feedback.js'
 import { FEEDBACK_REFUSALS } from '../models/feedback/metrics.js'
 import { readFeedbackRequest } from '../models/feedback/request.js'
 import { toHttpError } from './problems.js'
-import { readJson, readJsonNow } from './serving.js'
+import { readJsonNow } from './serving.js'
 
 const PATH = '/api/v1/feedback'
 
@@ -100,7 +100,8 @@ const sendFeedback = (feedback: Feedback | undefined, maxBatch: number): Handler
     }
   }
   const score = scoreBody(feedback, maxBatch)
-  return (ctx: Ctx) => (ctx.isBodyRead ? score(readJsonNow(ctx)) : readJson(ctx).then(score))
+  // The route declares body: 'json', so the body is read before the pipeline; one of another type is refused 415 unread.
+  return (ctx: Ctx) => score(readJsonNow(ctx))
 }
 
 /** The feedback route, with or without feedback on (its document is the same: 404 says it is off). */

@@ -29,10 +29,10 @@ t.test('every declared default is a value its parser accepts', async (t) => {
   }
 })
 
-t.test('every variable but the token file has a parser, and every flag is declared once', async (t) => {
+t.test('every variable but the secret files has a parser, and every flag is declared once', async (t) => {
   t.same(
     DECLARED.filter(([, { parse }]) => parse === undefined).map(([name]) => name),
-    ['SVC_API_TOKENS_FILE'],
+    ['SVC_API_TOKENS_FILE', 'SVC_FEEDBACK_SECRET_FILE', 'SVC_FEEDBACK_SECRET_PREVIOUS_FILE'],
     'lib/process/credentials.ts reads it',
   )
   const flags = DECLARED.flatMap(([, { flag }]) => (flag === undefined ? [] : [flag.name]))

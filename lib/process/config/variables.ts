@@ -141,7 +141,7 @@ export const VARIABLES = {
   SVC_SHADOW_QUEUE: { help: 'most shadow copies waiting to be predicted; more are dropped and counted', default: '256', parse: integer(1, 100_000) },
   SVC_SHADOW_TIMEOUT_MS: { help: 'how long an asynchronous shadow prediction is awaited, in ms', default: '1000', parse: integer(1, 60_000) },
   SVC_FEEDBACK_SECRET: {
-    help: 'signs the feedback token of every answered row, the same on every instance, at least 16 bytes; unset, feedback is off',
+    help: 'signs a feedback token per answered row: 16 bytes or more, the same on every instance; unset, off',
     parse: feedbackSecret,
     redact: SECRET,
   },
