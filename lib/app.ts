@@ -77,7 +77,11 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
-  const insights = getInsights({ figures: createFigures({ metrics: metricsRegistry }), limit: createStreamLimit(config.maxStreams) })
+  const insights = getInsights({
+    figures: createFigures({ metrics: metricsRegistry }),
+    limit: createStreamLimit(config.maxStreams),
+    closing: lifecycle.closing,
+  })
   const probe = { requestLogLevel: 'debug', isOperational: true } as const
   const serving = {
     models,
