@@ -9,7 +9,7 @@ import { v2Routes } from './endpoints/v2.js'
 import { type BinCounters, createBinCounters } from './drift/bin-counters.js'
 import { createDriftMonitor, type DriftMonitor } from './drift/monitor.js'
 import { createDriftScheduler, type DriftScheduler } from './drift/scheduler.js'
-import { createModelMetrics } from './models/registry/metrics.js'
+import { createModelMetrics, type ModelMetrics } from './models/registry/metrics.js'
 import { modelsCheck } from './health/models.js'
 import { configuredChecks, createHealthMonitor } from './health/monitor.js'
 import { createModelRegistry, type ModelRegistry } from './models/registry/registry.js'
@@ -73,7 +73,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const { models, drift, shadows } = createModels(config, logger, metricsRegistry, shedding, runtimes)
+  const { models, drift, shadows, predictions } = createModels(config, logger, metricsRegistry, shedding, runtimes)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -85,7 +85,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const probe = { requestLogLevel: 'debug', isOperational: true } as const
   const serving = {
     models,
-    metrics: createModelMetrics(metricsRegistry.prom),
+    metrics: predictions,
     maxBatch: config.models.maxBatch,
     drift: drift?.monitor,
     shadows,
@@ -145,8 +145,9 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
 }
 
 /**
- * The model registry, drift monitoring and shadow copies, wired together: each publish makes the
- * series of the bin counters and of the shadows it serves, before any request reaches them.
+ * The model registry, drift monitoring, shadow copies and prediction series, wired together: each
+ * publish makes the series of the bin counters and of the shadows it serves, before any request
+ * reaches them, and drops every per-version series of the versions it no longer serves.
  */
 const createModels = (
   config: Config,
@@ -154,7 +155,8 @@ const createModels = (
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
   runtimes: readonly Runtime[] | undefined,
-): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies }> => {
+): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies; predictions: ModelMetrics }> => {
+  const predictions = createModelMetrics(metricsRegistry.prom)
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
     store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
@@ -164,6 +166,7 @@ const createModels = (
     runtimes: runtimes ?? servedRuntimes({ onnxThreads: config.models.onnxThreads }),
     // Called once a pass has published, so `shadows` exists by then.
     onPublish: (builds) => {
+      predictions.track(builds)
       counters?.track(builds)
       shadows.track(models.entries().flatMap((entry) => models.shadowOf(entry.name)?.served ?? []))
     },
@@ -179,7 +182,7 @@ const createModels = (
     isUnderPressure: shedding.isUnderPressure,
     onRows: drift?.monitor.count,
   })
-  return { models, drift, shadows }
+  return { models, drift, shadows, predictions }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

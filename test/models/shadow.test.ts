@@ -256,6 +256,40 @@ t.test('a reply the server replaced (its written hooks hear an error) is not cop
   t.equal(total(text, 'svc_model_shadow_dropped_total', { version: '2' }), 0)
 })
 
+t.test('a copy that fails after its shadow was dropped leaves nothing behind: taken again, the shadow is logged afresh', async (t) => {
+  const h = harness()
+  let reject: (error: Error) => void = () => {}
+  const predictor: Predictor = {
+    predict: () =>
+      new Promise<never>((_, no) => {
+        reject = no
+      }),
+    dispose: () => {},
+  }
+  const shadow = served('2', predictor)
+  h.copies.track([shadow])
+  answered(h, shadow)
+  for (let i = 0; i < 10 && h.copies.pending() > 0 && h.lines().length === 0; i++) await turn()
+  h.copies.track([])
+  reject(new Error('run failed'))
+  await settled(h)
+  t.equal(h.lines().length, 1, 'the late failure is logged')
+  h.copies.track([shadow])
+  answered(h, shadow)
+  await turn()
+  await turn()
+  reject(new Error('run failed'))
+  await settled(h)
+  t.same(
+    h.lines().map((l) => [l['version'], l['message']]),
+    [
+      ['2', 'run failed'],
+      ['2', 'run failed'],
+    ],
+    'the same message from a shadow taken again is new to it',
+  )
+})
+
 t.test("a request the shadow cannot encode is its error, not the reply's", async (t) => {
   const h = harness()
   const shadow = served('2')

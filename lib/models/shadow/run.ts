@@ -35,13 +35,17 @@ export type CopyRunner = Readonly<{
 
 export const createCopyRunner = ({ logger, timeoutMs, tolerance, onRows, onTimeout }: RunOptions): CopyRunner => {
   const failures = new Map<string, string>()
+  // The shadows now (`forget`): a copy that fails after its shadow was dropped is logged, not
+  // remembered, so a version taken again as the shadow is logged afresh.
+  let shadows: ReadonlyMap<string, unknown> = new Map()
 
   const fail = (copy: ShadowCopy, cells: ShadowCells, outcome: Exclude<ShadowOutcome, 'success'>, start: number, message: string): void => {
     cells.outcomes[outcome].value++
     observe(cells.duration, (performance.now() - start) / 1000, undefined)
     const { name, version } = copy.shadow
-    if (failures.get(`${name}/${version}`) === message) return
-    failures.set(`${name}/${version}`, message)
+    const key = `${name}/${version}`
+    if (failures.get(key) === message) return
+    if (shadows.has(key)) failures.set(key, message)
     logger.warning('shadow_prediction_failed', { model: name, version, outcome, message })
   }
 
@@ -95,6 +99,7 @@ export const createCopyRunner = ({ logger, timeoutMs, tolerance, onRows, onTimeo
       return undefined
     },
     forget: (kept) => {
+      shadows = kept
       for (const key of failures.keys()) if (!kept.has(key)) failures.delete(key)
     },
   }
