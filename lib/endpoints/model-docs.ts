@@ -29,6 +29,15 @@ const INFER_RESPONSE_EXAMPLE = {
 const IRIS_SUMMARY = {
   name: 'iris',
   versions: ['1', '2'],
+  version_states: [
+    { version: '1', state: 'READY', reason: null },
+    { version: '2', state: 'READY', reason: null },
+    {
+      version: '3',
+      state: 'FAILED',
+      reason: 'iris/3/model.json: sha256: does not match the content: the file was changed or damaged after training',
+    },
+  ],
   default_version: '1',
   platform: 'svc',
   state: 'READY',
@@ -150,7 +159,16 @@ export const LIST_MODELS_DOC: RouteDoc = {
   responses: {
     '200': json('Every model in the store, READY or UNAVAILABLE', schemas.MODEL_LIST.ref, {
       example: {
-        models: [{ ...IRIS_SUMMARY, name: 'cars', versions: ['1'], rollout: { canary: null, shadow: null } }, IRIS_SUMMARY],
+        models: [
+          {
+            ...IRIS_SUMMARY,
+            name: 'cars',
+            versions: ['1'],
+            version_states: [{ version: '1', state: 'READY', reason: null }],
+            rollout: { canary: null, shadow: null },
+          },
+          IRIS_SUMMARY,
+        ],
       } satisfies schemas.ModelList,
     }),
   },

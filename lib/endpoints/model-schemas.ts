@@ -28,11 +28,31 @@ export type TensorMetadata = BodyOf<typeof TENSOR_METADATA.schema>
 const rolloutTarget = () =>
   Type.Object({ version: Type.String(), percent: Type.Number({ minimum: 0, maximum: 100, description: 'Percent of the traffic, 0 to 100' }) })
 
+export const VERSION_STATE = named(
+  'VersionState',
+  Type.Object(
+    {
+      version: Type.String(),
+      state: stringEnum(['READY', 'FAILED'], { description: 'READY: a build of it is loaded (the latest, or the one before); FAILED: none is' }),
+      reason: nullable(
+        Type.String({
+          description: 'Why its latest files failed to load: always on FAILED; on READY, the build loaded before serves on. Null when they loaded',
+        }),
+      ),
+    },
+    { description: 'What the latest load of one version gave' },
+  ),
+)
+export type VersionState = BodyOf<typeof VERSION_STATE.schema>
+
 export const MODEL_SUMMARY = named(
   'ModelSummary',
   Type.Object({
     name: Type.String(),
     versions: Type.Array(Type.String(), { description: 'Versions loaded and servable' }),
+    version_states: Type.Array(VERSION_STATE.ref, {
+      description: 'Every version the manifest names (and any other still served), sorted, with its state: a version that failed to load shows here',
+    }),
     default_version: nullable(Type.String({ description: "The manifest's default version; null when unknown" })),
     platform,
     state: stringEnum(['READY', 'UNAVAILABLE']),
@@ -271,6 +291,7 @@ export type ServerMetadata = BodyOf<typeof SERVER_METADATA.schema>
 
 /** Every schema the model routes use; each route lists them all, so any of them can move alone. */
 export const MODEL_SCHEMAS = schemasOf([
+  VERSION_STATE,
   MODEL_SUMMARY,
   MODEL_LIST,
   MODEL_DETAIL,

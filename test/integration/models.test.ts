@@ -6,9 +6,10 @@ import type { Env } from '../../lib/process/config/config.js'
 import { KERNEL_PLATFORM as PLATFORM } from '../../lib/models/kernel/runtime.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
-import { corrupted } from '../fixtures/model-registry.js'
-import { ARTIFACTS } from '../fixtures/models.js'
+import { artifactFile, corrupted, manifest } from '../fixtures/model-registry.js'
+import { ARTIFACTS, artifactBytes } from '../fixtures/models.js'
 import { tempTree } from '../fixtures/model-store.js'
+import { describedResponse, type Json, pointer, schemaChecker } from '../fixtures/openapi.js'
 
 type Setup = Running & {
   post(path: string, body: unknown, init?: RequestInit): Promise<Response>
@@ -142,4 +143,40 @@ t.test('a broken model is UNAVAILABLE with its reason and answers 503; the other
   t.match(await predict.json(), { status: 503, error: `Model cars is not ready: ${cars.reason}` })
   t.equal((await s.get('/v2/models/cars/ready')).status, 503)
   t.equal((await s.post('/api/v1/predict', { model: 'iris', instances: ROWS })).status, 200)
+})
+
+t.test('a version that fails to load is listed FAILED with its reason; one that fails on reload is READY with it; the bodies fit the document', async (t) => {
+  const root = await tempTree(t, {
+    'iris/manifest.json': manifest('1', ['2', '3']),
+    'iris/1/model.json': artifactBytes('iris'),
+    'iris/2/model.json': artifactFile('iris', '2'),
+    'iris/3/model.json': '{"format": 1, "name": "iris",',
+  })
+  const s = await setup(t, { SVC_MODEL_STORE: root })
+  const document = (await (await s.get('/openapi.json')).json()) as Json
+  const check = schemaChecker(document, { isClosed: true })
+  const fits = (template: string, body: unknown): string | undefined =>
+    check(pointer(...describedResponse(document, 'GET', template, 200).tokens, 'content', 'application/json', 'schema'), body)
+
+  const one = (await (await s.get('/api/v1/models/iris')).json()) as any
+  t.equal(fits('/api/v1/models/{name}', one), undefined, 'GET /api/v1/models/iris fits its schema')
+  t.match(one, { state: 'READY', versions: ['1', '2'] })
+  t.match(one.version_states, [
+    { version: '1', state: 'READY', reason: null },
+    { version: '2', state: 'READY', reason: null },
+    { version: '3', state: 'FAILED', reason: /^iris\/3\/model\.json: .*JSON/ },
+  ])
+  t.equal(one.version_states.length, 3, 'one entry per version the manifest names')
+  const list = (await (await s.get('/api/v1/models')).json()) as any
+  t.equal(fits('/api/v1/models', list), undefined, 'GET /api/v1/models fits its schema')
+  t.same(list.models[0].version_states, one.version_states, 'the list shows the same')
+
+  // Version 2 served, then its file is damaged: the build loaded before serves on, and says why the new one was refused.
+  await writeFile(join(root, 'iris/2/model.json'), '{"format": 1, "name": "iris",')
+  await s.app.models.reload()
+  const reloaded = (await (await s.get('/api/v1/models/iris')).json()) as any
+  t.equal(fits('/api/v1/models/{name}', reloaded), undefined)
+  t.same(reloaded.versions, ['1', '2'])
+  t.match(reloaded.version_states[1], { version: '2', state: 'READY', reason: /^iris\/2\/model\.json: .*JSON/ })
+  t.equal((await s.post('/api/v1/predict', { model: 'iris', version: '2', instances: ROWS })).status, 200, 'version 2 still answers')
 })

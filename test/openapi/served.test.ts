@@ -148,6 +148,7 @@ t.test('every example of every operation and component fits its schema, closed a
   const detail = {
     name: 'iris',
     versions: ['1'],
+    version_states: [{ version: '1', state: 'READY', reason: null }],
     default_version: '1',
     platform: 'svc',
     state: 'READY',
