@@ -74,16 +74,19 @@ const notReady = (instance: string, extra?: ProblemExtra): ResponseDoc =>
   problem('The model is UNAVAILABLE: it failed to load; the reason is given', { unavailable: PROBLEMS.notReady(instance, extra) })
 
 const badRequest = (instance: string, examples: Readonly<Record<string, Example>>): ResponseDoc =>
-  problem('The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input', {
-    ...examples,
-    encoding: problemExample(
-      'Malformed percent-encoding in the path',
-      400,
-      'INVALID_PATH_PARAMETER',
-      'Path parameter name is not valid percent-encoding',
-      instance,
-    ),
-  })
+  problem(
+    'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input',
+    {
+      ...examples,
+      encoding: problemExample(
+        'Malformed percent-encoding in the path',
+        400,
+        'INVALID_PATH_PARAMETER',
+        'Path parameter name is not valid percent-encoding',
+        instance,
+      ),
+    },
+  )
 
 const bodyErrors = (instance: string): Readonly<Record<string, ResponseDoc>> => {
   const tooLarge = 'Request body exceeds the limit of 1048576 bytes'
@@ -103,9 +106,11 @@ const requestErrors = (instance: string): Readonly<Record<string, Example>> => {
   const missing = 'input petal_width is missing; model iris takes sepal_length, sepal_width, petal_length, petal_width'
   const malformed = 'Request body is not valid JSON: Unexpected end of JSON input'
   const shape = `id must be a string of 1 to ${MAX_ID_LENGTH} characters`
+  const output = 'output colour is not an output of model iris; its outputs are species, probabilities'
   return {
     json: modelProblem('Not JSON', 400, 'INVALID_JSON', malformed, instance),
     request: modelProblem('Not a request of this protocol', 400, 'INVALID_REQUEST', shape, instance),
+    output: modelProblem('An output the model does not have', 400, 'INVALID_REQUEST', output, instance),
     input: modelProblem('An input the model does not take', 400, 'INVALID_INPUT', missing, instance, { input: 'petal_width' }),
     batch: modelProblem('More rows than SVC_MAX_BATCH', 400, 'BATCH_TOO_LARGE', batch, instance, { input: 'x' }),
   }
@@ -116,6 +121,7 @@ const INFER_BODY: MediaDoc = {
   examples: {
     perInput: { summary: 'One tensor per input', value: { id: 'req-7', inputs: PER_INPUT } },
     matrix: { summary: 'One [N, F] tensor, columns in input order', value: { inputs: MATRIX } },
+    outputs: { summary: 'The probabilities only', value: { inputs: MATRIX, outputs: [{ name: 'probabilities' }] } },
   },
 }
 
@@ -142,7 +148,7 @@ export const PREDICT_DOC: RouteDoc = {
   responses: {
     '200': json('The predictions', schemas.INFER_RESPONSE.ref, { example: INFER_RESPONSE_EXAMPLE }),
     '400': problem(
-      'The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input',
+      'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input',
       requestErrors('/api/v1/predict'),
     ),
     '404': notFound('/api/v1/predict', true),

@@ -213,15 +213,29 @@ export const INPUT_TENSOR = named(
 )
 
 const ID = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, description: 'Echoed in the response; a new UUID when absent' })
-const IGNORED = {
+export const REQUEST_OUTPUT = named(
+  'RequestOutput',
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, description: 'One of the model’s outputs' }),
+      parameters: Type.Optional(anyObject({ description: 'Accepted and ignored' })),
+    },
+    { additionalProperties: false },
+  ),
+)
+const COMMON = {
   parameters: Type.Optional(anyObject({ description: 'Accepted for standard clients and ignored' })),
   outputs: Type.Optional(
-    Type.Unsafe<unknown[]>({ type: 'array', description: 'Accepted for standard clients and ignored: every response carries all outputs' }),
+    Type.Array(REQUEST_OUTPUT.ref, {
+      description:
+        'The outputs wanted: the response carries those only, in this order; every output when absent or empty. ' +
+        'A name the model lacks, or one given twice, is a 400',
+    }),
   ),
 }
 const inputs = Type.Array(INPUT_TENSOR.ref, { minItems: 1 })
 
-export const INFER_REQUEST = named('InferRequest', Type.Object({ id: Type.Optional(ID), inputs, ...IGNORED }, { additionalProperties: false }))
+export const INFER_REQUEST = named('InferRequest', Type.Object({ id: Type.Optional(ID), inputs, ...COMMON }, { additionalProperties: false }))
 
 export const PREDICT_REQUEST = named(
   'PredictRequest',
@@ -236,7 +250,7 @@ export const PREDICT_REQUEST = named(
           minItems: 1,
         }),
       ),
-      ...IGNORED,
+      ...COMMON,
     },
     {
       additionalProperties: false,
@@ -299,6 +313,7 @@ export const MODEL_SCHEMAS = schemasOf([
   FEATURE_DRIFT,
   TENSOR_METADATA,
   INPUT_TENSOR,
+  REQUEST_OUTPUT,
   INFER_REQUEST,
   PREDICT_REQUEST,
   OUTPUT_TENSOR,

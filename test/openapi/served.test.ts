@@ -50,6 +50,18 @@ const CALLS: ReadonlyArray<readonly [string, string, string, RequestInit?]> = [
   ],
   [
     'POST',
+    '/v2/models/{name}/infer',
+    '/v2/models/iris/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX, outputs: [{ name: 'probabilities' }] }) },
+  ],
+  [
+    'POST',
+    '/v2/models/{name}/infer',
+    '/v2/models/iris/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX, outputs: [{ name: 'colour' }] }) },
+  ],
+  [
+    'POST',
     '/v2/models/{name}/versions/{version}/infer',
     '/v2/models/iris/versions/1/infer',
     { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ id: 'a', inputs: MATRIX }) },
