@@ -73,20 +73,20 @@ const notFound = (instance: string, hasVersion: boolean): ResponseDoc =>
 const notReady = (instance: string, extra?: ProblemExtra): ResponseDoc =>
   problem('The model is UNAVAILABLE: it failed to load; the reason is given', { unavailable: PROBLEMS.notReady(instance, extra) })
 
+const BAD_REQUEST =
+  'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input'
+
 const badRequest = (instance: string, examples: Readonly<Record<string, Example>>): ResponseDoc =>
-  problem(
-    'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input',
-    {
-      ...examples,
-      encoding: problemExample(
-        'Malformed percent-encoding in the path',
-        400,
-        'INVALID_PATH_PARAMETER',
-        'Path parameter name is not valid percent-encoding',
-        instance,
-      ),
-    },
-  )
+  problem(BAD_REQUEST, {
+    ...examples,
+    encoding: problemExample(
+      'Malformed percent-encoding in the path',
+      400,
+      'INVALID_PATH_PARAMETER',
+      'Path parameter name is not valid percent-encoding',
+      instance,
+    ),
+  })
 
 const bodyErrors = (instance: string): Readonly<Record<string, ResponseDoc>> => {
   const tooLarge = 'Request body exceeds the limit of 1048576 bytes'
@@ -147,10 +147,7 @@ export const PREDICT_DOC: RouteDoc = {
   },
   responses: {
     '200': json('The predictions', schemas.INFER_RESPONSE.ref, { example: INFER_RESPONSE_EXAMPLE }),
-    '400': problem(
-      'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input',
-      requestErrors('/api/v1/predict'),
-    ),
+    '400': problem(BAD_REQUEST, requestErrors('/api/v1/predict')),
     '404': notFound('/api/v1/predict', true),
     ...bodyErrors('/api/v1/predict'),
     '503': notReady('/api/v1/predict'),
