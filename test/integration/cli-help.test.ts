@@ -3,6 +3,7 @@
 import t from 'tap'
 import { LOADGEN_USAGE } from '../../lib/tools/loadgen/loadgen.js'
 import { PROFILE_USAGE } from '../../lib/tools/profile/command.js'
+import { SIGN_USAGE } from '../../lib/tools/sign/command.js'
 import { PACKAGE_VERSION } from '../fixtures/package-version.js'
 import { type Child, spawnTs } from '../fixtures/spawn.js'
 
@@ -29,15 +30,19 @@ t.test(
       helpHelp: spawnTs(CLI, ['help', '--help']),
       helpProfile: spawnTs(CLI, ['help', 'profile']),
       helpLoadgen: spawnTs(CLI, ['help', 'loadgen']),
+      helpSign: spawnTs(CLI, ['help', 'sign']),
+      signHelp: spawnTs(CLI, ['sign', '--help']),
     }
     for (const [name, child] of Object.entries(runs)) t.same(await child.exited, { code: 0, signal: null }, name)
     const usage = runs.help.stdout()
-    for (const command of ['loadgen --model NAME', 'profile --input FILE', 'help [COMMAND]'])
+    for (const command of ['loadgen --model NAME', 'profile --input FILE', 'sign FILE…', 'help [COMMAND]'])
       t.match(usage, new RegExp(`\n  ${escapeRegExp(command)} +\\S[^\n]*\n`), command)
     t.equal(runs.helpCommand.stdout(), usage, 'svc help is svc --help')
     t.equal(runs.helpHelp.stdout(), usage, 'and so is svc help --help')
     t.equal(runs.helpProfile.stdout(), PROFILE_USAGE)
     t.equal(runs.helpLoadgen.stdout(), LOADGEN_USAGE)
+    t.equal(runs.helpSign.stdout(), SIGN_USAGE)
+    t.equal(runs.signHelp.stdout(), SIGN_USAGE)
   },
 )
 

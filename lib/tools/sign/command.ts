@@ -85,7 +85,12 @@ const signFile = async (file: string, isChecking: boolean, io: SignIo): Promise<
 export const runSignCommand = async (argv: readonly string[], io: SignIo): Promise<number> => {
   let parsed: Readonly<{ values: Readonly<{ check?: boolean; help?: boolean }>; positionals: readonly string[] }>
   try {
-    parsed = parseArgs({ args: [...argv], options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    parsed = parseArgs({
+      args: [...argv],
+      options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    })
   } catch (error: unknown) {
     io.stderr(`svc sign: ${argsProblem(error)}\nsvc sign --help lists the options.\n`)
     return 2
