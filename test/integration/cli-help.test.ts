@@ -1,11 +1,13 @@
 // bin/svc.ts explaining itself, as users run it in child processes: the commands in --help, each
 // command's usage, the version, and a mistyped command.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
 import { LOADGEN_USAGE } from '../../lib/tools/loadgen/loadgen.js'
 import { PROFILE_USAGE } from '../../lib/tools/profile/command.js'
 import { SIGN_USAGE } from '../../lib/tools/sign/command.js'
 import { PACKAGE_VERSION } from '../fixtures/package-version.js'
-import { type Child, spawnTs } from '../fixtures/spawn.js'
+import { type Child, ROOT, spawnTs } from '../fixtures/spawn.js'
 
 const CLI = 'bin/svc.ts'
 
@@ -59,4 +61,14 @@ t.test('a mistyped command suggests the nearest one and exits 2, before any conf
     t.equal(child.stderr(), `${message}svc --help lists the commands.\n`)
     t.equal(child.stdout(), '')
   }
+})
+
+t.test("svc help loadgen says what the summary's skipped count counts, as README.md's loadgen part does", async (t) => {
+  const child = spawnTs(CLI, ['help', 'loadgen'])
+  t.same(await child.exited, { code: 0, signal: null })
+  const help = child.stdout().replace(/\s+/g, ' ')
+  t.match(help, /A skipped request was due but never sent: --concurrency requests were already in flight/)
+  t.match(help, /It is not retried later: the run sends fewer than rate × duration, and the exit status is 1\./)
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ')
+  t.match(readme, /`skipped` counts requests due but never sent because `--concurrency` were in flight/)
 })
