@@ -33,7 +33,6 @@ t.test(
       helpProfile: spawnTs(CLI, ['help', 'profile']),
       helpLoadgen: spawnTs(CLI, ['help', 'loadgen']),
       helpSign: spawnTs(CLI, ['help', 'sign']),
-      signHelp: spawnTs(CLI, ['sign', '--help']),
     }
     for (const [name, child] of Object.entries(runs)) t.same(await child.exited, { code: 0, signal: null }, name)
     const usage = runs.help.stdout()
@@ -44,7 +43,6 @@ t.test(
     t.equal(runs.helpProfile.stdout(), PROFILE_USAGE)
     t.equal(runs.helpLoadgen.stdout(), LOADGEN_USAGE)
     t.equal(runs.helpSign.stdout(), SIGN_USAGE)
-    t.equal(runs.signHelp.stdout(), SIGN_USAGE)
   },
 )
 
@@ -63,10 +61,8 @@ t.test('a mistyped command suggests the nearest one and exits 2, before any conf
   }
 })
 
-t.test("svc help loadgen says what the summary's skipped count counts, as README.md's loadgen part does", async (t) => {
-  const child = spawnTs(CLI, ['help', 'loadgen'])
-  t.same(await child.exited, { code: 0, signal: null })
-  const help = child.stdout().replace(/\s+/g, ' ')
+t.test("svc help loadgen (LOADGEN_USAGE, above) says what the summary's skipped count counts, as README.md's loadgen part does", async (t) => {
+  const help = LOADGEN_USAGE.replace(/\s+/g, ' ')
   t.match(help, /A skipped request was due but never sent: --concurrency requests were already in flight/)
   t.match(help, /It is not retried later: the run sends fewer than rate × duration, and the exit status is 1\./)
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ')
