@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// svc: a command (loadgen, profile, help), help or version, else serve (lib/process/start.ts).
+// svc: a command (loadgen, profile, sign, help), help or version, else serve (lib/process/start.ts).
 //   0 stopped cleanly · 1 start-up or runtime failure · 2 invalid configuration or an unknown command
 //   128+n when a second signal n cuts a graceful shutdown short
 import { errorMessage } from '../lib/core/errors.js'
@@ -9,11 +9,16 @@ import { LoadgenUsageError } from '../lib/tools/loadgen/errors.js'
 import { LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/tools/loadgen/loadgen.js'
 import { PROFILE_USAGE, runProfileCommand } from '../lib/tools/profile/command.js'
 import { ProfileInputError } from '../lib/tools/profile/errors.js'
+import { runSignCommand, SIGN_USAGE } from '../lib/tools/sign/command.js'
 import { start } from '../lib/process/start.js'
 import { VERSION } from '../lib/process/version.js'
 
 /** What `svc help COMMAND` prints: the command's own --help. */
-const USAGE_OF: Readonly<Record<CommandName, string>> = { loadgen: LOADGEN_USAGE, profile: PROFILE_USAGE, help: USAGE }
+const USAGE_OF: Readonly<Record<CommandName, string>> = { loadgen: LOADGEN_USAGE, profile: PROFILE_USAGE, sign: SIGN_USAGE, help: USAGE }
+
+const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text)
+/** Where profile and sign write. */
+const STDIO = { stdout: write(process.stdout), stderr: write(process.stderr) }
 
 /** `svc loadgen …`: 0 when every request succeeded, 1 otherwise, 2 for a bad command line or rows file. */
 const loadgen = async (argv: readonly string[]): Promise<void> => {
@@ -45,11 +50,8 @@ const help = ([name]: readonly string[]): void => {
 const main = async (argv: readonly string[]): Promise<void> => {
   const [first, ...rest] = argv
   if (first === 'loadgen') return loadgen(rest)
-  if (first === 'profile') {
-    const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text)
-    process.exitCode = await runProfileCommand(rest, { stdout: write(process.stdout), stderr: write(process.stderr) })
-    return
-  }
+  if (first === 'profile') return void (process.exitCode = await runProfileCommand(rest, STDIO))
+  if (first === 'sign') return void (process.exitCode = await runSignCommand(rest, STDIO))
   if (first === 'help') return help(rest)
   if (first !== undefined && !first.startsWith('-')) return unknown(first)
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(USAGE)

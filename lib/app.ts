@@ -9,7 +9,7 @@ import { v2Routes } from './endpoints/v2.js'
 import { type BinCounters, createBinCounters } from './drift/bin-counters.js'
 import { createDriftMonitor, type DriftMonitor } from './drift/monitor.js'
 import { createDriftScheduler, type DriftScheduler } from './drift/scheduler.js'
-import { createModelMetrics } from './models/registry/metrics.js'
+import { createModelMetrics, type ModelMetrics } from './models/registry/metrics.js'
 import { modelsCheck } from './health/models.js'
 import { configuredChecks, createHealthMonitor } from './health/monitor.js'
 import { createModelRegistry, type ModelRegistry } from './models/registry/registry.js'
@@ -75,15 +75,19 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const { models, drift, shadows, feedback } = createModels(config, logger, metricsRegistry, shedding, runtimes)
+  const { models, drift, shadows, predictions, feedback } = createModels(config, logger, metricsRegistry, shedding, runtimes)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
-  const insights = getInsights({ figures: createFigures({ metrics: metricsRegistry }), limit: createStreamLimit(config.maxStreams) })
+  const insights = getInsights({
+    figures: createFigures({ metrics: metricsRegistry }),
+    limit: createStreamLimit(config.maxStreams),
+    closing: lifecycle.closing,
+  })
   const probe = { requestLogLevel: 'debug', isOperational: true } as const
   const serving = {
     models,
-    metrics: createModelMetrics(metricsRegistry.prom),
+    metrics: predictions,
     maxBatch: config.models.maxBatch,
     drift: drift?.monitor,
     shadows,
@@ -145,9 +149,10 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
 }
 
 /**
- * The model registry, drift monitoring, shadow copies and feedback, wired together: each publish
- * makes the series of the bin counters, of the shadows and of the feedback of the builds it serves,
- * before any request reaches them.
+ * The model registry, drift monitoring, shadow copies, prediction series and feedback, wired
+ * together: each publish makes the series of the bin counters, the shadows and the feedback of the
+ * builds it serves, before any request reaches them, and drops the per-version series of the
+ * versions it no longer serves (feedback's once their tokens expire).
  */
 const createModels = (
   config: Config,
@@ -155,7 +160,8 @@ const createModels = (
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
   runtimes: readonly Runtime[] | undefined,
-): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies; feedback: Feedback | undefined }> => {
+): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies; predictions: ModelMetrics; feedback: Feedback | undefined }> => {
+  const predictions = createModelMetrics(metricsRegistry.prom)
   const feedback = config.models.feedback === undefined ? undefined : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom })
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
@@ -166,6 +172,7 @@ const createModels = (
     runtimes: runtimes ?? servedRuntimes({ onnxThreads: config.models.onnxThreads }),
     // Called once a pass has published, so `shadows` exists by then.
     onPublish: (builds) => {
+      predictions.track(builds)
       counters?.track(builds)
       feedback?.publish(builds)
       shadows.track(models.entries().flatMap((entry) => models.shadowOf(entry.name)?.served ?? []))
@@ -182,7 +189,7 @@ const createModels = (
     isUnderPressure: shedding.isUnderPressure,
     onRows: drift?.monitor.count,
   })
-  return { models, drift, shadows, feedback }
+  return { models, drift, shadows, predictions, feedback }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

@@ -5,7 +5,21 @@ import { performance } from 'node:perf_hooks'
 
 export type ServerState = 'starting' | 'ready' | 'draining' | 'stopped'
 
-/** Shared by the listeners and the probes; `startedAt` is `performance.now()` at creation. */
-export type Lifecycle = { state: ServerState; readonly startedAt: number }
+/** Shared by the listeners, the probes and the streams; `startedAt` is `performance.now()` at creation. */
+export type Lifecycle = {
+  state: ServerState
+  readonly startedAt: number
+  /**
+   * Aborts when the shutdown delay is over and the listeners close: the balancer routes elsewhere
+   * by then, so a stream still open ends at once, telling its client to reconnect, instead of
+   * holding the drain to its timeout.
+   */
+  readonly closing: AbortSignal
+  /** Aborts `closing` (the drain calls it; the second listener's call changes nothing). */
+  close(): void
+}
 
-export const createLifecycle = (now: number = performance.now()): Lifecycle => ({ state: 'starting', startedAt: now })
+export const createLifecycle = (now: number = performance.now()): Lifecycle => {
+  const closing = new AbortController()
+  return { state: 'starting', startedAt: now, closing: closing.signal, close: () => closing.abort() }
+}

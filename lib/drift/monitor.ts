@@ -11,8 +11,9 @@
 // differ starts its own. Windows no served version uses any more are dropped at the next check.
 //
 // A check, per model: a version without a reference (an ONNX model served without a profile) is
-// `no_reference`; a window below `minSamples` rows is `insufficient_data`; neither touches the PSI
-// gauges or the last-check timestamp (the stale alert watches that timestamp). Otherwise every
+// `no_reference`, and removes the PSI gauges and the last-check timestamp a version before it set
+// (the stale alert watches that timestamp), as does a model no longer READY or listed; a window
+// below `minSamples` rows is `insufficient_data`, which touches neither. Otherwise every
 // feature with at least `minSamples` non-missing values is scored, `svc_drift_psi` set, each
 // breached threshold counted in `svc_drift_alerts_total` on every check that breaches it, and
 // `drift_detected` logged when a feature's severity rises or it spikes; the answers likewise, in
@@ -28,7 +29,7 @@ import type { Prediction } from '../models/runtime.js'
 import type { BinCounters } from './bin-counters.js'
 import { createDriftMetrics } from './metrics.js'
 import type { Thresholds } from './psi.js'
-import { createScoring, scoreModel, unchecked, type FeatureDrift, type ModelDrift } from './score.js'
+import { createScoring, dropScores, scoreModel, unchecked, type FeatureDrift, type ModelDrift } from './score.js'
 import { FeatureWindow } from './window.js'
 
 import { DRIFT_CHECK_RESULTS, type DriftCheckResult, type DriftStatusName } from './status.js'
@@ -172,6 +173,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     try {
       const { window } = windowFor(served)
       const { reference } = served.model
+      if (reference === undefined) dropScores(scoring, served.name, drift)
       result =
         reference === undefined ? 'no_reference' : window.size < minSamples ? 'insufficient_data' : scoreModel(scoring, served, reference, drift, window, at)
     } catch (error: unknown) {
@@ -196,7 +198,13 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
     count: counters === undefined ? () => {} : (served, features, rows, prediction) => counters.record(served, features, rows, answersOf(prediction)),
     check: () => {
       const at = now()
-      for (const served of defaultsOf(models)) checkModel(served, at)
+      const checked = new Set<string>()
+      for (const served of defaultsOf(models)) {
+        checkModel(served, at)
+        checked.add(served.name)
+      }
+      // A model served no more is scored no more.
+      for (const [name, drift] of drifts) if (!checked.has(name)) dropScores(scoring, name, drift)
       prune(models, windows, windowFor)
     },
     status: (served) => statusOf(served, drifts.get(served.name), windowFor(served).window.size, settings),

@@ -1,9 +1,9 @@
 // One check's scoring of one model (monitor.ts): every input with at least `minSamples` values,
 // then the answers when the reference profiles them, each against the version's reference bins.
 // Scoring sets the column's PSI gauge, counts each breached threshold on every check that breaches
-// it, logs `drift_detected` when a column's severity rises or it spikes, and drops the series of
-// columns no longer scored. Scores of another build are never compared: a new reference starts
-// afresh.
+// it, logs `drift_detected` (with every severity counted) when a column's severity rises or it
+// spikes, and drops the series of columns no longer scored. Scores of another build are never
+// compared: a new reference starts afresh.
 import type { Logger } from '../telemetry/logger.js'
 import type { ServedModel } from '../models/registry/registry.js'
 import type { Reference } from '../models/runtime.js'
@@ -112,7 +112,8 @@ const scoreOne = (
       version: served.version,
       [series.field]: feature.name,
       psi,
-      severity: isSpiking ? 'spike' : severity,
+      // What the alerts counter just counted: a spike is at least moderate (isSpike), so both.
+      severity: isSpiking ? [severity, 'spike'] : [severity],
       ...(isSpiking ? { previous_psi: before?.psi } : {}),
       samples,
     })
@@ -166,6 +167,18 @@ const dropUnscored = ({ metrics }: Scoring, model: string, drift: ModelDrift, sc
     metrics.predictions.psi.remove({ model, output: drift.seriesOutput })
     for (const kind of ALERT_KINDS) metrics.predictions.alerts.remove({ model, output: drift.seriesOutput, severity: kind })
   }
+}
+
+/**
+ * Removes a model's gauges, its columns' PSI and the last-check timestamp, once nothing will score it
+ * (its default has no reference, or it is served no more): a stale score would read as current, and
+ * a timestamp left behind fires SvcDriftStale for good. Its counters stay, and `drift` still names
+ * the columns whose alert series exist.
+ */
+export const dropScores = ({ metrics }: Scoring, model: string, drift: ModelDrift): void => {
+  for (const feature of drift.seriesFeatures) metrics.features.psi.remove({ model, feature })
+  if (drift.seriesOutput !== undefined) metrics.predictions.psi.remove({ model, output: drift.seriesOutput })
+  metrics.lastCheck.remove({ model })
 }
 
 /** Scores every input and the answers, each with enough values, into `drift`; what the check came to. */

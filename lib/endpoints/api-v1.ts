@@ -4,8 +4,10 @@
 //   GET  /api/v1/models           { models: [summary] }
 //   GET  /api/v1/models/{name}    summary + the default version's schema and drift
 //
-// A summary is { name, versions, default_version, platform, state, reason, rollout, rollout_error }
-// (null where unknown); `rollout` is { canary, shadow }, each { version, percent } or null.
+// A summary is { name, versions, version_states, default_version, platform, state, reason, rollout,
+// rollout_error } (null where unknown); `version_states` is [{ version, state, reason }], READY or
+// FAILED, one per version the manifest names; `rollout` is { canary, shadow }, each
+// { version, percent } or null.
 // `platform` is the runtime's (the default version's): "svc" for svc's own kernel
 // (lib/models/kernel/runtime.ts). Bodies are typed by their schemas (model-schemas.ts); what they
 // share with /v2, and the errors, are serving.ts's. /api/v1 checks the body first (it names the
@@ -16,13 +18,16 @@ import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/
 import { readPredictRequest, type PredictRequest } from '../models/inference/request.js'
 import { route, type Endpoint, type Handler, type PathParams, type Reply, type RouteDef } from '../core/pipeline.js'
 import * as docs from './model-docs.js'
-import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion } from './model-schemas.js'
+import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion, VersionState } from './model-schemas.js'
 import { toHttpError } from './problems.js'
 import { counted, createServing, inputMetadata, memo, notFound, outputMetadata, readJson, readJsonNow, settle, type ModelRoutesOptions } from './serving.js'
+
+const versionState = ({ version, state, reason }: ModelEntry['versionStates'][number]): VersionState => ({ version, state, reason: reason ?? null })
 
 const summary = (entry: ModelEntry): ModelSummary => ({
   name: entry.name,
   versions: entry.versions,
+  version_states: entry.versionStates.map(versionState),
   default_version: entry.defaultVersion ?? null,
   platform: entry.platform,
   state: entry.state,

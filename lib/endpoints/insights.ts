@@ -63,29 +63,64 @@ export const parseInterval = (raw: string | null): number => {
 const SSE_HEADERS = Object.freeze({ 'x-accel-buffering': 'no' })
 
 /**
- * The events. The wait between two honours `ctx.signal`, which aborts when the response closes: a
- * client that leaves mid-wait ends the stream at once, leaving no timer behind (the server can
- * only call `return()` once a pending `next()` has settled).
+ * How soon a client told the server is going away reconnects (the SSE `retry` field). EventSource
+ * waits this long after the stream ends, then connects again through the balancer, which routes
+ * elsewhere by then; `eventsource` 4.1 retries a refused connection at the same pace, without
+ * backing off, so 0 would spin on a client pointed at this instance alone.
  */
-async function* insightEvents(ctx: Ctx, count: number, intervalMs: number, figures: Figures, release: () => void): AsyncGenerator<string> {
+export const RECONNECT_MS = 250
+
+/**
+ * The last event of a stream open when the listener closes (`Lifecycle.closing`). Its own type, so
+ * `onmessage` handlers that read an InsightEvent never see it; `retry` sets the client's
+ * reconnection time, from EventSource's default of about 3 s down to RECONNECT_MS.
+ */
+export const SHUTDOWN_EVENT = `event: shutdown\nretry: ${RECONNECT_MS}\ndata: ${JSON.stringify({ reason: 'shutdown', retry_ms: RECONNECT_MS })}\n\n`
+
+/** A wait cut short (the client left, or the listener closed) is no failure: the loop reads why. */
+const ignore = (): void => {}
+
+/**
+ * The events. The wait between two ends early when the response closes (`ctx.signal`: the client
+ * left, leaving no timer behind, since the server can only call `return()` once a pending `next()`
+ * has settled) or when the listener closes (`closing`: the stream ends with SHUTDOWN_EVENT).
+ */
+async function* insightEvents(
+  ctx: Ctx,
+  count: number,
+  intervalMs: number,
+  figures: Figures,
+  closing: AbortSignal,
+  release: () => void,
+): AsyncGenerator<string> {
+  const wake = new AbortController()
+  const stop = (): void => wake.abort()
+  ctx.signal.addEventListener('abort', stop, { once: true })
+  closing.addEventListener('abort', stop, { once: true })
   try {
     for (let seq = 1; seq <= count; seq++) {
-      if (seq > 1 && intervalMs > 0) await sleep(intervalMs, undefined, { signal: ctx.signal })
+      if (seq > 1 && intervalMs > 0) await sleep(intervalMs, undefined, { signal: wake.signal }).catch(ignore)
+      if (ctx.signal.aborted) return
+      if (closing.aborted) return yield SHUTDOWN_EVENT
       const { metric, value, unit } = await figures.read(seq - 1)
       const event: InsightEvent = { seq, count, timestamp: new Date().toISOString(), metric, value, unit, request_id: ctx.requestId }
       yield `data: ${JSON.stringify(event)}\n\n`
     }
-  } catch (error: unknown) {
-    // The response closed (the client left, or a drain timed out): the end of the stream, not a failure.
-    if (!ctx.signal.aborted) throw error
   } finally {
+    // `closing` lives as long as the process: a listener left on it would keep every stream.
+    closing.removeEventListener('abort', stop)
     release()
   }
 }
 
-export type InsightsOptions = Readonly<{ figures: Figures; limit: StreamLimit }>
+export type InsightsOptions = Readonly<{
+  figures: Figures
+  limit: StreamLimit
+  /** `Lifecycle.closing`: aborts when the listener closes on shutdown. */
+  closing: AbortSignal
+}>
 
-export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
+export const getInsights = ({ figures, limit, closing }: InsightsOptions): Handler => {
   const tooMany = new HttpError(503, 'TOO_MANY_STREAMS', 'Too many insight streams are open; retry later', {
     headers: { 'retry-after': String(RETRY_AFTER_S) },
   })
@@ -97,7 +132,7 @@ export const getInsights = ({ figures, limit }: InsightsOptions): Handler => {
     // A generator that never starts (HEAD, a client gone before the first read) never runs its
     // `finally`; the response's close releases the slot then.
     ctx.signal.addEventListener('abort', release, { once: true })
-    return { kind: 'stream', status: 200, headers: SSE_HEADERS, stream: insightEvents(ctx, count, intervalMs, figures, release) }
+    return { kind: 'stream', status: 200, headers: SSE_HEADERS, stream: insightEvents(ctx, count, intervalMs, figures, closing, release) }
   }
 }
 
@@ -139,7 +174,10 @@ export const INSIGHTS_DOC: RouteDoc = {
   description:
     `A Server-Sent Events stream of \`count\` events, \`interval\` seconds apart, then the end of the stream. Each event is ` +
     '`data: <InsightEvent as JSON>` and a blank line; the figures cycle through ' +
-    `${FIGURES.map((f) => `\`${f}\``).join(', ')}. A stream holds one of SVC_MAX_STREAMS slots until it ends; a client that leaves stops it at once.`,
+    `${FIGURES.map((f) => `\`${f}\``).join(', ')}. A stream holds one of SVC_MAX_STREAMS slots until it ends; a client that leaves stops it at once. ` +
+    `When the server shuts down, a stream still open once its listener closes ends early with one last event, \`event: shutdown\`, ` +
+    `\`retry: ${RECONNECT_MS}\` and \`data: {"reason":"shutdown","retry_ms":${RECONNECT_MS}}\`: ` +
+    `an EventSource client reconnects after ${RECONNECT_MS} ms, to another instance.`,
   tags: ['insights'],
   parameters: [
     {
@@ -166,7 +204,9 @@ export const INSIGHTS_DOC: RouteDoc = {
           // no way to say "a sequence of", so the schema is that of each event, as SSE clients parse it.
           schema: {
             type: 'object',
-            description: 'Each event of the stream, `count` of them: a `data:` line holding an InsightEvent as JSON, then a blank line',
+            description:
+              'Each event of the stream, `count` of them: a `data:` line holding an InsightEvent as JSON, then a blank line ' +
+              '(a stream ended by a shutdown has one `event: shutdown` last instead)',
             required: ['data'],
             properties: { data: { type: 'string', contentMediaType: 'application/json', contentSchema: INSIGHT_EVENT.ref } },
           },

@@ -29,6 +29,15 @@ const INFER_RESPONSE_EXAMPLE = {
 const IRIS_SUMMARY = {
   name: 'iris',
   versions: ['1', '2'],
+  version_states: [
+    { version: '1', state: 'READY', reason: null },
+    { version: '2', state: 'READY', reason: null },
+    {
+      version: '3',
+      state: 'FAILED',
+      reason: 'iris/3/model.json: sha256: does not match the content: the file was changed or damaged after training',
+    },
+  ],
   default_version: '1',
   platform: 'svc',
   state: 'READY',
@@ -64,8 +73,11 @@ const notFound = (instance: string, hasVersion: boolean): ResponseDoc =>
 const notReady = (instance: string, extra?: ProblemExtra): ResponseDoc =>
   problem('The model is UNAVAILABLE: it failed to load; the reason is given', { unavailable: PROBLEMS.notReady(instance, extra) })
 
+const BAD_REQUEST =
+  'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input'
+
 const badRequest = (instance: string, examples: Readonly<Record<string, Example>>): ResponseDoc =>
-  problem('The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input', {
+  problem(BAD_REQUEST, {
     ...examples,
     encoding: problemExample(
       'Malformed percent-encoding in the path',
@@ -94,9 +106,11 @@ const requestErrors = (instance: string): Readonly<Record<string, Example>> => {
   const missing = 'input petal_width is missing; model iris takes sepal_length, sepal_width, petal_length, petal_width'
   const malformed = 'Request body is not valid JSON: Unexpected end of JSON input'
   const shape = `id must be a string of 1 to ${MAX_ID_LENGTH} characters`
+  const output = 'output colour is not an output of model iris; its outputs are species, probabilities'
   return {
     json: modelProblem('Not JSON', 400, 'INVALID_JSON', malformed, instance),
     request: modelProblem('Not a request of this protocol', 400, 'INVALID_REQUEST', shape, instance),
+    output: modelProblem('An output the model does not have', 400, 'INVALID_REQUEST', output, instance),
     input: modelProblem('An input the model does not take', 400, 'INVALID_INPUT', missing, instance, { input: 'petal_width' }),
     batch: modelProblem('More rows than SVC_MAX_BATCH', 400, 'BATCH_TOO_LARGE', batch, instance, { input: 'x' }),
   }
@@ -107,6 +121,7 @@ const INFER_BODY: MediaDoc = {
   examples: {
     perInput: { summary: 'One tensor per input', value: { id: 'req-7', inputs: PER_INPUT } },
     matrix: { summary: 'One [N, F] tensor, columns in input order', value: { inputs: MATRIX } },
+    outputs: { summary: 'The probabilities only', value: { inputs: MATRIX, outputs: [{ name: 'probabilities' }] } },
   },
 }
 
@@ -132,10 +147,7 @@ export const PREDICT_DOC: RouteDoc = {
   },
   responses: {
     '200': json('The predictions', schemas.INFER_RESPONSE.ref, { example: INFER_RESPONSE_EXAMPLE }),
-    '400': problem(
-      'The body is not a valid request, or an input does not fit the model; `error` says what, `input` names the input',
-      requestErrors('/api/v1/predict'),
-    ),
+    '400': problem(BAD_REQUEST, requestErrors('/api/v1/predict')),
     '404': notFound('/api/v1/predict', true),
     ...bodyErrors('/api/v1/predict'),
     '503': notReady('/api/v1/predict'),
@@ -150,7 +162,16 @@ export const LIST_MODELS_DOC: RouteDoc = {
   responses: {
     '200': json('Every model in the store, READY or UNAVAILABLE', schemas.MODEL_LIST.ref, {
       example: {
-        models: [{ ...IRIS_SUMMARY, name: 'cars', versions: ['1'], rollout: { canary: null, shadow: null } }, IRIS_SUMMARY],
+        models: [
+          {
+            ...IRIS_SUMMARY,
+            name: 'cars',
+            versions: ['1'],
+            version_states: [{ version: '1', state: 'READY', reason: null }],
+            rollout: { canary: null, shadow: null },
+          },
+          IRIS_SUMMARY,
+        ],
       } satisfies schemas.ModelList,
     }),
   },

@@ -28,11 +28,31 @@ export type TensorMetadata = BodyOf<typeof TENSOR_METADATA.schema>
 const rolloutTarget = () =>
   Type.Object({ version: Type.String(), percent: Type.Number({ minimum: 0, maximum: 100, description: 'Percent of the traffic, 0 to 100' }) })
 
+export const VERSION_STATE = named(
+  'VersionState',
+  Type.Object(
+    {
+      version: Type.String(),
+      state: stringEnum(['READY', 'FAILED'], { description: 'READY: a build of it is loaded (the latest, or the one before); FAILED: none is' }),
+      reason: nullable(
+        Type.String({
+          description: 'Why its latest files failed to load: always on FAILED; on READY, the build loaded before serves on. Null when they loaded',
+        }),
+      ),
+    },
+    { description: 'What the latest load of one version gave' },
+  ),
+)
+export type VersionState = BodyOf<typeof VERSION_STATE.schema>
+
 export const MODEL_SUMMARY = named(
   'ModelSummary',
   Type.Object({
     name: Type.String(),
     versions: Type.Array(Type.String(), { description: 'Versions loaded and servable' }),
+    version_states: Type.Array(VERSION_STATE.ref, {
+      description: 'Every version the manifest names (and any other still served), sorted, with its state: a version that failed to load shows here',
+    }),
     default_version: nullable(Type.String({ description: "The manifest's default version; null when unknown" })),
     platform,
     state: stringEnum(['READY', 'UNAVAILABLE']),
@@ -193,15 +213,29 @@ export const INPUT_TENSOR = named(
 )
 
 const ID = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, description: 'Echoed in the response; a new UUID when absent' })
-const IGNORED = {
+export const REQUEST_OUTPUT = named(
+  'RequestOutput',
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, description: 'One of the model’s outputs' }),
+      parameters: Type.Optional(anyObject({ description: 'Accepted and ignored' })),
+    },
+    { additionalProperties: false },
+  ),
+)
+const COMMON = {
   parameters: Type.Optional(anyObject({ description: 'Accepted for standard clients and ignored' })),
   outputs: Type.Optional(
-    Type.Unsafe<unknown[]>({ type: 'array', description: 'Accepted for standard clients and ignored: every response carries all outputs' }),
+    Type.Array(REQUEST_OUTPUT.ref, {
+      description:
+        'The outputs wanted: the response carries those only, in this order; every output when absent or empty. ' +
+        'A name the model lacks, or one given twice, is a 400',
+    }),
   ),
 }
 const inputs = Type.Array(INPUT_TENSOR.ref, { minItems: 1 })
 
-export const INFER_REQUEST = named('InferRequest', Type.Object({ id: Type.Optional(ID), inputs, ...IGNORED }, { additionalProperties: false }))
+export const INFER_REQUEST = named('InferRequest', Type.Object({ id: Type.Optional(ID), inputs, ...COMMON }, { additionalProperties: false }))
 
 export const PREDICT_REQUEST = named(
   'PredictRequest',
@@ -216,7 +250,7 @@ export const PREDICT_REQUEST = named(
           minItems: 1,
         }),
       ),
-      ...IGNORED,
+      ...COMMON,
     },
     {
       additionalProperties: false,
@@ -271,6 +305,7 @@ export type ServerMetadata = BodyOf<typeof SERVER_METADATA.schema>
 
 /** Every schema the model routes use; each route lists them all, so any of them can move alone. */
 export const MODEL_SCHEMAS = schemasOf([
+  VERSION_STATE,
   MODEL_SUMMARY,
   MODEL_LIST,
   MODEL_DETAIL,
@@ -278,6 +313,7 @@ export const MODEL_SCHEMAS = schemasOf([
   FEATURE_DRIFT,
   TENSOR_METADATA,
   INPUT_TENSOR,
+  REQUEST_OUTPUT,
   INFER_REQUEST,
   PREDICT_REQUEST,
   OUTPUT_TENSOR,

@@ -32,7 +32,7 @@ import { HttpError, oipExtra, type ProblemExtra } from '../core/http/errors.js'
 import type { Reply } from '../core/pipeline.js'
 import { encodeInputs } from '../models/inference/features.js'
 import type { InferRequest, RequestOptions } from '../models/inference/request.js'
-import { inferResponseJson } from '../models/inference/response.js'
+import { inferResponseJson, selectedResponseJson, selectOutputs } from '../models/inference/response.js'
 import type { ModelCells, ModelMetrics } from '../models/registry/metrics.js'
 import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import { isInShare } from '../models/registry/rollout.js'
@@ -204,6 +204,7 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
     features: Float64Array,
     prediction: Prediction,
     start: number,
+    selected: readonly number[] | undefined,
   ): Reply => {
     if (drift !== undefined) {
       if (models.resolve(served.name) === served) drift.record(served, features, request.rows, prediction)
@@ -216,7 +217,12 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
     cells.batchSize.observe(request.rows)
     cells.outcomes.success.inc()
     const id = request.id ?? ctx.requestId
-    return { kind: 'json', status: 200, json: inferResponseJson(served.model, prediction, request.rows, id, members?.(served, prediction, request.rows)) }
+    const tail = members?.(served, prediction, request.rows)
+    const json =
+      selected === undefined
+        ? inferResponseJson(served.model, prediction, request.rows, id, tail)
+        : selectedResponseJson(served.model, prediction, request.rows, id, selected, tail)
+    return { kind: 'json', status: 200, json }
   }
 
   return {
@@ -229,9 +235,11 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
     infer: (ctx, served, request, cells) => {
       const start = performance.now()
       const features = encodeInputs(request, served.model)
+      // Checked before predicting: a name the model lacks is the client's 400, and nothing is recorded.
+      const selected = request.outputs === undefined ? undefined : selectOutputs(request.outputs, served.model)
       const prediction = served.predictor.predict(features, request.rows)
-      if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start))
-      return answer(ctx, served, request, cells, features, prediction, start)
+      if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start, selected))
+      return answer(ctx, served, request, cells, features, prediction, start, selected)
     },
   }
 }

@@ -38,7 +38,7 @@ export type Shedding = Readonly<{
    * brings a real request to be shed. Always false without limits.
    */
   isUnderPressure(): boolean
-  /** Stops the lag sampler (shutdown). */
+  /** Stops the lag sampler (shutdown): from then on lag sheds nothing, SVC_MAX_IN_FLIGHT still does. */
   stop(): void
 }>
 
@@ -59,7 +59,8 @@ const shedReply = (reason: ShedReason): Reply =>
 /**
  * The lag sampler: a timer that should fire every LAG_SAMPLE_MS; how late it fires is how long
  * the loop was blocked. `isLagging` holds from one sample to the next, so a loop blocked by long
- * tasks sheds until a sample comes in on time.
+ * tasks sheds until a sample comes in on time. Stopped, it reads 0: no later sample could lift a
+ * lag kept from before, and shutdown stops it while the balancer still routes here for the delay.
  */
 const lagSampler = (limitMs: number): { isLagging: () => boolean; isHalfWay: () => boolean; stop: () => void } => {
   let lagMs = 0
@@ -70,7 +71,11 @@ const lagSampler = (limitMs: number): { isLagging: () => boolean; isHalfWay: () 
     expected = now + LAG_SAMPLE_MS
   }, LAG_SAMPLE_MS)
   timer.unref()
-  return { isLagging: () => lagMs > limitMs, isHalfWay: () => lagMs > limitMs / 2, stop: () => clearInterval(timer) }
+  const stop = (): void => {
+    clearInterval(timer)
+    lagMs = 0
+  }
+  return { isLagging: () => lagMs > limitMs, isHalfWay: () => lagMs > limitMs / 2, stop }
 }
 
 export const createShedding = ({ maxInFlight, maxEventLoopDelayMs, metrics }: SheddingOptions): Shedding => {

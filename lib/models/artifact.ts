@@ -92,8 +92,9 @@ export const canonicalJson = (value: unknown): string => {
 
 /**
  * The hex SHA-256 of the UTF-8 bytes of the artifact's canonical JSON (`canonicalJson`, RFC 8785)
- * with the `sha256` member left out. Whitespace and member order in the file do not matter, so an
- * operator can check a file with Node alone (README.md has the same on one line):
+ * with the `sha256` member left out. Whitespace and member order in the file do not matter. `svc
+ * sign` (lib/tools/sign/) writes it into an edited file and `svc sign --check` checks it; with
+ * Node alone:
  *
  *   node -e '
  *     const c = (v) => Array.isArray(v) ? "[" + v.map(c) + "]" : v && typeof v == "object"

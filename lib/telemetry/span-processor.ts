@@ -1,5 +1,5 @@
 // A batch span processor with a bounded queue, as the SDK's BatchSpanProcessor (same OTEL_BSP_*
-// settings, one export in flight at a time), written here because that one neither says how many
+// settings, one export in flight at a time, one past its deadline included), written here because that one neither says how many
 // spans it dropped nor why an export failed: both are what an operator needs (svc_spans_dropped_total,
 // the export-failure log). Spans are kept, never copied, until their batch is exported.
 import { TraceFlags, type Context } from '@opentelemetry/api'
@@ -20,7 +20,11 @@ export type ExportEvents = Readonly<{
 /** The one field of the SDK's ExportResult read here: 0 is success (ExportResultCode.SUCCESS). */
 type ExportResult = Readonly<{ code: number; error?: unknown }>
 
-/** Raised when an exporter neither succeeds nor fails within OTEL_BSP_EXPORT_TIMEOUT. */
+/**
+ * Reported when an exporter neither succeeds nor fails within OTEL_BSP_EXPORT_TIMEOUT. The export
+ * still holds its slot until the exporter answers: the OTLP exporter gives up by its own timeout
+ * (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default), and spans meanwhile queue within OTEL_BSP_MAX_QUEUE_SIZE.
+ */
 export class ExportTimeoutError extends SvcError<number> {
   override name = 'ExportTimeoutError'
   /** gRPC's DEADLINE_EXCEEDED, the code a collector that never answers would end with: numeric, as the exporters' errors are. */
@@ -78,18 +82,25 @@ export class BoundedBatchProcessor implements SpanProcessor {
     this.#isExporting = true
     const batch = this.#queue.length <= this.#maxBatchSize ? this.#queue : this.#queue.slice(0, this.#maxBatchSize)
     this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#maxBatchSize)
-    let isDone = false
+    let [isReported, isDone] = [false, false]
+    const report = (result: ExportResult): void => {
+      if (isReported) return
+      isReported = true
+      if (result.code === 0) this.#events.exported(batch.length)
+      else this.#events.failed(result.error, batch.length)
+    }
+    // Past the deadline the batch is failed, but the export holds the slot until the exporter
+    // answers: its request is still under way, so starting the next beside it would pile them up.
     const done = (result: ExportResult): void => {
       if (isDone) return
       isDone = true
       clearTimeout(deadline)
+      report(result)
       this.#isExporting = false
-      if (result.code === 0) this.#events.exported(batch.length)
-      else this.#events.failed(result.error, batch.length)
       this.#continue()
     }
     const deadline = setTimeout(
-      () => done({ code: 1, error: new ExportTimeoutError(`export did not finish within ${this.#timeoutMs} ms`) }),
+      () => report({ code: 1, error: new ExportTimeoutError(`export did not finish within ${this.#timeoutMs} ms`) }),
       this.#timeoutMs,
     ).unref()
     try {

@@ -16,15 +16,16 @@ t.test('USAGE is written from the declarations', async (t) => {
 
 t.test('every command on one line, with what it needs, before the options', async (t) => {
   const from = lines.indexOf("Commands (svc help COMMAND, or svc COMMAND --help, for a command's options):")
-  t.same(lines.slice(from + 1, from + 5), [
+  t.same(lines.slice(from + 1, from + 6), [
     '  loadgen --model NAME    prediction traffic for a running svc: real rows replayed, optionally shifted',
     "  profile --input FILE    the drift reference profile of a model's training rows",
+    '  sign FILE…              write the sha256 into model artifacts edited by hand; --check verifies only',
     "  help [COMMAND]          print this help, or a command's, and exit",
     '',
   ])
   t.same(
     COMMANDS.map(({ name }) => name),
-    ['loadgen', 'profile', 'help'],
+    ['loadgen', 'profile', 'sign', 'help'],
   )
   t.ok(from > 0 && from < lines.indexOf('Options (each overrides the environment variable in brackets):'))
 })

@@ -113,12 +113,17 @@ t.test('a shift is severe, counted on every breaching check, logged once, and a 
   }
   const detected = s.log().filter((line) => line.event === 'drift_detected')
   t.equal(detected.length, 4)
+  t.same(
+    detected.map((line) => line['severity']),
+    IRIS_FEATURES.map(() => ['severe', 'spike']),
+    'severe and a spike: the line names both, as the counter counts both',
+  )
   t.match(detected[0], {
     level: 'warning',
     model: 'iris',
     version: '1',
     feature: 'sepal_length',
-    severity: 'spike',
+    severity: ['severe', 'spike'],
     psi: Number,
     previous_psi: before[0]?.psi,
     samples: 1000,
@@ -153,11 +158,11 @@ t.test('a rise in severity without a jump is logged at the new severity, once pe
     .slice(afterFirst)
   const expected = second.flatMap((f) => {
     const before = first.get(f.name) as (typeof second)[number]
-    if (f.psi - before.psi >= SETTINGS.thresholds.spike && f.psi >= SETTINGS.thresholds.moderate) return [[f.name, 'spike']]
-    return f.severity !== 'none' && f.severity !== before.severity ? [[f.name, f.severity]] : []
+    if (f.psi - before.psi >= SETTINGS.thresholds.spike && f.psi >= SETTINGS.thresholds.moderate) return [[f.name, [f.severity, 'spike']]]
+    return f.severity !== 'none' && f.severity !== before.severity ? [[f.name, [f.severity]]] : []
   })
   t.ok(
-    expected.some(([, severity]) => severity === 'severe'),
+    expected.some(([, severity]) => severity?.[0] === 'severe'),
     `a feature rose to severe without a spike: ${second.map((f) => `${f.name} ${first.get(f.name)?.psi.toFixed(3)} → ${f.psi.toFixed(3)}`).join(', ')}`,
   )
   t.same(
@@ -348,7 +353,7 @@ t.test('answers too few to score are left out, and scored at a later check of th
   t.equal(sample(text, 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe', environment: 'test' }), 1)
   t.match(
     s.log().filter((line) => line.event === 'drift_detected' && line['output'] === 'species'),
-    [{ severity: 'severe' }],
+    [{ severity: ['severe'] }],
     'a first score rises from nothing: severe, not a spike',
   )
 })
@@ -367,7 +372,57 @@ t.test('a jump in the answers between two checks of one build is a spike, logged
   t.match(s.monitor.status(served).predictions, { name: 'species', severity: 'severe' })
   t.match(
     s.log().filter((line) => line.event === 'drift_detected' && line['output'] === 'species'),
-    [{ severity: 'spike', previous_psi: before?.psi }],
+    [{ severity: ['severe', 'spike'], previous_psi: before?.psi }],
+    'severe and a spike: both, as the counter counts them',
   )
   t.equal(sample(await s.text(), 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'spike', environment: 'test' }), 1)
+})
+
+t.test('a default without a reference, or a model served no more, loses its PSI gauges and timestamp; its counters stay', async (t) => {
+  const s = await setup(t)
+  const iris = s.iris()
+  const bare = { ...iris, model: { ...iris.model, reference: undefined } } as unknown as ServedModel
+  let [isBare, isGone] = [false, false]
+  const models = {
+    entries: () => s.registry.entries().filter((entry) => !(isGone && entry.name === 'iris')),
+    resolve: (name: string, version?: string) => (name === 'iris' && isBare ? bare : s.registry.resolve(name, version)),
+  }
+  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
+  const { Registry } = await import('prom-client')
+  const metrics = new Registry()
+  const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
+  const rows = irisRows(iris, 1000)
+  const scoreIris = async (): Promise<string> => {
+    isBare = isGone = false
+    monitor.record(iris, rows, 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
+    monitor.check()
+    const text = await metrics.metrics()
+    t.ok(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }) !== undefined, 'iris is scored')
+    t.ok(sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species' }) !== undefined)
+    return text
+  }
+  const counters = [
+    ['svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'moderate' }],
+    ['svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe' }],
+    ['svc_drift_checks_total', { model: 'iris', result: 'ok' }],
+  ] as const
+  const gone = async (what: string, before: string): Promise<void> => {
+    monitor.check()
+    const text = await metrics.metrics()
+    t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }), undefined, `${what}: no timestamp`)
+    t.notMatch(text, /svc_drift_psi\{[^}]*model="iris"/, `${what}: no input PSI`)
+    t.notMatch(text, /svc_drift_prediction_psi\{[^}]*model="iris"/, `${what}: no answers' PSI`)
+    for (const [name, labels] of counters) {
+      const value = sample(before, name, labels)
+      t.ok(value !== undefined && sample(text, name, labels) === value, `${what}: ${name} stays at ${value}`)
+    }
+  }
+  const first = await scoreIris()
+  isBare = true
+  await gone('promoted to a version without a reference', first)
+  t.equal(sample(await metrics.metrics(), 'svc_drift_checks_total', { model: 'iris', result: 'no_reference' }), 1)
+
+  const again = await scoreIris()
+  isGone = true
+  await gone('no longer listed', again)
 })

@@ -1,11 +1,11 @@
 // The insights endpoint as a pure function: parameters, the stream limit, and the generator under
-// a stand-in response whose `close` the test emits.
-import { EventEmitter } from 'node:events'
+// a stand-in response whose `close` the test emits and a `closing` signal the test aborts.
+import { EventEmitter, getEventListeners } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Ctx } from '../../lib/core/http/context.js'
 import { HttpError } from '../../lib/core/http/errors.js'
-import { createStreamLimit, getInsights, parseCount, parseInterval } from '../../lib/endpoints/insights.js'
+import { createStreamLimit, getInsights, parseCount, parseInterval, RECONNECT_MS, SHUTDOWN_EVENT } from '../../lib/endpoints/insights.js'
 import type { Figures } from '../../lib/insights/figures.js'
 import type { StreamReply } from '../../lib/core/pipeline.js'
 import { makeCtx } from '../fixtures/ctx.js'
@@ -20,14 +20,17 @@ const withResponse = (method: string, url: string): { ctx: Ctx; res: EventEmitte
 
 const setup = (max = 2, figures: Figures = FIGURES) => {
   const limit = createStreamLimit(max)
-  const handler = getInsights({ figures, limit })
+  const closing = new AbortController()
+  const handler = getInsights({ figures, limit, closing: closing.signal })
   const open = (query = '', method = 'GET') => {
     const { ctx, res } = withResponse(method, `/api/insights${query}`)
     const reply = handler(ctx) as StreamReply
     return { ctx, res, reply, iterator: reply.stream[Symbol.asyncIterator]() }
   }
-  return { limit, handler, open }
+  return { limit, handler, open, closing }
 }
+
+const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
 
 t.test('count: an integer from 1 to 20, 5 when missing', async (t) => {
   t.equal(parseCount(null), 5)
@@ -106,16 +109,21 @@ t.test('the limit releases each slot once, however often release is called', asy
   t.equal(limit.active(), 1)
 })
 
-t.test('a client that leaves during the wait ends the stream at once: no timer left, slot released', async (t) => {
-  const { open, limit } = setup()
-  const intervalS = 10
+/** Waiting `intervalS` seconds for the second event: a timer pending and a `next()` that waits on it. */
+const waiting = async (t: Test, intervalS: number) => {
+  const { open, limit, closing } = setup()
   const { res, iterator } = open(`?count=20&interval=${intervalS}`)
   t.match(await iterator.next(), { done: false })
-  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
   const baseline = timers()
   const pending = iterator.next()
   await new Promise((resolve) => setImmediate(resolve))
-  t.equal(timers(), baseline + 1, 'waiting 10 s for the next event')
+  t.equal(timers(), baseline + 1, `waiting ${intervalS} s for the next event`)
+  return { res, iterator, pending, baseline, limit, closing }
+}
+
+t.test('a client that leaves during the wait ends the stream at once: no timer left, slot released', async (t) => {
+  const intervalS = 10
+  const { res, pending, baseline, limit } = await waiting(t, intervalS)
   const left = performance.now()
   res.emit('close')
   t.same(await pending, { done: true, value: undefined }, 'the stream ends instead of failing')
@@ -142,4 +150,39 @@ t.test('a figure that fails is not mistaken for a disconnect: the error propagat
   const { iterator } = open('?count=2&interval=0')
   await t.rejects(iterator.next(), { message: 'registry gone' })
   t.equal(limit.active(), 0)
+})
+
+t.test('when the listener closes during the wait, the stream ends at once with the shutdown event', async (t) => {
+  const intervalS = 10
+  const { iterator, pending, baseline, limit, closing } = await waiting(t, intervalS)
+  const closed = performance.now()
+  closing.abort()
+  t.same(await pending, { done: false, value: SHUTDOWN_EVENT }, 'the shutdown event comes next')
+  t.ok(performance.now() - closed < (intervalS * 1000) / 2, 'at once, not after the interval')
+  t.same(await iterator.next(), { done: true, value: undefined }, 'and it is the last')
+  t.equal(SHUTDOWN_EVENT, `event: shutdown\nretry: ${RECONNECT_MS}\ndata: {"reason":"shutdown","retry_ms":${RECONNECT_MS}}\n\n`)
+  t.equal(timers(), baseline, 'the timer is gone')
+  t.equal(limit.active(), 0)
+  t.equal(getEventListeners(closing.signal, 'abort').length, 0, 'no listener left on the closing signal')
+})
+
+t.test('a stream that starts once the listener has closed sends the shutdown event alone', async (t) => {
+  const { open, limit, closing } = setup()
+  closing.abort()
+  const chunks: string[] = []
+  for await (const chunk of open('?count=3&interval=0').reply.stream) chunks.push(chunk)
+  t.same(chunks, [SHUTDOWN_EVENT])
+  t.equal(limit.active(), 0)
+})
+
+t.test('a stream that ends, or whose client leaves, leaves no listener on the closing signal', async (t) => {
+  const { open, closing } = setup()
+  for await (const _ of open('?count=2&interval=0').reply.stream);
+  const { res, iterator } = open('?count=2&interval=10')
+  await iterator.next()
+  const pending = iterator.next()
+  t.equal(getEventListeners(closing.signal, 'abort').length, 1, 'one listener while a stream is open')
+  res.emit('close')
+  await pending
+  t.equal(getEventListeners(closing.signal, 'abort').length, 0)
 })

@@ -354,8 +354,17 @@ t.test('GET /api/v1/models lists every model with its state', async (t) => {
   const reply = await s.call('GET', '/api/v1/models')
   t.same(bodyOf(reply), {
     models: [
-      { name: 'cars', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null, rollout: NO_SPLIT, rollout_error: null },
-      { name: 'iris', versions: ['1'], default_version: '1', platform: KERNEL_PLATFORM, state: 'READY', reason: null, rollout: NO_SPLIT, rollout_error: null },
+      ...['cars', 'iris'].map((name) => ({
+        name,
+        versions: ['1'],
+        version_states: [{ version: '1', state: 'READY', reason: null }],
+        default_version: '1',
+        platform: KERNEL_PLATFORM,
+        state: 'READY',
+        reason: null,
+        rollout: NO_SPLIT,
+        rollout_error: null,
+      })),
     ],
   })
 })

@@ -8,6 +8,7 @@ const entry = (name: string): ModelEntry => ({
   reason: 'sha256 mismatch',
   defaultVersion: '1',
   versions: [],
+  versionStates: [{ version: '1', state: 'FAILED', reason: 'sha256 mismatch' }],
   platform: 'svc',
   canary: undefined,
   shadow: undefined,

@@ -3,7 +3,8 @@
 import { EventSource } from 'eventsource'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { readConfig } from '../../lib/process/config/config.js'
+import { type Env, readConfig } from '../../lib/process/config/config.js'
+import { createLifecycle } from '../../lib/core/lifecycle.js'
 import { createStreamLimit, getInsights, type StreamLimit } from '../../lib/endpoints/insights.js'
 import { createFigures } from '../../lib/insights/figures.js'
 import { createRouter } from '../../lib/core/router.js'
@@ -201,38 +202,37 @@ t.test('the SERVER span of a stream ends with the stream', async (t) => {
 })
 
 /** The insights route alone on a server whose stream limit the test can see. */
-const insightsServer = async (t: Test, drainTimeoutMs: number): Promise<{ server: SvcServer; port: number; limit: StreamLimit }> => {
-  const config = readConfig({ PORT: '0', SVC_DRAIN_TIMEOUT_MS: String(drainTimeoutMs) })
+const insightsServer = async (t: Test, env: Env): Promise<{ server: SvcServer; port: number; limit: StreamLimit }> => {
+  const config = readConfig({ PORT: '0', ...env })
   const limit = createStreamLimit(config.maxStreams)
   const figures = createFigures({ metrics: createMetricsRegistry({ environment: 'dev', version: '1.0.0' }) })
-  const router = createRouter([{ method: 'GET', path: '/api/insights', handler: getInsights({ figures, limit }) }], [])
-  const server = createSvcServer({ config, router, logger: captureLogger(config).logger })
+  const lifecycle = createLifecycle()
+  const router = createRouter([{ method: 'GET', path: '/api/insights', handler: getInsights({ figures, limit, closing: lifecycle.closing }) }], [])
+  const server = createSvcServer({ config, router, logger: captureLogger(config).logger, lifecycle })
   const { port } = await server.listen()
   t.teardown(() => (server.state() === 'stopped' ? undefined : server.drain()))
   return { server, port, limit }
 }
 
-t.test('a graceful shutdown lets a running stream finish within the drain timeout', async (t) => {
-  const { server, port, limit } = await insightsServer(t, 3000)
-  const sse = openSse(port, '/api/insights?count=3&interval=0.1')
-  await sse.waitFor(1)
-  const drained = server.drain()
-  t.same(await sse.ended, { isComplete: true }, 'the stream ran to its end')
-  t.equal(sse.events.length, 3)
-  t.same(await drained, { isComplete: true })
-  t.equal(limit.active(), 0)
-})
-
-t.test('a stream that outlasts the drain timeout is ended cleanly: generator finished, slot freed', async (t) => {
-  const { server, port, limit } = await insightsServer(t, 200)
+t.test('a stream running when the listener closes ends at once with the shutdown event, holding no drain', async (t) => {
+  const delayMs = 300
+  const { server, port, limit } = await insightsServer(t, { SVC_SHUTDOWN_DELAY_MS: String(delayMs) })
   const baseline = timers()
   const sse = openSse(port, '/api/insights?count=20&interval=10')
   await sse.waitFor(1)
   t.equal(limit.active(), 1)
   const started = performance.now()
-  t.same(await server.drain(), { isComplete: false })
-  t.ok(performance.now() - started < 1000, 'the drain stopped at its timeout')
-  t.same(await sse.ended, { isComplete: false }, 'the connection was closed mid-stream')
-  t.equal(sse.events.length, 1)
+  const drained = server.drain()
+  await sleep(delayMs / 2)
+  t.equal(sse.events.length, 1, 'during the shutdown delay the stream runs on')
+  t.same(await drained, { isComplete: true }, 'the drain completed')
+  t.ok(performance.now() - started < delayMs + 1000, 'once the delay was over, at once: not after the interval, nor the drain timeout')
+  t.same(await sse.ended, { isComplete: true }, 'the server ended the body')
+  t.same(
+    sse.events.map((e) => e.data.split('\n')[0]),
+    [sse.events[0]?.data, 'event: shutdown'],
+    'one insight, then the shutdown event',
+  )
+  t.match(sse.events[1]?.data, /\nretry: \d+\n/, 'which sets the reconnection time')
   t.ok(await until(() => limit.active() === 0 && timers() === baseline, 500), 'the generator ran its finally and left no timer')
 })

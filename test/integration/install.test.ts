@@ -17,18 +17,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { PACKAGE_VERSION } from '../fixtures/package-version.js'
-import { ROOT, spawnProgram } from '../fixtures/spawn.js'
+import { ROOT, spawnProgram, UNTAPPED_ENV as ENV } from '../fixtures/spawn.js'
 
 t.setTimeout(10 * 60_000)
-
-/**
- * This environment without what `npm test` and tap add to it (NODE_OPTIONS would have tap count
- * the coverage of every node process below, dist/ included), nor a switch of onnxruntime-node's
- * install script.
- */
-const ENV = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^(npm_|_?tap|node_options$|node_v8_coverage$|onnxruntime_node_install|global_agent_)/i.test(name)),
-)
 
 type Ran = Readonly<{ code: number; output: string }>
 

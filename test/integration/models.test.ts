@@ -6,9 +6,11 @@ import type { Env } from '../../lib/process/config/config.js'
 import { KERNEL_PLATFORM as PLATFORM } from '../../lib/models/kernel/runtime.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
-import { corrupted } from '../fixtures/model-registry.js'
-import { ARTIFACTS } from '../fixtures/models.js'
+import { artifactFile, corrupted, manifest } from '../fixtures/model-registry.js'
+import { ARTIFACTS, artifactBytes } from '../fixtures/models.js'
 import { tempTree } from '../fixtures/model-store.js'
+import { oipChecker } from '../fixtures/oip-schemas.js'
+import { describedResponse, type Json, pointer, schemaChecker } from '../fixtures/openapi.js'
 
 type Setup = Running & {
   post(path: string, body: unknown, init?: RequestInit): Promise<Response>
@@ -142,4 +144,99 @@ t.test('a broken model is UNAVAILABLE with its reason and answers 503; the other
   t.match(await predict.json(), { status: 503, error: `Model cars is not ready: ${cars.reason}` })
   t.equal((await s.get('/v2/models/cars/ready')).status, 503)
   t.equal((await s.post('/api/v1/predict', { model: 'iris', instances: ROWS })).status, 200)
+})
+
+t.test('a version that fails to load is listed FAILED with its reason; one that fails on reload is READY with it; the bodies fit the document', async (t) => {
+  const root = await tempTree(t, {
+    'iris/manifest.json': manifest('1', ['2', '3']),
+    'iris/1/model.json': artifactBytes('iris'),
+    'iris/2/model.json': artifactFile('iris', '2'),
+    'iris/3/model.json': '{"format": 1, "name": "iris",',
+  })
+  const s = await setup(t, { SVC_MODEL_STORE: root })
+  const document = (await (await s.get('/openapi.json')).json()) as Json
+  const check = schemaChecker(document, { isClosed: true })
+  const fits = (template: string, body: unknown): string | undefined =>
+    check(pointer(...describedResponse(document, 'GET', template, 200).tokens, 'content', 'application/json', 'schema'), body)
+
+  const one = (await (await s.get('/api/v1/models/iris')).json()) as any
+  t.equal(fits('/api/v1/models/{name}', one), undefined, 'GET /api/v1/models/iris fits its schema')
+  t.match(one, { state: 'READY', versions: ['1', '2'] })
+  t.match(one.version_states, [
+    { version: '1', state: 'READY', reason: null },
+    { version: '2', state: 'READY', reason: null },
+    { version: '3', state: 'FAILED', reason: /^iris\/3\/model\.json: .*JSON/ },
+  ])
+  t.equal(one.version_states.length, 3, 'one entry per version the manifest names')
+  const list = (await (await s.get('/api/v1/models')).json()) as any
+  t.equal(fits('/api/v1/models', list), undefined, 'GET /api/v1/models fits its schema')
+  t.same(list.models[0].version_states, one.version_states, 'the list shows the same')
+
+  // Version 2 served, then its file is damaged: the build loaded before serves on, and says why the new one was refused.
+  await writeFile(join(root, 'iris/2/model.json'), '{"format": 1, "name": "iris",')
+  await s.app.models.reload()
+  const reloaded = (await (await s.get('/api/v1/models/iris')).json()) as any
+  t.equal(fits('/api/v1/models/{name}', reloaded), undefined)
+  t.same(reloaded.versions, ['1', '2'])
+  t.match(reloaded.version_states[1], { version: '2', state: 'READY', reason: /^iris\/2\/model\.json: .*JSON/ })
+  t.equal((await s.post('/api/v1/predict', { model: 'iris', version: '2', instances: ROWS })).status, 200, 'version 2 still answers')
+})
+
+t.test('outputs asked for are the only ones answered, in that order, on both APIs; an unknown or repeated name is a 400 naming it', async (t) => {
+  const s = await setup(t)
+  const oip = (schema: Parameters<ReturnType<typeof oipChecker>>[0], body: unknown, what: string) =>
+    t.equal(oipChecker()(schema, body), undefined, `${what}: fits OIP ${schema}`)
+  const full = (await (await s.post('/v2/models/iris/infer', { id: 'o', inputs: PER_INPUT })).json()) as any
+  const [species, probabilities] = full.outputs
+  const calls = [
+    ['/v2/models/iris/infer', { id: 'o', inputs: PER_INPUT }],
+    ['/v2/models/iris/versions/1/infer', { id: 'o', inputs: MATRIX }],
+    ['/api/v1/predict', { model: 'iris', id: 'o', inputs: PER_INPUT }],
+    ['/api/v1/predict', { model: 'iris', id: 'o', instances: ROWS }],
+  ] as const
+  for (const [path, body] of calls) {
+    for (const [names, outputs] of [
+      [['probabilities'], [probabilities]],
+      [
+        ['probabilities', 'species'],
+        [probabilities, species],
+      ],
+      [['species'], [species]],
+    ] as const) {
+      const request = { ...body, outputs: names.map((name) => ({ name })) }
+      if ('inputs' in request && !path.startsWith('/api')) oip('inference_request', request, `${path} ${names}`)
+      const answer = await s.post(path, request)
+      t.equal(answer.status, 200, `${path} ${names}`)
+      const json = await answer.json()
+      oip('inference_response', json, `${path} ${names}`)
+      t.same(json, { ...full, outputs }, `${path} ${names}: those outputs only, in that order`)
+    }
+    t.same(await (await s.post(path, { ...body, outputs: [] })).json(), full, `${path}: none named is every output`)
+    const unknown = await s.post(path, { ...body, outputs: [{ name: 'species' }, { name: 'colour' }] })
+    t.equal(unknown.status, 400)
+    const refusal = (await unknown.json()) as any
+    oip('inference_error_response', refusal, `${path} unknown`)
+    t.match(refusal, {
+      type: 'urn:svc:problem:invalid-request',
+      error: 'output colour is not an output of model iris; its outputs are species, probabilities',
+    })
+    const twice = await s.post(path, { ...body, outputs: [{ name: 'species' }, { name: 'species' }] })
+    t.equal(twice.status, 400)
+    t.match(await twice.json(), { type: 'urn:svc:problem:invalid-request', error: 'output species is asked for more than once' })
+  }
+  const chevelle = { cylinders: 8, displacement: 307, horsepower: 130, weight_in_lbs: 3504, acceleration: 12, year: 1970, origin: 'USA' }
+  const cars = await s.post('/api/v1/predict', { model: 'cars', instances: [chevelle], outputs: [{ name: 'species' }] })
+  t.equal(cars.status, 400, 'an output of another model is unknown to this one')
+  t.match(await cars.json(), { error: 'output species is not an output of model cars; its outputs are miles_per_gallon' })
+  const mpg = (await (await s.post('/api/v1/predict', { model: 'cars', instances: [chevelle], outputs: [{ name: 'miles_per_gallon' }] })).json()) as any
+  t.same(
+    mpg.outputs.map((o: any) => o.name),
+    ['miles_per_gallon'],
+  )
+  const text = await s.scrape()
+  t.equal(
+    sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', environment: 'stage', outcome: 'client_error' }),
+    8,
+    'the refusals are the client’s',
+  )
 })

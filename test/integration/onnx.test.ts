@@ -10,6 +10,7 @@ import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { artifactBytes } from '../fixtures/models.js'
 import { artifactServer, tempTree } from '../fixtures/model-store.js'
+import { oipChecker } from '../fixtures/oip-schemas.js'
 import { onnxGraphs, type OnnxGraphName, type OnnxGraphs } from '../fixtures/onnx-graphs.js'
 import { spawnTs } from '../fixtures/spawn.js'
 
@@ -145,6 +146,33 @@ t.test('linear classifiers, with and without ZipMap, integer and string labels, 
     IRIS_FEATURES.map((name) => [name, 'FP32', 'numerical']),
   )
   t.equal(detail.drift.status, 'no_reference', 'served without a profile, its drift says so')
+})
+
+t.test('an ONNX model answers the outputs asked for only, in that order, on both APIs; an unknown name is a 400 naming it', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const root = await tempTree(t, {})
+  await place(graphs, root, 'str', { '1': { graph: 'linear-strings-zipmap', metadata: IRIS_METADATA } })
+  const s = await serve(t, root)
+  const check = oipChecker()
+  const tensor = { inputs: [{ name: 'X', datatype: 'FP32', shape: [3, 4], data: ROWS }] }
+  const full = await s.post('/v2/models/str/infer', { id: 'o', ...tensor })
+  const [label, probabilities] = full.body.outputs
+  for (const [path, body] of [
+    ['/v2/models/str/infer', { id: 'o', ...tensor }],
+    ['/api/v1/predict', { model: 'str', id: 'o', ...tensor }],
+  ] as const) {
+    const request = { ...body, outputs: [{ name: 'probabilities' }, { name: 'label' }] }
+    t.equal(check('inference_request', request), undefined, `${path}: the request fits OIP`)
+    const both = await s.post(path, request)
+    t.equal(check('inference_response', both.body), undefined, `${path}: the response fits OIP`)
+    t.same(both.body, { ...full.body, outputs: [probabilities, label] }, `${path}: in the order asked`)
+    t.same((await s.post(path, { ...body, outputs: [{ name: 'probabilities' }] })).body.outputs, [probabilities], `${path}: one alone`)
+    const unknown = await s.post(path, { ...body, outputs: [{ name: 'output_probability' }] })
+    t.equal(unknown.status, 400)
+    t.equal(check('inference_error_response', unknown.body), undefined)
+    t.equal(unknown.body.error, 'output output_probability is not an output of model str; its outputs are label, probabilities')
+  }
 })
 
 t.test('inputs by name (one [N, 1] tensor per feature) need no metadata', async (t) => {

@@ -2,9 +2,16 @@
 // shadow version after its reply is written, compared row by row with what the client was given,
 // and counted in the shadow's own series and drift bin counters, never in the prediction series or
 // the default version's window. A shadow that throws or hangs never touches a reply; copies past
-// the queue's cap are dropped and counted, and no real request is shed for them.
+// the queue's cap are dropped and counted, and no real request is shed for them. One run at a time:
+// while one that timed out still runs, later copies are dropped; a reply the server replaced with a
+// 500 is not compared.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
+import type { App } from '../../lib/app.js'
+import type { RouteDef } from '../../lib/core/pipeline.js'
+import type { InferRequest } from '../../lib/models/inference/request.js'
+import type { ServedModel } from '../../lib/models/registry/registry.js'
+import type { Prediction } from '../../lib/models/runtime.js'
 import { kernelRuntime } from '../../lib/models/kernel/runtime.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { fakeFiles, fakeRuntime } from '../fixtures/model-runtime.js'
@@ -115,9 +122,13 @@ t.test('a shadow that throws never affects the reply, and is counted and logged 
   t.notOk('request_id' in (logged[0] as object), "a shadow's line is not a request's")
 })
 
-t.test('a shadow that hangs never delays a reply; it times out, and copies past the cap are dropped and counted', async (t) => {
+t.test('a shadow that hangs never delays a reply; one run at a time: while a timed-out run goes on, copies are dropped, then resume', async (t) => {
   const { running, runtime } = await fakeShadow(t, { SVC_SHADOW_TIMEOUT_MS: '100', SVC_SHADOW_QUEUE: '4', SVC_MAX_IN_FLIGHT: '64' })
+  let starts = 0
+  runtime.behaviour.onPredict = () => void starts++
   runtime.behaviour.isPredictHanging = true
+  const shadow = { version: '2' }
+  const counted = async (outcome: string): Promise<number> => total(await scrape(running), 'svc_model_shadow_predictions_total', { ...shadow, outcome })
   const started = performance.now()
   const answers = await inParallel(40, 8, () => predictIris(running.base))
   t.ok(
@@ -125,13 +136,56 @@ t.test('a shadow that hangs never delays a reply; it times out, and copies past 
     'every reply 200',
   )
   t.ok(performance.now() - started < 5000, 'replies did not wait for the hanging shadow')
-  await until(() => running.app.shadows.pending() === 0, 'the hung copies to time out', 10_000)
-  const text = await scrape(running)
-  const timeouts = total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'timeout' })
-  const dropped = total(text, 'svc_model_shadow_dropped_total', { version: '2' })
-  t.ok(timeouts >= 1 && dropped >= 1, `copies ran one at a time until their timeout (${timeouts}); the rest were dropped (${dropped})`)
-  t.equal(timeouts + dropped, 40, 'every copy either ran or was dropped and counted')
+  await until(async () => (await counted('timeout')) === 1, 'the hung copy to time out')
+  for (let i = 0; i < 10; i++) t.equal((await predictIris(running.base)).status, 200)
+  await new Promise((resolve) => setTimeout(resolve, 400)) // four timeouts: time for copies to start beside the hung run, were they let
+  t.equal(starts, 1, 'one run started, however long it hangs')
+  t.equal(runtime.inFlight.most, 1, 'never two runs at once')
+  t.equal(running.app.shadows.pending(), 1, 'the timed-out run is still pending')
+  let text = await scrape(running)
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { ...shadow, outcome: 'timeout' }), 1, 'counted once, as a timeout')
+  t.equal(total(text, 'svc_model_shadow_dropped_total', shadow), 49, 'every other copy dropped and counted')
+
+  runtime.behaviour.isPredictHanging = false
+  t.equal(runtime.settleHung(), 1, 'the hung run answers, late')
+  await idle(running)
+  for (let i = 0; i < 5; i++) t.equal((await predictIris(running.base)).status, 200)
+  await idle(running)
+  text = await scrape(running)
+  t.equal(starts, 6, 'copies run again once it settled')
+  t.equal(runtime.inFlight.most, 1)
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { ...shadow, outcome: 'success' }), 5, 'its late answer is not counted')
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { ...shadow, outcome: 'timeout' }), 1)
+  t.equal(total(text, 'svc_model_shadow_dropped_total', shadow), 49)
   t.equal(total(text, 'svc_requests_shed_total'), 0, 'no real request was shed')
+})
+
+t.test('a copy whose reply the server replaced with a 500 is not compared, nor counted', async (t) => {
+  const root = await tempTree(t, irisVersions(withShadow(100)))
+  let app: App | undefined
+  // An endpoint that copies as the serving one does, then answers a body JSON cannot hold: the
+  // server writes its last-resort 500 instead, and the written hooks hear why.
+  const replaced: RouteDef = {
+    method: 'POST',
+    path: '/test/replaced',
+    handler: (ctx) => {
+      const models = (app as App).models
+      const primary = models.resolve('iris') as ServedModel
+      const answered = primary.predictor.predict(new Float64Array(Object.values(irisRow(0))), 1) as Prediction
+      const request: InferRequest = { kind: 'instances', instances: [irisRow(0)], rows: 1, id: undefined }
+      ;(app as App).shadows.copy(ctx, { shadow: models.shadowOf('iris')?.served as ServedModel, primary, request, answered })
+      return { kind: 'json', status: 200, body: { count: 1n } }
+    },
+  }
+  const running = await startApp(t, { SVC_MODEL_STORE: root }, [replaced])
+  app = running.app
+  for (let i = 0; i < 5; i++) t.equal((await fetch(`${running.base}/test/replaced`, { method: 'POST' })).status, 500)
+  t.equal((await predictIris(running.base)).status, 200)
+  await idle(running)
+  const text = await scrape(running)
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2' }), 1, 'only the answered request was compared')
+  t.equal(total(text, 'svc_model_shadow_rows_total', { version: '2' }), 1)
+  t.equal(total(text, 'svc_model_shadow_dropped_total', { version: '2' }), 0, 'not a drop: no copy was owed')
 })
 
 t.test('at the default cap, eight clients at batch 1 lose under 10 % of their copies, and nothing is shed', async (t) => {

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import type { Handler } from '../../lib/core/pipeline.js'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { PACKAGE_VERSION } from '../fixtures/package-version.js'
@@ -493,6 +494,56 @@ t.test('a written hook that throws is logged and counted, the hooks after it sti
   t.equal(failed.length, 3)
   const text = (await registry.render(undefined)).text
   t.equal(sample(text, 'http_exceptions_total', { exception_type: 'HookError', environment: 'dev' }), 3, 'counted in http_exceptions_total by class')
+})
+
+t.test('a reply replaced by the last-resort 500 is an error to the written hooks, even when a layer threw undefined', async (t) => {
+  const { createServer } = await import('../../lib/core/server/server.js')
+  const { createRouter } = await import('../../lib/core/router.js')
+  const { readConfig } = await import('../../lib/process/config/config.js')
+  const { captureLogger } = await import('../fixtures/app.js')
+  const config = readConfig({ PORT: '0' })
+  const { logger } = captureLogger(config)
+  const heard: unknown[] = []
+  const ok: Handler = () => ({ kind: 'json', status: 200, body: { ok: true } })
+  // Layers are not guarded (an endpoint's throw is answered as a problem by the pipeline): what they throw reaches the server.
+  const router = createRouter(
+    [
+      { method: 'GET', path: '/throws-nothing', handler: ok },
+      { method: 'GET', path: '/rejects-null', handler: ok },
+      { method: 'GET', path: '/fine', handler: ok },
+    ],
+    [
+      (next) => (ctx) => {
+        ctx.whenWritten((_, error) => void heard.push(error))
+        return next(ctx)
+      },
+      (next, route) => {
+        if (route.template === '/throws-nothing') {
+          return () => {
+            throw undefined
+          }
+        }
+        return route.template === '/rejects-null' ? () => Promise.reject(null) : next
+      },
+    ],
+  )
+  const server = createServer({ config, router, logger })
+  const { port } = await server.listen()
+  t.teardown(() => server.drain())
+  for (const [path, status] of [
+    ['/throws-nothing', 500],
+    ['/rejects-null', 500],
+    ['/fine', 200],
+  ] as const) {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`)
+    t.equal(res.status, status, path)
+    await res.arrayBuffer()
+  }
+  await sleep(20)
+  t.equal(heard.length, 3)
+  t.ok(heard[0] instanceof Error, 'throw undefined: the hooks hear an error')
+  t.ok(heard[1] instanceof Error, 'a rejection with null: the hooks hear an error')
+  t.equal(heard[2], undefined, 'a reply written as returned: no error')
 })
 
 t.test('ctx.signal aborts when the client goes away, and a body cut short is a 400', async (t) => {

@@ -116,3 +116,29 @@ t.test('while the event loop lags past SVC_MAX_EVENT_LOOP_DELAY_MS requests are 
   t.equal(await shedCount(registry, 'event_loop_delay'), before + 1)
   t.ok(await isAdmittedWithin(5000), 'a sample on time lifts it')
 })
+
+t.test('stopped (shutdown), lag sheds nothing, even a lag measured just before; SVC_MAX_IN_FLIGHT still sheds', async (t) => {
+  const limitMs = 100
+  const registry = new Registry()
+  const shedding = createShedding({ maxInFlight: 1, maxEventLoopDelayMs: limitMs, metrics: registry })
+  t.teardown(shedding.stop)
+  const releases: Array<() => void> = []
+  const slow: Handler = () => new Promise<Reply>((resolve) => releases.push(() => resolve({ kind: 'json', status: 200 })))
+  const handler = (shedding.layer as NonNullable<typeof shedding.layer>)(slow, ROUTE)
+  const until = performance.now() + 3 * limitMs
+  while (performance.now() < until) {
+    // a blocked loop, as a SIGTERM under load finds it
+  }
+  await sleep(LAG_SAMPLE_MS / 2)
+  t.equal(((await handler(makeCtx())) as ProblemReply).status, 503, 'lagging before the stop: shed')
+  t.equal(shedding.isUnderPressure(), true)
+  shedding.stop()
+  t.equal(shedding.isUnderPressure(), false, 'the lag kept from before the stop is no pressure')
+  const admitted = handler(makeCtx())
+  t.equal(releases.length, 1, 'admitted: the lag read before the stop sheds nothing')
+  const shed = (await handler(makeCtx())) as ProblemReply
+  t.match(shed.problem, { reason: 'max_in_flight' }, 'SVC_MAX_IN_FLIGHT still sheds')
+  t.equal(shedding.isUnderPressure(), true, 'and in flight still counts as pressure')
+  releases[0]?.()
+  t.equal(((await admitted) as Reply).status, 200)
+})

@@ -18,6 +18,17 @@ t.test('readPredictRequest returns the model, version and id; readInferRequest t
   t.notOk('model' in infer)
 })
 
+t.test('outputs: the names asked for, in their order; none named (absent or empty) is every output', async (t) => {
+  const tensors = perFeature(IRIS_ROWS)
+  const outputs = [{ name: 'probabilities', parameters: { binary_data: false } }, { name: 'species' }]
+  t.same(readInferRequest({ outputs, inputs: tensors }, OPTIONS).outputs, ['probabilities', 'species'])
+  t.same(readPredictRequest({ model: 'iris', outputs, inputs: tensors }, OPTIONS).outputs, ['probabilities', 'species'])
+  t.same(readPredictRequest({ model: 'iris', outputs: [{ name: 'species' }], instances: named(IRIS_ROWS) }, OPTIONS).outputs, ['species'])
+  t.equal(readInferRequest({ inputs: tensors }, OPTIONS).outputs, undefined)
+  t.equal(readInferRequest({ outputs: [], inputs: tensors }, OPTIONS).outputs, undefined)
+  t.equal(readPredictRequest({ model: 'iris', outputs: [], instances: named(IRIS_ROWS) }, OPTIONS).outputs, undefined)
+})
+
 t.test('a batch of exactly maxBatch rows is accepted', async (t) => {
   const rows = Array.from({ length: 3 }, () => [5.1, 3.5, 1.4, 0.2])
   t.equal(readInferRequest({ inputs: perFeature(rows) }, { maxBatch: 3 }).rows, 3)
@@ -74,6 +85,46 @@ const READ_ERRORS: readonly (Expected & { name: string; body: unknown; form?: 'v
     detail: /parameters must be an object/,
   },
   { name: 'outputs that are not an array', body: { outputs: {}, inputs: [] }, form: 'v2', code: 'INVALID_REQUEST', detail: /outputs must be an array/ },
+  {
+    name: 'an output that is a string',
+    body: { outputs: ['species'], inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /^outputs\[0\] must be an object/,
+  },
+  {
+    name: 'an output without a name',
+    body: { model: 'iris', outputs: [{ name: 'species' }, {}], instances: [{}] },
+    code: 'INVALID_REQUEST',
+    detail: /^outputs\[1\]\.name must be a non-empty string$/,
+  },
+  {
+    name: 'an output with an empty name',
+    body: { outputs: [{ name: '' }], inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /outputs\[0\]\.name must be/,
+  },
+  {
+    name: 'an output with a member of a tensor',
+    body: { outputs: [{ name: 'species', datatype: 'BYTES' }], inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /^outputs\[0\]\.datatype is not a member of a requested output; its members are name, parameters$/,
+  },
+  {
+    name: 'output parameters that are not an object',
+    body: { outputs: [{ name: 'species', parameters: [] }], inputs: [] },
+    form: 'v2',
+    code: 'INVALID_REQUEST',
+    detail: /^outputs\[0\]\.parameters must be an object$/,
+  },
+  {
+    name: 'an output asked for twice',
+    body: { model: 'iris', outputs: [{ name: 'probabilities' }, { name: 'species' }, { name: 'probabilities' }], instances: [{}] },
+    code: 'INVALID_REQUEST',
+    detail: /^output probabilities is asked for more than once$/,
+  },
   {
     name: 'both inputs and instances',
     body: { model: 'iris', inputs: perFeature(IRIS_ROWS), instances: [] },

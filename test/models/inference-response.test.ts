@@ -1,7 +1,8 @@
 import t from 'tap'
 import { encodeInputs, encodeRows } from '../../lib/models/inference/features.js'
 import { readInferRequest, readPredictRequest } from '../../lib/models/inference/request.js'
-import { inferResponseJson, type InferResponse, type OutputTensor } from '../../lib/models/inference/response.js'
+import { inferResponseJson, selectedResponseJson, selectOutputs, type InferResponse, type OutputTensor } from '../../lib/models/inference/response.js'
+import { RequestError } from '../../lib/models/inference/request-error.js'
 import type { ModelVersion, Prediction } from '../../lib/models/runtime.js'
 import { kernelVersion, type Loaded } from '../fixtures/model-runtime.js'
 
@@ -153,4 +154,35 @@ t.test('the response text is exactly what JSON.stringify writes for the same res
   // The same version answers again from its prepared pieces, with the new request's values.
   const again = inferResponseJson(classifier, { labels: Uint32Array.of(3), probabilities: Float64Array.of(0, 0, 0, 1) }, 1, 'z')
   t.same(JSON.parse(again).outputs[0].data, ['x'])
+})
+
+t.test('outputs asked for are answered alone, in the order asked, each as the full response writes it', async (t) => {
+  const instances = ROWS.map((row) => Object.fromEntries(IRIS_NAMES.map((name, j) => [name, row[j]])))
+  const full = answer({ model: 'iris', id: 'a', instances })
+  const [species, probabilities] = full.outputs
+  const request = readPredictRequest({ model: 'iris', instances }, OPTIONS)
+  const prediction = predict(iris, encodeInputs(request, iris.model), 3)
+  const selected = (names: readonly string[]): InferResponse =>
+    JSON.parse(selectedResponseJson(iris.model, prediction, 3, 'a', selectOutputs(names, iris.model)))
+  t.same(selected(['probabilities']), { ...full, outputs: [probabilities] })
+  t.same(selected(['species']), { ...full, outputs: [species] })
+  t.same(selected(['probabilities', 'species']), { ...full, outputs: [probabilities, species] })
+  t.equal(JSON.stringify(selected(['species', 'probabilities'])), JSON.stringify(full), 'both, in model order: the full response, bit for bit')
+
+  const chevelle = { cylinders: 8, displacement: 307, horsepower: 130, weight_in_lbs: 3504, acceleration: 12, year: 1970, origin: 'USA' }
+  const mpg = answer({ model: 'cars', id: 'c', instances: [chevelle] })
+  const value = predict(cars, encodeRows(cars.model.inputs, [chevelle]), 1)
+  t.same(JSON.parse(selectedResponseJson(cars.model, value, 1, 'c', selectOutputs(['miles_per_gallon'], cars.model))), mpg)
+})
+
+t.test('an output the model does not have is an INVALID_REQUEST naming it and the outputs there are', async (t) => {
+  t.throws(() => selectOutputs(['species', 'colour'], iris.model), {
+    constructor: RequestError,
+    code: 'INVALID_REQUEST',
+    message: 'output colour is not an output of model iris; its outputs are species, probabilities',
+  })
+  t.throws(() => selectOutputs(['species'], cars.model), {
+    code: 'INVALID_REQUEST',
+    message: /^output species is not an output of model cars; its outputs are miles_per_gallon$/,
+  })
 })

@@ -32,3 +32,27 @@ t.test("a version's series start at 0 on its first request", async (t) => {
   t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris' }), 0)
   t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model: 'iris' }), 0)
 })
+
+t.test('a version no longer served loses its series at the next publish; the others keep theirs', async (t) => {
+  const registry = new Registry()
+  const metrics = createModelMetrics(registry)
+  const [v1, v2] = [served('iris', '1'), served('iris', '2')]
+  metrics.cellsFor(v1).outcomes.success.inc()
+  metrics.cellsFor(v2).predictions.inc(3)
+  metrics.track([v1, v2])
+  t.equal(sample(await registry.metrics(), 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), 1, 'kept while served')
+  metrics.track([v2])
+  const text = await registry.metrics()
+  t.notMatch(text, /version="1"/, 'every series of version 1 is gone')
+  t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '2' }), 3)
+  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris' }), 0, 'the per-model series stay')
+  metrics.cellsFor(v1).outcomes.success.inc()
+  t.notMatch(await registry.metrics(), /version="1"/, 'a request still running on the retired build counts where no scrape reads')
+  const back = served('iris', '1')
+  metrics.cellsFor(back).outcomes.success.inc()
+  t.equal(
+    sample(await registry.metrics(), 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }),
+    1,
+    'listed again, a new build starts from 0',
+  )
+})

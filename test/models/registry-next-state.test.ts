@@ -62,6 +62,7 @@ const snapshot = (...models: ModelRead[]): Snapshot => succeeded(models)
 /** The state a first pass over `models` publishes. */
 const after = (...models: ModelRead[]): RegistryState => nextState(EMPTY, snapshot(...models)).state
 
+const READY_1 = { version: '1', state: 'READY', reason: undefined }
 const iris1 = build('iris', '1')
 const cars1 = build('cars', '1')
 const irisOnly = (): RegistryState => after(model('iris', manifestOf('1'), [loaded(iris1)]))
@@ -72,8 +73,8 @@ t.test('a first pass serves each default that loads, logs model_loaded, and reme
     snapshot(model('cars', manifestOf('1'), [loaded(cars1)]), model('iris', manifestOf('1'), [loaded(iris1)])),
   )
   t.same(state.entries, [
-    { name: 'cars', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' },
-    { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' },
+    { name: 'cars', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], versionStates: [READY_1], platform: 'svc' },
+    { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], versionStates: [READY_1], platform: 'svc' },
   ])
   t.equal(state.isReady, true)
   t.equal(state.slots.get('iris')?.defaultModel, iris1)
@@ -129,7 +130,11 @@ t.test('a READY model whose default fails keeps its slot; the failure is a warni
   const broken = model('iris', manifestOf('1'), [refusedVersion('iris', '1', 'iris/1/model.json: sha256: does not match', { etag: '"x"' })])
   const first = nextState(previous, snapshot(broken))
   const slot = first.state.slots.get('iris')
-  t.same(slot?.entry, previous.slots.get('iris')?.entry, 'the entry as it was')
+  t.same(
+    slot?.entry,
+    { ...previous.slots.get('iris')?.entry, versionStates: [{ ...READY_1, reason: 'iris/1/model.json: sha256: does not match' }] },
+    'the entry as it was, but for the failure shown on the version: READY, since its previous build serves on',
+  )
   t.equal(slot?.defaultModel, iris1)
   t.same(first.events, [{ event: 'model_reload_failed', fields: { model: 'iris', version: '1', reason: 'iris/1/model.json: sha256: does not match' } }])
   t.same(first.retired, [], 'the old build still serves')
@@ -148,7 +153,14 @@ t.test('a READY model whose default fails keeps its slot; the failure is a warni
 t.test('a new default that fails keeps the old default serving', async (t) => {
   const previous = irisOnly()
   const { state, events } = nextState(previous, snapshot(model('iris', manifestOf('2', ['1', '2']), [loaded(iris1), refusedVersion('iris', '2', 'bad')])))
-  t.equal(state.slots.get('iris')?.entry, previous.slots.get('iris')?.entry, 'the very entry it had')
+  t.same(
+    state.slots.get('iris')?.entry,
+    {
+      ...previous.slots.get('iris')?.entry,
+      versionStates: [READY_1, { version: '2', state: 'FAILED', reason: 'bad' }],
+    },
+    'the entry it had, with the new version shown FAILED',
+  )
   t.equal(state.slots.get('iris')?.defaultModel, iris1)
   t.same(events, [{ event: 'model_reload_failed', fields: { model: 'iris', version: '2', reason: 'bad' } }])
 })
@@ -164,6 +176,45 @@ t.test('another version that fails is left out and logged; the one it served bef
   t.equal(state.slots.get('iris')?.served.get('1'), iris1)
   t.same(state.slots.get('iris')?.entry.versions, ['1', '2'])
   t.same(retired, [])
+  t.same(
+    fresh.state.slots.get('iris')?.entry.versionStates,
+    [
+      { version: '1', state: 'FAILED', reason: 'bad one' },
+      { version: '2', state: 'READY', reason: undefined },
+    ],
+    'a version never loaded is FAILED, with its reason',
+  )
+  t.same(
+    state.slots.get('iris')?.entry.versionStates,
+    [
+      { version: '1', state: 'READY', reason: 'bad one' },
+      { version: '2', state: 'READY', reason: undefined },
+    ],
+    'one whose previous build serves on is READY, with the reason its new files were refused',
+  )
+  const healed = nextState(state, snapshot(model('iris', manifestOf('2', ['1', '2']), [loaded(iris1), loaded(iris2)])))
+  t.same(healed.state.slots.get('iris')?.entry.versionStates, [READY_1, { version: '2', state: 'READY', reason: undefined }], 'fixed, the reason goes')
+})
+
+t.test('version states: every version the manifest names, and any other a kept slot still serves; a manifest that fails keeps the last', async (t) => {
+  // The new manifest names 2 alone, as its default, and 2 fails: the previous slot, serving 1, serves on.
+  const kept = nextState(irisOnly(), snapshot(model('iris', manifestOf('2'), [refusedVersion('iris', '2', 'bad two')]))).state
+  t.same(kept.slots.get('iris')?.entry.versions, ['1'])
+  t.same(kept.slots.get('iris')?.entry.versionStates, [READY_1, { version: '2', state: 'FAILED', reason: 'bad two' }])
+  const unreadable: ModelRead = {
+    name: 'iris',
+    manifest: { path: 'iris/manifest.json', etag: '"m2"', outcome: failed({ reason: 'iris/manifest.json: is not UTF-8 JSON', detail: undefined }) },
+    versions: [],
+    platform: 'svc',
+  }
+  t.equal(nextState(kept, snapshot(unreadable)).state.slots.get('iris')?.entry, kept.slots.get('iris')?.entry, 'no manifest, no news of its versions')
+  // A model whose default fails from the start serves nothing; a version that loaded is READY all the same.
+  const unavailable = after(model('iris', manifestOf('2', ['1', '2']), [loaded(iris1), refusedVersion('iris', '2', 'bad two')]))
+  t.match(unavailable.slots.get('iris')?.entry, {
+    state: 'UNAVAILABLE',
+    versions: [],
+    versionStates: [READY_1, { version: '2', state: 'FAILED', reason: 'bad two' }],
+  })
 })
 
 t.test('a model whose default fails and that was not READY is UNAVAILABLE, with the runtime it was for', async (t) => {
@@ -178,6 +229,7 @@ t.test('a model whose default fails and that was not READY is UNAVAILABLE, with 
       reason: 'default version 1: iris/1/model.onnx: the model store failed',
       defaultVersion: '1',
       versions: [],
+      versionStates: [{ version: '1', state: 'FAILED', reason: 'iris/1/model.onnx: the model store failed' }],
       platform: 'onnx',
     },
   ])
@@ -207,6 +259,7 @@ t.test('a manifest that fails makes a new model UNAVAILABLE with the platform re
     reason: 'iris/manifest.json: default_version: is missing',
     defaultVersion: undefined,
     versions: [],
+    versionStates: [],
     platform: 'first',
   })
   t.same(events, [{ event: 'model_unavailable', fields: { model: 'iris', reason: 'iris/manifest.json: default_version: is missing' } }])

@@ -42,7 +42,9 @@ t.test('a broken new artifact leaves the old one serving, READY, and is logged o
   files.put('iris/1/model.json', corrupted('iris'))
   await registry.reload()
   t.equal(registry.resolve('iris'), old)
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
+  const refused = 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training'
+  t.match(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
+  t.same(registry.entry('iris')?.versionStates, [{ version: '1', state: 'READY', reason: refused }], 'the old build serves on, the refusal shown')
   t.same(
     events('model_reload_failed').map(({ level, model, version, reason }) => ({ level, model, version, reason })),
     [
@@ -75,7 +77,11 @@ t.test('a new default version that fails keeps the old default serving', async (
   files.put('iris/2/model.json', corrupted('iris'))
   await registry.reload()
   t.equal(registry.resolve('iris'), old)
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
+  t.match(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
+  t.match(registry.entry('iris')?.versionStates, [
+    { version: '1', state: 'READY', reason: undefined },
+    { version: '2', state: 'FAILED', reason: /^iris\/2\/model\.json: / },
+  ])
   t.match(events('model_reload_failed'), [{ level: 'warning', model: 'iris', version: '2', reason: /^iris\/2\/model\.json: / }])
   t.same(await readiness(), { 'cars/1': 1, 'iris/1': 1 })
 
@@ -127,7 +133,15 @@ t.test('an UNAVAILABLE model becomes READY once its artifact is fixed', async (t
   t.match(registry.entry('iris')?.reason, /^default version 1: iris\/1\/model\.json: is model /)
   files.put('iris/1/model.json', artifactFile('iris', '1'))
   await registry.reload()
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
+  t.same(registry.entry('iris'), {
+    name: 'iris',
+    state: 'READY',
+    reason: undefined,
+    defaultVersion: '1',
+    versions: ['1'],
+    platform: 'svc',
+    versionStates: [{ version: '1', state: 'READY', reason: undefined }],
+  })
   t.match(events('model_reloaded'), [{ model: 'iris', version: '1' }])
 })
 

@@ -8,14 +8,16 @@ import { createMemoryStore } from '../../lib/models/store/memory.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { artifactFile, corrupted, harness, isConsistent, manifest, shippedFiles } from '../fixtures/model-registry.js'
 
+const READY = (version: string) => ({ version, state: 'READY', reason: undefined })
+
 t.test('load serves every shipped model, each compiled from its own artifact', async (t) => {
   const { registry, events } = harness()
   t.equal(registry.isReady(), false, 'nothing is ready before load')
   await registry.load()
   t.equal(registry.isReady(), true)
   t.same(registry.entries(), [
-    { name: 'cars', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' },
-    { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' },
+    { name: 'cars', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], versionStates: [READY('1')], platform: 'svc' },
+    { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], versionStates: [READY('1')], platform: 'svc' },
   ])
   const iris = registry.resolve('iris')
   t.ok(iris)
@@ -53,6 +55,9 @@ t.test('a corrupted artifact (sha256 mismatch) makes its model UNAVAILABLE while
     reason: 'default version 1: iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training',
     defaultVersion: '1',
     versions: [],
+    versionStates: [
+      { version: '1', state: 'FAILED', reason: 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training' },
+    ],
     platform: 'svc',
   })
   t.equal(registry.resolve('iris'), undefined)
@@ -80,7 +85,15 @@ t.test('versions: every listed one is served by name, the default without one', 
     'iris/10/model.json': artifactFile('iris', '10'),
   })
   await registry.load()
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '2', versions: ['1', '2', '10'], platform: 'svc' })
+  t.same(registry.entry('iris'), {
+    name: 'iris',
+    state: 'READY',
+    reason: undefined,
+    defaultVersion: '2',
+    versions: ['1', '2', '10'],
+    versionStates: [READY('1'), READY('2'), READY('10')],
+    platform: 'svc',
+  })
   t.equal(registry.resolve('iris')?.version, '2')
   t.equal(registry.resolve('iris', '1')?.version, '1')
   t.equal(registry.resolve('iris', '10')?.version, '10')
@@ -112,6 +125,7 @@ t.test('a default version that cannot be loaded makes the model UNAVAILABLE, say
     reason: 'default version 3: iris/3/model.json: not found in the model store',
     defaultVersion: '3',
     versions: [],
+    versionStates: [READY('1'), { version: '3', state: 'FAILED', reason: 'iris/3/model.json: not found in the model store' }],
     platform: 'svc',
   })
   t.equal(registry.resolve('iris', '1'), undefined, 'an UNAVAILABLE model serves no version')
@@ -127,7 +141,18 @@ t.test('another version that cannot be loaded is left out and logged; the model 
     'iris/2/model.json': corrupted('iris'),
   })
   await registry.load()
-  t.same(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
+  t.same(registry.entry('iris'), {
+    name: 'iris',
+    state: 'READY',
+    reason: undefined,
+    defaultVersion: '1',
+    versions: ['1'],
+    versionStates: [
+      READY('1'),
+      { version: '2', state: 'FAILED', reason: 'iris/2/model.json: sha256: does not match the content: the file was changed or damaged after training' },
+    ],
+    platform: 'svc',
+  })
   t.equal(registry.resolve('iris', '2'), undefined)
   t.match(events('model_unavailable'), [{ level: 'error', model: 'iris', version: '2', reason: /^iris\/2\/model\.json: sha256: does not match/ }])
 })
@@ -158,6 +183,7 @@ t.test('a manifest that is not valid makes the model UNAVAILABLE with the manife
     reason: 'iris/manifest.json: versoins: is not a member of a manifest (default_version, versions, canary, shadow)',
     defaultVersion: undefined,
     versions: [],
+    versionStates: [],
     platform: 'svc',
   })
   t.match(events('model_unavailable'), [{ model: 'iris', reason: registry.entry('iris')?.reason }])

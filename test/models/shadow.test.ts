@@ -1,8 +1,10 @@
 // Shadow copies alone (lib/models/shadow/): the comparison row by row, and the queue: after the
-// reply, bounded, dropped under pressure or past its cap, one copy at a time, timed out, counted.
+// reply, bounded, dropped under pressure or past its cap, one run at a time (a timed-out one
+// included, until it settles), timed out, counted; a reply the server replaced is not copied.
 import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises'
 import { Registry } from 'prom-client'
 import t from 'tap'
+import type { Ctx } from '../../lib/core/http/context.js'
 import type { InferRequest } from '../../lib/models/inference/request.js'
 import type { ServedModel } from '../../lib/models/registry/registry.js'
 import type { ModelVersion, Prediction, Predictor } from '../../lib/models/runtime.js'
@@ -70,12 +72,15 @@ const harness = (options: Partial<ShadowOptions> = {}): Harness => {
   return { copies, text: () => registry.metrics(), lines, rows, pressure }
 }
 
-/** A request answered by the primary, its reply then written: what queues the copy. */
-const answered = (h: Harness, shadow: ServedModel, request: InferRequest = REQUEST): void => {
-  const ctx = makeCtx('POST', '/api/v1/predict')
+/** A request answered by the primary and copied to `shadow`, its reply not written yet. */
+const copied = (h: Harness, shadow: ServedModel, request: InferRequest = REQUEST, path = '/api/v1/predict'): Ctx => {
+  const ctx = makeCtx('POST', path)
   h.copies.copy(ctx, { shadow, primary, request, answered: primary.predictor.predict(new Float64Array([5.1, 3.5, 1.4, 0.2]), 1) as Prediction })
-  ctx.replyWritten(undefined, rethrow)
+  return ctx
 }
+
+/** A request answered by the primary, its reply then written: what queues the copy. */
+const answered = (h: Harness, shadow: ServedModel, request: InferRequest = REQUEST): void => copied(h, shadow, request).replyWritten(undefined, rethrow)
 
 const settled = async (h: Harness): Promise<void> => {
   for (let i = 0; i < 200 && h.copies.pending() > 0; i++) await sleep(5)
@@ -85,8 +90,7 @@ t.test('a copy waits for its reply, then is predicted, compared and counted agai
   const h = harness()
   const shadow = served('2')
   h.copies.track([shadow])
-  const ctx = makeCtx('POST', '/api/v1/predict')
-  h.copies.copy(ctx, { shadow, primary, request: REQUEST, answered: primary.predictor.predict(new Float64Array([5.1, 3.5, 1.4, 0.2]), 1) as Prediction })
+  const ctx = copied(h, shadow)
   await turn()
   t.equal(h.copies.pending(), 0, 'nothing queued before the reply is written')
   ctx.replyWritten(undefined, rethrow)
@@ -131,13 +135,15 @@ t.test('copies of a build that is no longer the shadow are dropped with it; one 
 
 t.test('a copy that throws, rejects or hangs is counted, and logged when its message is new', async (t) => {
   const h = harness()
-  let mode: 'throw' | 'reject' | 'hang' | 'late' | 'too late' = 'throw'
+  let mode: 'throw' | 'reject' | 'hang' | 'late' | 'too late' | 'fails too late' = 'throw'
+  const hung: Array<() => void> = []
   const predictor: Predictor = {
     predict: (features, rows) => {
       if (mode === 'throw') throw new Error('no session')
       if (mode === 'reject') return Promise.reject(new Error('run failed'))
-      if (mode === 'hang') return new Promise<never>(() => {})
+      if (mode === 'hang') return new Promise<Prediction>((resolve) => void hung.push(() => resolve(iris.predictor.predict(features, rows) as Prediction)))
       if (mode === 'too late') return sleep(80).then(() => iris.predictor.predict(features, rows) as Prediction)
+      if (mode === 'fails too late') return sleep(80).then(() => Promise.reject(new Error('run failed late')))
       return sleep(10).then(() => iris.predictor.predict(features, rows) as Prediction)
     },
     dispose: () => {},
@@ -154,17 +160,23 @@ t.test('a copy that throws, rejects or hangs is counted, and logged when its mes
   answered(h, shadow)
   answered(h, shadow)
   t.equal(h.copies.pending(), 2, 'the second waits for the first')
+  await sleep(80)
+  t.equal(h.copies.pending(), 1, 'past the timeout the first still runs, and what waited behind it is dropped')
+  for (const settle of hung) settle()
   await settled(h)
   mode = 'late'
   answered(h, shadow)
   await settled(h)
   mode = 'too late'
   answered(h, shadow)
-  await settled(h)
-  await sleep(60) // its answer comes after the timeout, and is not counted again
+  await settled(h) // its answer comes after the timeout, and is not counted again
+  mode = 'fails too late'
+  answered(h, shadow)
+  await settled(h) // nor its failure
   const text = await h.text()
   t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'error' }), 3)
   t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'timeout' }), 3)
+  t.equal(total(text, 'svc_model_shadow_dropped_total', { version: '2' }), 1)
   t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'success' }), 1, 'an answer within the timeout counts')
   t.same(
     h.lines().map((l) => [l['event'], l['outcome'], l['message']]),
@@ -181,6 +193,101 @@ t.test('a copy that throws, rejects or hangs is counted, and logged when its mes
   answered(h, shadow)
   await settled(h)
   t.equal(h.lines().length, 4)
+})
+
+t.test('a timed-out run holds its slot until it settles: copies meanwhile are dropped, even once its version is released', async (t) => {
+  const h = harness()
+  let [starts, running, most] = [0, 0, 0]
+  const hung: Array<() => void> = []
+  const predictor: Predictor = {
+    predict: (features, rows) => {
+      starts++
+      most = Math.max(most, ++running)
+      return new Promise<Prediction>(
+        (resolve) =>
+          void hung.push(() => {
+            running--
+            resolve(iris.predictor.predict(features, rows) as Prediction)
+          }),
+      )
+    },
+    dispose: () => {},
+  }
+  const [shadow, next] = [served('2', predictor), served('3', predictor)]
+  h.copies.track([shadow])
+  answered(h, shadow)
+  await sleep(80)
+  for (let i = 0; i < 5; i++) answered(h, shadow)
+  await sleep(120)
+  t.equal(starts, 1, 'no copy starts beside the timed-out run')
+  t.equal(h.copies.pending(), 1, 'the timed-out run is still pending')
+  let text = await h.text()
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2', outcome: 'timeout' }), 1)
+  t.equal(total(text, 'svc_model_shadow_dropped_total', { version: '2' }), 5, 'the copies meanwhile dropped and counted')
+  h.copies.track([next])
+  t.equal(h.copies.pending(), 1, 'and stays so once its version is no longer the shadow')
+  answered(h, next)
+  await sleep(80)
+  t.equal(starts, 1, "another shadow's copy waits for it too: one run's worth of CPU and memory")
+  ;(hung.shift() as () => void)()
+  await settled(h)
+  t.equal(h.copies.pending(), 0)
+  answered(h, next)
+  await turn()
+  t.equal(starts, 2, 'copies run again once it settled')
+  ;(hung.shift() as () => void)()
+  await settled(h)
+  t.equal(most, 1, 'never two runs at once')
+  text = await h.text()
+  t.equal(total(text, 'svc_model_shadow_dropped_total', { version: '3' }), 1)
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '3', outcome: 'success' }), 1)
+})
+
+t.test('a reply the server replaced (its written hooks hear an error) is not copied, nor counted', async (t) => {
+  const h = harness()
+  const shadow = served('2')
+  h.copies.track([shadow])
+  const ctx = copied(h, shadow)
+  ctx.replyWritten(new TypeError('Do not know how to serialize a BigInt'), rethrow)
+  t.equal(h.copies.pending(), 0)
+  await settled(h)
+  const text = await h.text()
+  t.equal(total(text, 'svc_model_shadow_predictions_total', { version: '2' }), 0)
+  t.equal(total(text, 'svc_model_shadow_dropped_total', { version: '2' }), 0)
+})
+
+t.test('a copy that fails after its shadow was dropped leaves nothing behind: taken again, the shadow is logged afresh', async (t) => {
+  const h = harness()
+  let reject: (error: Error) => void = () => {}
+  const predictor: Predictor = {
+    predict: () =>
+      new Promise<never>((_, no) => {
+        reject = no
+      }),
+    dispose: () => {},
+  }
+  const shadow = served('2', predictor)
+  h.copies.track([shadow])
+  answered(h, shadow)
+  for (let i = 0; i < 10 && h.copies.pending() > 0 && h.lines().length === 0; i++) await turn()
+  h.copies.track([])
+  reject(new Error('run failed'))
+  await settled(h)
+  t.equal(h.lines().length, 1, 'the late failure is logged')
+  h.copies.track([shadow])
+  answered(h, shadow)
+  await turn()
+  await turn()
+  reject(new Error('run failed'))
+  await settled(h)
+  t.same(
+    h.lines().map((l) => [l['version'], l['message']]),
+    [
+      ['2', 'run failed'],
+      ['2', 'run failed'],
+    ],
+    'the same message from a shadow taken again is new to it',
+  )
 })
 
 t.test("a request the shadow cannot encode is its error, not the reply's", async (t) => {
@@ -223,8 +330,7 @@ t.test("a reply written inside the request's store still runs its copy outside i
   }
   const shadow = served('2', failing)
   h.copies.track([shadow])
-  const ctx = makeCtx('POST', '/v2/models/iris/infer')
-  h.copies.copy(ctx, { shadow, primary, request: REQUEST, answered: primary.predictor.predict(new Float64Array([5.1, 3.5, 1.4, 0.2]), 1) as Prediction })
+  const ctx = copied(h, shadow, REQUEST, '/v2/models/iris/infer')
   // An asynchronous reply is written from a continuation that still holds the request's store.
   requestStore.run(ctx, () => ctx.replyWritten(undefined, rethrow))
   await settled(h)

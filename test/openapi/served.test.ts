@@ -50,6 +50,18 @@ const CALLS: ReadonlyArray<readonly [string, string, string, RequestInit?]> = [
   ],
   [
     'POST',
+    '/v2/models/{name}/infer',
+    '/v2/models/iris/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX, outputs: [{ name: 'probabilities' }] }) },
+  ],
+  [
+    'POST',
+    '/v2/models/{name}/infer',
+    '/v2/models/iris/infer',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ inputs: MATRIX, outputs: [{ name: 'colour' }] }) },
+  ],
+  [
+    'POST',
     '/v2/models/{name}/versions/{version}/infer',
     '/v2/models/iris/versions/1/infer',
     { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ id: 'a', inputs: MATRIX }) },
@@ -148,6 +160,7 @@ t.test('every example of every operation and component fits its schema, closed a
   const detail = {
     name: 'iris',
     versions: ['1'],
+    version_states: [{ version: '1', state: 'READY', reason: null }],
     default_version: '1',
     platform: 'svc',
     state: 'READY',

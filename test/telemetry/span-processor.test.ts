@@ -107,7 +107,7 @@ t.test('forceFlush resolves once every queued span is out, failed exports includ
   t.same(log, ['exported 3', 'failed 3 Error', 'exported 1'])
 })
 
-t.test('an exporter that never answers times out as DEADLINE_EXCEEDED', async (t) => {
+t.test('an export past its deadline fails as DEADLINE_EXCEEDED, but holds the one slot until the exporter answers', async (t) => {
   const { exporter, calls } = heldExporter()
   const { log, events } = recorder()
   const processor = new BoundedBatchProcessor(exporter, { ...BATCH, exportTimeoutMs: 20 }, events)
@@ -116,8 +116,20 @@ t.test('an exporter that never answers times out as DEADLINE_EXCEEDED', async (t
   await sleep(60)
   t.same(log, ['failed 2 ExportTimeoutError'])
   t.equal(new ExportTimeoutError('x').code, 4)
+  for (let id = 3; id <= 7; id++) processor.onEnd(span(id))
+  await sleep(60)
+  t.equal(calls.length, 1, 'no export starts beside the one still under way')
+  t.same(log, ['failed 2 ExportTimeoutError', 'dropped 1 queue_full'], 'what comes meanwhile queues, within its bound')
   calls[0]?.done(0)
-  t.same(log, ['failed 2 ExportTimeoutError'], 'a late answer is ignored')
+  t.equal(calls.length, 2, 'the next batch goes once it answered')
+  calls[0]?.done(0)
+  t.equal(calls.length, 2, 'an answer given twice is heard once')
+  calls[1]?.done(0)
+  t.equal(calls.length, 3)
+  processor.onEnd(span(8))
+  calls[2]?.done(0)
+  t.equal(calls.length, 3, 'a partial batch waits for the schedule')
+  t.same(log, ['failed 2 ExportTimeoutError', 'dropped 1 queue_full', 'exported 2', 'exported 2'], 'the late answer is not counted')
 })
 
 t.test('an exporter that throws fails its batch and the processor carries on', async (t) => {

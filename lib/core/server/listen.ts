@@ -11,8 +11,9 @@ export type Listener = Readonly<{
   /** Binds the listener; resolves with the bound address, rejects with the listen error. */
   listen(): Promise<AddressInfo>
   /**
-   * Readiness turns 503 at once; after the shutdown delay the listener stops accepting, and
-   * in-flight requests and streams finish within the drain timeout.
+   * Readiness turns 503 at once; after the shutdown delay the listener stops accepting, open
+   * streams are told to end (`lifecycle.closing`), and in-flight requests finish within the drain
+   * timeout.
    */
   drain(): Promise<{ isComplete: boolean }>
 }>
@@ -74,6 +75,9 @@ export const createListener = (http: Server, lifecycle: Lifecycle, { address, sh
       })
       // Sockets between requests would otherwise hold the listener open until keepAliveTimeout.
       http.closeIdleConnections()
+      // Open streams end now, each with a last event that sends its client elsewhere: the balancer
+      // has stopped routing here, and a stream would otherwise hold the drain to its timeout.
+      lifecycle.close()
     })
   },
 })

@@ -20,6 +20,9 @@ export type Writer = Readonly<{
   lastResort(ctx: Ctx, res: ServerResponse, error: unknown): void
 }>
 
+/** What the written hooks hear when a layer threw or rejected with undefined or null. */
+const THROWN_NOTHING = new Error('a layer threw or rejected without an error')
+
 /** `metrics`: where a failing hook is counted, in http_exceptions_total; uncounted without it. */
 export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs: number, metrics: HttpMetrics | undefined): Writer => {
   // The answer is already out: what a hook threw is the layer's failure, logged and counted, never the process's.
@@ -31,7 +34,8 @@ export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs
 
   const lastResort = (ctx: Ctx, res: ServerResponse, error: unknown): void => {
     logger.error('request_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
-    send(ctx, res, 500, PROBLEM_CONTENT_TYPE, problemJson(INTERNAL_PROBLEM, ctx), undefined, error, hookFailed)
+    // The written hooks tell a replaced reply by the error they hear: `throw undefined` must not read as success.
+    send(ctx, res, 500, PROBLEM_CONTENT_TYPE, problemJson(INTERNAL_PROBLEM, ctx), undefined, error ?? THROWN_NOTHING, hookFailed)
   }
 
   // hot path: change with care

@@ -18,9 +18,13 @@
 // A model whose format declares its own tensors (an ONNX graph's, `signature` in runtime.ts) takes
 // those instead, by name, shape and datatype, and nothing else (features.ts).
 // /api/v1 also takes `instances`: named-feature rows, checked by `encodeRows` (features.ts).
+// `outputs` ([{name, parameters?}], OIP's outputs asked for) is read only when present: the names,
+// each once (a repeat is INVALID_REQUEST); the response carries those outputs only, in that order
+// (response.ts checks them against the model). Absent or empty, it asks for every output, as OIP
+// says: all are returned when none is named.
 // Unknown members are refused (a misspelt `input` is an error, not an empty request), but OIP's
-// `parameters` (of the request and of a tensor) and `outputs` (outputs asked for) are accepted for
-// standard clients and otherwise ignored: every response carries all of the model's outputs.
+// `parameters` (of the request, of a tensor and of an output) are accepted for standard clients
+// and otherwise ignored.
 import { isObject, type JsonObject } from '../../core/json.js'
 import { RequestError } from './request-error.js'
 
@@ -42,6 +46,8 @@ type Common = Readonly<{
   id: string | undefined
   /** The batch size N: at least 1, at most `maxBatch`. */
   rows: number
+  /** The outputs asked for, by name, each once and in the order to answer them; undefined (or absent) for all. */
+  outputs?: readonly string[] | undefined
 }>
 
 /** A checked OIP request body, not yet matched against a model. */
@@ -79,6 +85,7 @@ const TENSOR_MEMBERS: ReadonlySet<string> = new Set(['name', 'datatype', 'shape'
 const V1_MEMBER_LIST = [...V1_MEMBERS].join(', ')
 const V2_MEMBER_LIST = [...V2_MEMBERS].join(', ')
 const TENSOR_MEMBER_LIST = [...TENSOR_MEMBERS].join(', ')
+const OUTPUT_MEMBERS: ReadonlySet<string> = new Set(['name', 'parameters'])
 
 const invalidRequest = (detail: string): RequestError => new RequestError('INVALID_REQUEST', detail)
 /** An INVALID_INPUT naming the input when there is one. */
@@ -167,7 +174,27 @@ const readTensor = (value: unknown, i: number, maxBatch: number): Tensor => {
   return { name, datatype: datatype as NumericDatatype, shape, data: data as readonly number[] }
 }
 
-const readTensors = (value: unknown, id: string | undefined, maxBatch: number): InferRequest => {
+/** The names `outputs` asks for, each once; undefined when it names none (absent or empty): every output then. */
+const readOutputs = (value: unknown): readonly string[] | undefined => {
+  if (!Array.isArray(value)) throw invalidRequest('outputs must be an array of {"name": …} objects naming the outputs wanted')
+  if (value.length === 0) return undefined
+  const names = new Set<string>()
+  for (let i = 0; i < value.length; i++) {
+    const output: unknown = value[i]
+    if (!isObject(output)) throw invalidRequest(`outputs[${i}] must be an object {"name": …} naming an output`)
+    for (const key of Object.keys(output)) {
+      if (!OUTPUT_MEMBERS.has(key)) throw invalidRequest(`outputs[${i}].${key} is not a member of a requested output; its members are name, parameters`)
+    }
+    const name = output['name']
+    if (typeof name !== 'string' || name.length === 0) throw invalidRequest(`outputs[${i}].name must be a non-empty string`)
+    if (output['parameters'] !== undefined && !isObject(output['parameters'])) throw invalidRequest(`outputs[${i}].parameters must be an object`)
+    if (names.has(name)) throw invalidRequest(`output ${name} is asked for more than once`)
+    names.add(name)
+  }
+  return [...names]
+}
+
+const readTensors = (value: unknown, id: string | undefined, outputs: readonly string[] | undefined, maxBatch: number): InferRequest => {
   if (!Array.isArray(value) || value.length === 0) throw invalidRequest('inputs must be a non-empty array of input tensors')
   const inputs: Tensor[] = []
   for (let i = 0; i < value.length; i++) {
@@ -182,13 +209,13 @@ const readTensors = (value: unknown, id: string | undefined, maxBatch: number): 
     }
     inputs.push(tensor)
   }
-  return { kind: 'tensors', id, rows: (inputs[0] as Tensor).shape[0] as number, inputs }
+  return { kind: 'tensors', id, rows: (inputs[0] as Tensor).shape[0] as number, outputs, inputs }
 }
 
-const readInstances = (value: unknown, id: string | undefined, maxBatch: number): InferRequest => {
+const readInstances = (value: unknown, id: string | undefined, outputs: readonly string[] | undefined, maxBatch: number): InferRequest => {
   if (!Array.isArray(value) || value.length === 0) throw invalidRequest('instances must be a non-empty array of rows, each an object of named features')
   checkBatch(value.length, maxBatch)
-  return { kind: 'instances', id, rows: value.length, instances: value }
+  return { kind: 'instances', id, rows: value.length, outputs, instances: value }
 }
 
 const readBody = (body: JsonObject, members: ReadonlySet<string>, memberList: string, maxBatch: number): InferRequest => {
@@ -197,10 +224,10 @@ const readBody = (body: JsonObject, members: ReadonlySet<string>, memberList: st
   }
   const id = readId(body['id'])
   if (body['parameters'] !== undefined && !isObject(body['parameters'])) throw invalidRequest('parameters must be an object')
-  if (body['outputs'] !== undefined && !Array.isArray(body['outputs'])) throw invalidRequest('outputs must be an array')
+  const outputs = body['outputs'] === undefined ? undefined : readOutputs(body['outputs'])
   const hasInstances = body['instances'] !== undefined
   if (hasInstances && body['inputs'] !== undefined) throw invalidRequest('give inputs or instances, not both')
-  return hasInstances ? readInstances(body['instances'], id, maxBatch) : readTensors(body['inputs'], id, maxBatch)
+  return hasInstances ? readInstances(body['instances'], id, outputs, maxBatch) : readTensors(body['inputs'], id, outputs, maxBatch)
 }
 
 const checkObject = (body: unknown): JsonObject => {
@@ -223,6 +250,6 @@ export const readPredictRequest = (body: unknown, options: RequestOptions): Pred
   // Members named one by one: on Node 20, `{ ...request, model, version }` takes ~1.5 µs (V8
   // leaves its fast clone path when members follow the spread), two-thirds of the whole check.
   return request.kind === 'instances'
-    ? { kind: request.kind, id: request.id, rows: request.rows, instances: request.instances, model, version }
-    : { kind: request.kind, id: request.id, rows: request.rows, inputs: request.inputs, model, version }
+    ? { kind: request.kind, id: request.id, rows: request.rows, outputs: request.outputs, instances: request.instances, model, version }
+    : { kind: request.kind, id: request.id, rows: request.rows, outputs: request.outputs, inputs: request.inputs, model, version }
 }

@@ -8,8 +8,12 @@
 //
 // Label values come only from a served model (its description's name and version), never from a
 // request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
-// (lib/telemetry/cells.ts) are made on its first request and kept, so a request only adds to
-// numbers: prom-client's `labels()` children would hash the labels on each of the five calls.
+// (lib/telemetry/cells.ts) are made on its first request and kept while it is served, so a request
+// only adds to numbers: prom-client's `labels()` children would hash the labels on each of the five
+// calls. A version the manifest no longer lists loses its series at the next publish (`track`); a
+// request still running on it counts into cells no scrape reads. `cellsFor` is called in the turn
+// the build was found in (lib/endpoints/), before any publish can retire it, so a retired version
+// never gets its series back.
 import type { Registry } from 'prom-client'
 import {
   counterCell,
@@ -49,6 +53,8 @@ export type ModelCells = Readonly<{
 export type ModelMetrics = Readonly<{
   /** The series of a served model version; the same object on every call for the same ServedModel. */
   cellsFor(served: ServedModel): ModelCells
+  /** The builds now served (each publish): the per-version series of every other version go. */
+  track(served: readonly ServedModel[]): void
 }>
 
 const counter = (cell: CounterCell): Inc => ({
@@ -58,13 +64,19 @@ const counter = (cell: CounterCell): Inc => ({
 })
 const histogram = (cell: HistogramCell): Observe => ({ observe: (value) => observe(cell, value, undefined) })
 
-export const createModelMetrics = (registry: Registry): ModelMetrics => {
-  // Keyed by their label values joined; each Map keeps its series in the order they appeared.
-  const requests = new Map<string, CounterCell>()
-  const predictions = new Map<string, CounterCell>()
-  const durations = new Map<string, HistogramCell>()
-  const inFlight = new Map<string, GaugeCell>()
-  const batchSizes = new Map<string, HistogramCell>()
+/** The cells of every series, keyed by their label values joined; each Map keeps its series in the order they appeared. */
+type SeriesCells = Readonly<{
+  requests: Map<string, CounterCell>
+  predictions: Map<string, CounterCell>
+  durations: Map<string, HistogramCell>
+  inFlight: Map<string, GaugeCell>
+  batchSizes: Map<string, HistogramCell>
+}>
+
+/** Registers the five series over cells a scrape reads as they are then. */
+const registerModelSeries = (registry: Registry): SeriesCells => {
+  const series: SeriesCells = { requests: new Map(), predictions: new Map(), durations: new Map(), inFlight: new Map(), batchSizes: new Map() }
+  const { requests, predictions, durations, inFlight, batchSizes } = series
   registerSeries(registry, [
     counterSeries(
       'svc_model_prediction_requests_total',
@@ -78,6 +90,11 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
     ),
     histogramSeries('svc_model_prediction_batch_size', 'Rows per successful prediction request.', batchSizes),
   ])
+  return series
+}
+
+export const createModelMetrics = (registry: Registry): ModelMetrics => {
+  const { requests, predictions, durations, inFlight, batchSizes } = registerModelSeries(registry)
 
   // Per model name (in flight, batch size) and per served version; a reload builds a new
   // ServedModel, which finds the same series through the name and version.
@@ -129,11 +146,22 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
     return cells
   }
 
+  const drop = (key: string): void => {
+    byVersion.delete(key)
+    predictions.delete(key)
+    durations.delete(key)
+    for (const outcome of PREDICTION_OUTCOMES) requests.delete(`${key}/${outcome}`)
+  }
+
   return {
     cellsFor(served) {
       let cells = resolved.get(served)
       if (cells === undefined) resolved.set(served, (cells = build(served)))
       return cells
+    },
+    track(served) {
+      const live = new Set(served.map(({ name, version }) => `${name}/${version}`))
+      for (const key of byVersion.keys()) if (!live.has(key)) drop(key)
     },
   }
 }

@@ -4,6 +4,10 @@
 // - A model is READY when its default version loads, UNAVAILABLE (with a reason) when it does not
 //   and it was not READY before: a READY model keeps what it served. Another version that fails is
 //   left out, unless it served before, in which case that build keeps serving.
+// - Each version the manifest names gets a state (`versionStates`): READY when a build of it is
+//   loaded, the one just read or, when that failed, the one that served before and serves on;
+//   FAILED when none is. Its `reason` is the latest failure either way, so a READY version with a
+//   reason is one whose new files were refused while its previous build answers.
 // - A failure is logged when it is new, not on every pass it persists: a warning
 //   (`model_reload_failed`) for a READY model, an error (`model_unavailable`) for another.
 // - A build is disposed once nothing serves it and no kept outcome holds it.
@@ -11,9 +15,10 @@
 //   READY model's previous slot serving, split included, with `rolloutError` on its entry; a model
 //   becoming READY serves its default alone. `model_rollout_refused` is logged when the reason is new.
 // - A listing that fails changes nothing served; it is logged when its message is new.
-import type { Manifest } from '../store/manifest.js'
+import { compareVersions, type Manifest } from '../store/manifest.js'
 import { isSameRollout, rolloutOf, targetOf } from './rollout.js'
 import {
+  buildId,
   NO_ROLLOUT,
   type FileRead,
   type ListFailure,
@@ -28,6 +33,7 @@ import {
   type ServedModel,
   type Snapshot,
   type VersionRead,
+  type VersionState,
 } from './state.js'
 
 /** The state to publish, what to log first, and the builds to dispose once it is published. */
@@ -36,8 +42,7 @@ export type Transition = Readonly<{ state: RegistryState; events: readonly Regis
 /** The failures key of a refused rollout: a version cannot hold a space, so it never collides. */
 const ROLLOUT_FAILURE = ' rollout'
 
-/** How the first characters of a version's sha256 appear in logs; enough to tell builds apart. */
-const SHA256_PREFIX_LENGTH = 12
+const NO_VERSION_STATES: readonly VersionState[] = Object.freeze([])
 
 /** One model's step: what it was, and the failures and lines found so far. */
 type Step = Readonly<{
@@ -67,6 +72,7 @@ const unavailable = (step: Step, reason: string, defaultVersion: string | undefi
       reason,
       defaultVersion,
       versions: Object.freeze([]),
+      versionStates: NO_VERSION_STATES,
       platform,
       canary: undefined,
       shadow: undefined,
@@ -109,7 +115,7 @@ const readySlot = (
   for (const [version, build] of served) {
     if (previous?.served.get(version) === build) continue
     isChanged = true
-    events.push({ event: 'model_loaded', fields: { model: name, version, sha256: build.model.sha256.slice(0, SHA256_PREFIX_LENGTH) } })
+    events.push({ event: 'model_loaded', fields: { model: name, version, sha256: buildId(build.model) } })
   }
   const [canary, shadow] = [targetOf(rollout.canary), targetOf(rollout.shadow)]
   const entry: ModelEntry = Object.freeze({
@@ -118,6 +124,7 @@ const readySlot = (
     reason: undefined,
     defaultVersion,
     versions: Object.freeze([...served.keys()]),
+    versionStates: NO_VERSION_STATES, // set by withVersionStates, once the slot is decided
     platform: defaultModel.model.platform,
     canary,
     shadow,
@@ -145,23 +152,50 @@ const withRollout = (step: Step, manifest: Manifest, served: Map<string, ServedM
   return { ...previous, entry: Object.freeze({ ...previous.entry, rolloutError: reason }), failures: step.failures }
 }
 
+/** Each version the manifest names, and each other one `served` still holds, with what its latest load gave. */
+const versionStates = (reads: readonly VersionRead[], served: ReadonlyMap<string, ServedModel>): readonly VersionState[] => {
+  const states: VersionState[] = reads.map(({ version, outcome }) =>
+    Object.freeze({
+      version,
+      state: outcome.ok || served.has(version) ? 'READY' : 'FAILED',
+      reason: outcome.ok ? undefined : outcome.reason.reason,
+    }),
+  )
+  // A READY model kept whole (its default failed to reload) may serve a version its new manifest dropped.
+  for (const version of served.keys())
+    if (!reads.some((read) => read.version === version)) states.push(Object.freeze({ version, state: 'READY', reason: undefined }))
+  return Object.freeze(states.sort((a, b) => compareVersions(a.version, b.version)))
+}
+
+/** The slot with its versions' states, as the pass that read `reads` found them. */
+const withVersionStates = (slot: ModelSlot, reads: readonly VersionRead[]): ModelSlot => ({
+  ...slot,
+  entry: Object.freeze({ ...slot.entry, versionStates: versionStates(reads, slot.served) }),
+})
+
+/** The next slot of a model whose manifest was read. */
+const slotOf = (step: Step, manifest: Manifest, reads: readonly VersionRead[]): ModelSlot => {
+  const { defaultVersion } = manifest
+  const served = servedVersions(step, reads, defaultVersion)
+  const defaultModel = served.get(defaultVersion)
+  if (defaultModel !== undefined) return withRollout(step, manifest, served, defaultModel)
+  // Neither loaded nor served before: the default's outcome is its failure.
+  const { runtime, outcome: failure } = reads.find((v) => v.version === defaultVersion) as VersionRead & { outcome: { ok: false } }
+  const reason = `default version ${defaultVersion}: ${failure.reason.reason}`
+  if (!step.wasReady) fail(step, '', { ...failure.reason, reason })
+  return unavailable(step, reason, defaultVersion, runtime.platform)
+}
+
 /** One model's next slot from what was read of it. */
 const nextSlot = (read: ModelRead, previous: ModelSlot | undefined, events: RegistryEvent[]): ModelSlot => {
   const step: Step = { name: read.name, previous, wasReady: previous?.entry.state === 'READY', failures: new Map(), events }
   const { outcome } = read.manifest
   if (!outcome.ok) {
+    // Which versions there are is unknown: a READY model keeps its previous slot, states included.
     fail(step, '', outcome.reason)
     return unavailable(step, outcome.reason.reason, undefined, read.platform)
   }
-  const { defaultVersion } = outcome.value
-  const served = servedVersions(step, read.versions, defaultVersion)
-  const defaultModel = served.get(defaultVersion)
-  if (defaultModel !== undefined) return withRollout(step, outcome.value, served, defaultModel)
-  // Neither loaded nor served before: the default's outcome is its failure.
-  const { runtime, outcome: failure } = read.versions.find((v) => v.version === defaultVersion) as VersionRead & { outcome: { ok: false } }
-  const reason = `default version ${defaultVersion}: ${failure.reason.reason}`
-  if (!step.wasReady) fail(step, '', { ...failure.reason, reason })
-  return unavailable(step, reason, defaultVersion, runtime.platform)
+  return withVersionStates(slotOf(step, outcome.value, read.versions), read.versions)
 }
 
 /** The outcomes to keep for their etags: those the store answered for. */

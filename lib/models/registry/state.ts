@@ -8,8 +8,21 @@ import type { StoreErrorCode } from '../store/error.js'
 
 export type ModelState = 'READY' | 'UNAVAILABLE'
 
+/**
+ * What the latest pass made of one version: READY when a build of it is loaded (the one just read,
+ * or, when that failed, the one loaded before, which serves on), FAILED when none is. `reason` is
+ * why the latest read or load of its files failed, whatever the state; undefined when it loaded.
+ */
+export type VersionState = Readonly<{ version: string; state: 'READY' | 'FAILED'; reason: string | undefined }>
+
 /** One build of one version, as served: what it is and what predicts with it. */
 export type ServedModel = Readonly<{ name: string; version: string; model: ModelVersion; predictor: Predictor }>
+
+/** How many hex digits of a build's sha256 name it in logs and metric labels: enough to tell builds apart. */
+const BUILD_ID_LENGTH = 12
+
+/** A build's name in log lines (`model_loaded`'s `sha256`) and in the drift bin series' `build` label: one derivation for both. */
+export const buildId = (model: ModelVersion): string => model.sha256.slice(0, BUILD_ID_LENGTH)
 
 export type ModelEntry = Readonly<{
   name: string
@@ -19,6 +32,11 @@ export type ModelEntry = Readonly<{
   defaultVersion: string | undefined
   /** Versions loaded and servable, sorted; the default among them when READY. */
   versions: readonly string[]
+  /**
+   * Every version the manifest names, and any other still served, sorted, each with what its latest
+   * load gave (`VersionState`); empty while the manifest cannot be read and nothing serves.
+   */
+  versionStates: readonly VersionState[]
   /**
    * The runtime of the default version (`Runtime.platform`); for an UNAVAILABLE model, the one it
    * was to be loaded with, or the first runtime when not even its manifest could be read.

@@ -8,7 +8,15 @@
 //   under load (`isUnderPressure`: the shedding layer's half-way marks), a copy is dropped and counted,
 //   so shadow work goes before any real request is shed. Copies run one at a time: a synchronous
 //   one (the kernel) back to back for at most TURN_BUDGET_MS a turn, an asynchronous one (ONNX)
-//   awaited for at most SVC_SHADOW_TIMEOUT_MS, after which it is a `timeout` and the next one runs.
+//   awaited for at most SVC_SHADOW_TIMEOUT_MS, after which it is a `timeout`.
+// - One run in flight, a timed-out one included. An ONNX run cannot be stopped, so a run past its
+//   timeout still holds its slot until it settles: meanwhile what waits and what comes is dropped
+//   and counted, so a shadow that hangs costs one run's CPU and memory, never a pile of them. It
+//   is `pending`, whatever `track` has done since; its build is safe to dispose, since a predictor
+//   frees its session only once its runs settle (lib/models/runtime.ts, `dispose`).
+// - Only a reply the endpoint returned is compared: when the server wrote something else (a body
+//   it could not serialise, a layer that failed: its 500), the hook hears why and drops the copy,
+//   uncounted, since none was owed. A client that left is no such case: its answer was made.
 // - Drains run outside the request's store: a copy's log lines are not the request's, and no
 //   request's context is kept alive by one. A synchronous reply is written outside the store
 //   already; `requestStore.exit` is called only inside one, since on Node 20 it turns the async
@@ -27,6 +35,7 @@ import { requestStore } from '../../telemetry/request-store.js'
 import type { ServedModel } from '../registry/registry.js'
 import type { Prediction } from '../runtime.js'
 import { createShadowMetrics, type ShadowCells } from './metrics.js'
+import { createCopyQueue, type CopyQueue } from './queue.js'
 import { createCopyRunner, type ShadowCopy } from './run.js'
 
 export type { ShadowCopy } from './run.js'
@@ -54,63 +63,67 @@ export type ShadowCopies = Readonly<{
   track(shadows: readonly ServedModel[]): void
   /** hot path: predicts `copy` again once `ctx`'s reply is written, or drops it. */
   copy(ctx: Ctx, copy: ShadowCopy): void
-  /** Copies queued or running. */
+  /** Copies queued or running, a timed-out run included until it settles. */
   pending(): number
 }>
+
+/** Empties `queue`, each copy counted as dropped against its shadow (a build no longer one has no series). */
+const dropAll = (queue: CopyQueue, byBuild: ReadonlyMap<ServedModel, ShadowCells>): void => {
+  while (queue.size > 0) {
+    const cells = byBuild.get(queue.take().shadow)
+    if (cells !== undefined) cells.dropped.value++
+  }
+}
 
 export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, tolerance, isUnderPressure, onRows }: ShadowOptions): ShadowCopies => {
   const series = createShadowMetrics(metrics)
   let byBuild = new Map<ServedModel, ShadowCells>()
-  const queue: (ShadowCopy | undefined)[] = new Array(capacity)
-  let [head, count] = [0, 0]
-  let [isRunning, isScheduled] = [false, false]
-  const runner = createCopyRunner({ logger, timeoutMs, tolerance, onRows })
+  const queue = createCopyQueue(capacity)
+  /** A run in flight until its prediction settles; `isOverdue` once it has timed out. */
+  let [isRunning, isOverdue, isScheduled] = [false, false, false]
 
-  /** Runs one copy unless its shadow stopped being one (a reload): dropped with the role, its build may be released. */
-  const run = (copy: ShadowCopy): Promise<void> | undefined => {
+  const settled = (): void => {
+    isRunning = false
+    isOverdue = false
+    schedule()
+  }
+
+  /** Runs one copy unless its shadow stopped being one (a reload: dropped with the role); true while an asynchronous one runs on. */
+  const start = (copy: ShadowCopy): boolean => {
     const cells = byBuild.get(copy.shadow)
-    return cells === undefined ? undefined : runner.run(copy, cells)
-  }
-
-  const take = (): ShadowCopy => {
-    const copy = queue[head] as ShadowCopy
-    queue[head] = undefined
-    head = (head + 1) % capacity
-    count--
-    return copy
-  }
-
-  const dropQueued = (): void => {
-    while (count > 0) {
-      const copy = take()
-      const cells = byBuild.get(copy.shadow)
-      if (cells !== undefined) cells.dropped.value++
-    }
+    const running = cells === undefined ? undefined : runner.run(copy, cells)
+    if (running === undefined) return false
+    isRunning = true
+    void running.then(settled)
+    return true
   }
 
   const drain = (): void => {
     isScheduled = false
     const until = performance.now() + TURN_BUDGET_MS
-    while (count > 0 && !isRunning) {
-      if (isUnderPressure()) return dropQueued()
-      const running = run(take())
-      if (running !== undefined) {
-        isRunning = true
-        void running.then(() => {
-          isRunning = false
-          schedule()
-        })
-        return
-      }
+    while (queue.size > 0 && !isRunning) {
+      if (isUnderPressure()) return dropAll(queue, byBuild)
+      if (start(queue.take())) return
       if (performance.now() > until) break
     }
     schedule()
   }
 
+  const runner = createCopyRunner({
+    logger,
+    timeoutMs,
+    tolerance,
+    onRows,
+    onTimeout: () => {
+      isOverdue = true
+      dropAll(queue, byBuild)
+    },
+  })
+
   const later = (): void => void setImmediate(drain)
   // Outside the request's store (header); `exit` only inside one: on Node 20 it toggles async hooks.
   const schedule = (): void => {
-    if (isScheduled || isRunning || count === 0) return
+    if (isScheduled || isRunning || queue.size === 0) return
     isScheduled = true
     if (requestStore.getStore() === undefined) later()
     else requestStore.exit(later)
@@ -119,13 +132,8 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
   const enqueue = (copy: ShadowCopy): void => {
     const cells = byBuild.get(copy.shadow)
     if (cells === undefined) return
-    if (count === capacity || isUnderPressure()) {
-      cells.dropped.value++
-      return
-    }
-    queue[(head + count) % capacity] = copy
-    count++
-    schedule()
+    if (isOverdue || isUnderPressure() || !queue.put(copy)) cells.dropped.value++
+    else schedule()
   }
 
   return {
@@ -134,7 +142,11 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
       byBuild = new Map(shadows.map((build) => [build, cells.get(`${build.name}/${build.version}`) as ShadowCells]))
       runner.forget(cells)
     },
-    copy: (ctx, copy) => ctx.whenWritten(() => enqueue(copy)),
-    pending: () => count + (isRunning ? 1 : 0),
+    // An error: the server wrote something else than the endpoint's reply (header).
+    copy: (ctx, copy) =>
+      ctx.whenWritten((_, error) => {
+        if (error === undefined) enqueue(copy)
+      }),
+    pending: () => queue.size + (isRunning ? 1 : 0),
   }
 }

@@ -3,7 +3,7 @@
 //   svc_model_shadow_predictions_total{model,version,outcome}  copies by outcome: success, error, timeout
 //   svc_model_shadow_rows_total{model,version}                 rows of successful copies compared
 //   svc_model_shadow_disagreements_total{model,version}        rows whose answer differs (compare.ts)
-//   svc_model_shadow_dropped_total{model,version}              copies dropped: queue full, or under load
+//   svc_model_shadow_dropped_total{model,version}              copies dropped: queue full, under load, or a timed-out run still going
 //   svc_model_shadow_duration_seconds{model,version}           encode + predict of a copy, answered or not
 // Shadow rows never count in the svc_model_prediction* series: those stay what users were answered.
 import type { Registry } from 'prom-client'
@@ -48,7 +48,7 @@ export const createShadowMetrics = (registry: Registry): ShadowMetrics => {
     ),
     counterSeries(
       'svc_model_shadow_dropped_total',
-      'Shadow copies dropped because the shadow queue was full or the service was under load.',
+      'Shadow copies dropped because the shadow queue was full, the service was under load, or a timed-out copy was still running.',
       all((s) => s.dropped),
     ),
     histogramSeries(

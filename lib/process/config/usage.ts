@@ -9,6 +9,7 @@ import type { Variable } from './variables.js'
 export const COMMANDS = [
   { name: 'loadgen', args: '--model NAME', help: 'prediction traffic for a running svc: real rows replayed, optionally shifted' },
   { name: 'profile', args: '--input FILE', help: "the drift reference profile of a model's training rows" },
+  { name: 'sign', args: 'FILE…', help: 'write the sha256 into model artifacts edited by hand; --check verifies only' },
   { name: 'help', args: '[COMMAND]', help: "print this help, or a command's, and exit" },
 ] as const
 

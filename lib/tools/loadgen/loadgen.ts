@@ -76,6 +76,12 @@ order, optionally shifted to make drift.
   --concurrency N     most requests in flight (default 32)
   --seed N            seeds the order of the rows, to repeat a run (default: random, printed)
   --timeout D         each request's time limit (default 10s)
+
+Progress (every 5 s) and the summary count requests sent, ok, failed and skipped. A skipped
+request was due but never sent: --concurrency requests were already in flight, waiting on
+answers, so the service answered too slowly for --rate. It is not retried later: the run sends
+fewer than rate × duration, and the exit status is 1. Raise --concurrency, or lower --rate.
+Exit status: 0 every request sent and answered 2xx; 1 otherwise; 2 a bad command line or rows file.
 `
 
 /** How often progress is written; tests write it more often. */
