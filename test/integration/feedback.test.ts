@@ -46,6 +46,10 @@ t.test('every answered row carries a token, on /api/v1 and /v2, in row order, an
   t.same(Object.keys(v2), ['model_name', 'model_version', 'id', 'outputs', 'parameters'])
   t.equal(v2.parameters.feedback_tokens.length, 3)
   t.same(v2.outputs, v1.outputs)
+  const selected = (await (await s.post('/v2/models/iris/infer', { inputs: PER_INPUT, outputs: [{ name: 'probabilities' }] })).json()) as any
+  t.same(Object.keys(selected), ['model_name', 'model_version', 'id', 'outputs', 'parameters'], 'outputs asked for: the tokens still follow')
+  t.same(selected.outputs, [v1.outputs[1]])
+  t.equal(selected.parameters.feedback_tokens.length, 3)
   for (const token of [...v1.feedback_tokens, ...v2.parameters.feedback_tokens]) t.ok(token.length < 120 && /^[A-Za-z0-9_-]+$/.test(token), token)
   // The answers were setosa, virginica, versicolor: label them right, wrong, right.
   const truths = ['setosa', 'versicolor', 'versicolor']
