@@ -275,7 +275,24 @@ export const OUTPUT_TENSOR = named(
 /** Written as JSON text from the prediction's typed arrays (lib/models/inference/response.ts). */
 export const INFER_RESPONSE = named(
   'InferResponse',
-  Type.Object({ model_name: Type.String(), model_version: Type.String(), id: Type.String(), outputs: Type.Array(OUTPUT_TENSOR.ref) }),
+  Type.Object({
+    model_name: Type.String(),
+    model_version: Type.String(),
+    id: Type.String(),
+    outputs: Type.Array(OUTPUT_TENSOR.ref),
+    feedback_tokens: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'POST /api/v1/predict with SVC_FEEDBACK_SECRET set: one token per row, in row order, to send back with the label of that row to POST /api/v1/feedback',
+      }),
+    ),
+    parameters: Type.Optional(
+      Type.Object(
+        { feedback_tokens: Type.Array(Type.String()) },
+        { description: 'POST /v2/…/infer with SVC_FEEDBACK_SECRET set: the feedback tokens, one per row, as /api/v1 gives them' },
+      ),
+    ),
+  }),
 )
 export type InferResponse = BodyOf<typeof INFER_RESPONSE.schema>
 

@@ -31,7 +31,8 @@ const ROWS = [
 const FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'] as const
 const PER_INPUT = FEATURES.map((name) => ({ name, datatype: 'FP64', shape: [ROWS.length], data: ROWS.map((row) => row[name]) }))
 
-const v1Tokens = async (s: Setup, rows = ROWS): Promise<string[]> => ((await (await s.post('/api/v1/predict', { model: 'iris', instances: rows })).json()) as any).feedback_tokens
+const v1Tokens = async (s: Setup, rows = ROWS): Promise<string[]> =>
+  ((await (await s.post('/api/v1/predict', { model: 'iris', instances: rows })).json()) as any).feedback_tokens
 const send = async (s: Setup, feedback: unknown, headers?: Record<string, string>): Promise<any> => {
   const res = await s.post('/api/v1/feedback', { feedback }, headers)
   return { status: res.status, body: await res.json() }
@@ -53,11 +54,21 @@ t.test('every answered row carries a token, on /api/v1 and /v2, in row order, an
   for (const token of [...v1.feedback_tokens, ...v2.parameters.feedback_tokens]) t.ok(token.length < 120 && /^[A-Za-z0-9_-]+$/.test(token), token)
   // The answers were setosa, virginica, versicolor: label them right, wrong, right.
   const truths = ['setosa', 'versicolor', 'versicolor']
-  const result = await send(s, [...v1.feedback_tokens, ...v2.parameters.feedback_tokens].map((token, i) => ({ token, truth: truths[i % 3] })))
+  const result = await send(
+    s,
+    [...v1.feedback_tokens, ...v2.parameters.feedback_tokens].map((token, i) => ({ token, truth: truths[i % 3] })),
+  )
   t.same(result, { status: 200, body: { accepted: 6, refused: [] } })
   const body = await s.scrape()
   const confusion = (actual: string, predicted: string) =>
-    sample(body, 'svc_model_feedback_confusion_total', { model: 'iris', version: '1', actual, predicted, correct: String(actual === predicted), environment: 'dev' })
+    sample(body, 'svc_model_feedback_confusion_total', {
+      model: 'iris',
+      version: '1',
+      actual,
+      predicted,
+      correct: String(actual === predicted),
+      environment: 'dev',
+    })
   t.equal(confusion('setosa', 'setosa'), 2)
   t.equal(confusion('versicolor', 'virginica'), 2)
   t.equal(confusion('versicolor', 'versicolor'), 2)
@@ -128,7 +139,17 @@ t.test('a malformed body is a 400 problem naming what is wrong; more items than 
     [{ feedback: [{ truth: 'setosa' }] }, 'INVALID_REQUEST', /feedback\[0\]\.token: expected the string/],
     [{ feedback: [{ token: 'x' }] }, 'INVALID_REQUEST', /feedback\[0\]\.truth: missing/],
     [{ feedback: [{ token: 'x', truth: 1, note: 'y' }] }, 'INVALID_REQUEST', /feedback\[0\]\.note: unknown member/],
-    [{ feedback: [{ token: 'x', truth: 1 }, { token: 'y', truth: 1 }, { token: 'z', truth: 1 }] }, 'BATCH_TOO_LARGE', /3 items, more than SVC_MAX_BATCH \(2\)/],
+    [
+      {
+        feedback: [
+          { token: 'x', truth: 1 },
+          { token: 'y', truth: 1 },
+          { token: 'z', truth: 1 },
+        ],
+      },
+      'BATCH_TOO_LARGE',
+      /3 items, more than SVC_MAX_BATCH \(2\)/,
+    ],
   ]
   for (const [body, code, detail] of cases) {
     const res = await s.post('/api/v1/feedback', body)

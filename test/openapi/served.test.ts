@@ -36,6 +36,13 @@ const CALLS: ReadonlyArray<readonly [string, string, string, RequestInit?]> = [
   ['POST', '/api/v1/predict', '/api/v1/predict', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ model: 'iris', instances: ROWS }) }],
   ['POST', '/api/v1/predict', '/api/v1/predict', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ model: 'nope', instances: ROWS }) }],
   ['POST', '/api/v1/predict', '/api/v1/predict', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }],
+  [
+    'POST',
+    '/api/v1/feedback',
+    '/api/v1/feedback',
+    { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ feedback: [{ token: 'x', truth: 'setosa' }] }) },
+  ],
+  ['POST', '/api/v1/feedback', '/api/v1/feedback', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ feedback: [] }) }],
   ['GET', '/api/v1/models', '/api/v1/models'],
   ['GET', '/api/v1/models/{name}', '/api/v1/models/iris'],
   ['GET', '/api/v1/models/{name}', '/api/v1/models/cars'],
@@ -234,7 +241,8 @@ const fetched = async (response: Response): Promise<Answer> => {
 }
 
 t.test("the service's real answers fit the document: status, headers, media type and body", async (t) => {
-  const { document, base } = await setup(t)
+  // Feedback on, so the answers carry their tokens and the feedback route scores.
+  const { document, base } = await setup(t, { SVC_FEEDBACK_SECRET: 'a-secret-of-the-openapi-test' })
   const fits = answerChecker(t, document)
   const exercised = new Set<string>()
   for (const [method, template, path, init] of CALLS) {
