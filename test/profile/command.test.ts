@@ -14,6 +14,7 @@ t.test('defaults, and every option read', async (t) => {
     model: undefined,
     version: undefined,
     store: { kind: 'directory', root: DEFAULT_STORE_ROOT },
+    target: undefined,
     schema: undefined,
     exclude: [],
     bins: 10,
@@ -64,6 +65,7 @@ t.test('defaults, and every option read', async (t) => {
 
 t.test('--model and its store: a directory (relative to here), a file: URL, an http(s) base URL', async (t) => {
   t.match(parseProfileArgs(['--input', 'a.csv', '--model', 'iris', '--version', '2']), { model: 'iris', version: '2', store: { root: DEFAULT_STORE_ROOT } })
+  t.match(parseProfileArgs(['--input', 'a.csv', '--model', 'iris', '--target', 'species']), { model: 'iris', target: 'species' })
   t.same(parseProfileArgs(['--input', 'a.csv', '--model', 'm', '--store', 'models']).store, { kind: 'directory', root: resolve('models') })
   t.same(parseProfileArgs(['--input', 'a.csv', '--model', 'm', '--store', '/srv/models']).store, { kind: 'directory', root: '/srv/models' })
   t.same(parseProfileArgs(['--input', 'a.csv', '--model', 'm', '--store', 'file:///srv/models']).store, { kind: 'directory', root: '/srv/models' })
@@ -86,6 +88,8 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     [['--input', 'a.csv', '--model', 'iris', '--version', ''], '--version needs a version'],
     [['--input', 'a.csv', '--version', '1'], '--version applies with --model only'],
     [['--input', 'a.csv', '--store', '/srv'], '--store applies with --model only'],
+    [['--input', 'a.csv', '--target', 'y'], '--target applies with --model only'],
+    [['--input', 'a.csv', '--model', 'iris', '--target', ''], '--target needs a column'],
     [['--input', 'a.csv', '--model', 'iris', '--schema', 'a'], "--schema does not go with --model: the model's inputs are the columns"],
     [['--input', 'a.csv', '--model', 'iris', '--exclude', 'a'], "--exclude does not go with --model: the model's inputs are the columns"],
     [['--input', 'a.csv', '--schema', 'a', '--exclude', 'b'], '--exclude does not go with --schema: --schema lists the columns'],

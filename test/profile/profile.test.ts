@@ -336,7 +336,10 @@ t.test('quality: optional, metrics by safe names, each a finite number, kept and
   t.same(profile.quality, quality)
   t.ok(Object.isFrozen(profile.quality), 'frozen with the rest')
   t.equal(parseProfile(JSON.stringify(GOOD)).quality, undefined, 'absent: no quality')
-  t.ok(serialiseProfile(profile).endsWith('"quality": {\n    "accuracy": 0.96,\n    "log_loss": 0.125,\n    "f1_macro": 0.5,\n    "r2": -3\n  }\n}\n'), 'the last member')
+  t.ok(
+    serialiseProfile(profile).endsWith('"quality": {\n    "accuracy": 0.96,\n    "log_loss": 0.125,\n    "f1_macro": 0.5,\n    "r2": -3\n  }\n}\n'),
+    'the last member',
+  )
   const long = `m${'x'.repeat(63)}`
   t.same(parseProfile(JSON.stringify({ ...GOOD, quality: { [long]: 1 } })).quality, { [long]: 1 }, 'a name of 64 characters')
 
