@@ -149,7 +149,8 @@ const SERVED_VERSION = Type.Object({
       type: ['object', 'null'],
       additionalProperties: { type: 'number' },
       description:
-        "Quality measured on labelled held-out rows, by metric: svc's own models' from their held-out split, an ONNX model's from its profile's `quality` (`svc profile --target`); null when none was recorded",
+        "Quality measured on labelled held-out rows, by metric: svc's own models' from their held-out split, " +
+        "an ONNX model's from its profile's `quality` (`svc profile --target`); null when none was recorded",
     }),
   ),
   dataset: Type.Optional(nullable(Type.Object({ name: Type.String(), source: Type.String(), rows: count }))),

@@ -179,6 +179,24 @@ t.test('with --model: the inputs and the predictions, checked as a runtime will 
   t.match(result.stderr, /, 4 numerical and 0 categorical columns, predictions of iris version 1\nsvc profile: warning: too many bins for 2 rows: /)
 })
 
+t.test('with --target: the quality in the profile and, to four digits, on the summary line; an input is no target', async (t) => {
+  // The shipped iris model answers setosa, versicolor and virginica on these rows.
+  const header = 'sepal_length,sepal_width,petal_length,petal_width,truth'
+  const dir = t.testdir({ 'iris.csv': `${header}\n5.1,3.5,1.4,0.2,setosa\n6.5,2.8,4.6,1.5,versicolor\n7.7,3.0,6.1,2.3,versicolor\n` })
+  const result = await run(['--input', join(dir, 'iris.csv'), '--model', 'iris', '--bins', '2', '--target', 'truth'])
+  t.equal(result.code, 0, result.stderr)
+  const { quality } = parseProfile(result.stdout)
+  t.equal(quality?.['accuracy'], 2 / 3)
+  const logLoss = quality?.['log_loss'] as number
+  t.ok(logLoss > Math.log(3) / 3, `log_loss ${logLoss}: the wrong answer costs more than a guess would`)
+  t.match(result.stderr, `predictions of iris version 1 scored against truth: accuracy 0.6667, log_loss ${Number(logLoss.toPrecision(4))}\n`)
+  t.same(await run(['--input', join(dir, 'iris.csv'), '--model', 'iris', '--target', 'sepal_width']), {
+    code: 2,
+    stdout: '',
+    stderr: 'svc profile: --target sepal_width is an input of model iris: name the column of true answers\nsvc profile --help lists the options.\n',
+  })
+})
+
 t.test('exit 2 for a bad command line or bad input, 1 for a model or a file that fails', async (t) => {
   const dir = t.testdir({ 'train.csv': 'a,b,c,d,e\n1,2,3,4,5\n1,2,3,4\n', 'ok.csv': 'a\n1\n' })
   t.same(await run(['--input', join(dir, 'x.csv'), '--bins', '0']), {
