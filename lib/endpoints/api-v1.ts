@@ -70,7 +70,7 @@ const servedVersion = ({ model }: ServedModel): ServedVersion => ({
   reference_rows: model.reference?.rows ?? null,
   outputs: describeOutputs(model),
   ...(model.task === 'classification' ? { classes: model.classes } : {}),
-  metrics: model.provenance?.metrics ?? null,
+  metrics: model.quality ?? null,
   dataset: model.provenance?.dataset ?? null,
   sha256: model.sha256,
 })

@@ -168,7 +168,9 @@ const SERVED_VERSION = Type.Object({
     Type.Unsafe<Readonly<Record<string, number>> | null>({
       type: ['object', 'null'],
       additionalProperties: { type: 'number' },
-      description: 'Measured on the held-out split; null for a model trained elsewhere',
+      description:
+        "Quality measured on labelled held-out rows, by metric: svc's own models' from their held-out split, " +
+        "an ONNX model's from its profile's `quality` (`svc profile --target`); null when none was recorded",
     }),
   ),
   dataset: Type.Optional(nullable(Type.Object({ name: Type.String(), source: Type.String(), rows: count }))),

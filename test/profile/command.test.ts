@@ -14,6 +14,7 @@ t.test('defaults, and every option read', async (t) => {
     model: undefined,
     version: undefined,
     store: { kind: 'directory', root: DEFAULT_STORE_ROOT },
+    target: undefined,
     schema: undefined,
     exclude: [],
     bins: 10,
@@ -64,6 +65,7 @@ t.test('defaults, and every option read', async (t) => {
 
 t.test('--model and its store: a directory (relative to here), a file: URL, an http(s) base URL', async (t) => {
   t.match(parseProfileArgs(['--input', 'a.csv', '--model', 'iris', '--version', '2']), { model: 'iris', version: '2', store: { root: DEFAULT_STORE_ROOT } })
+  t.match(parseProfileArgs(['--input', 'a.csv', '--model', 'iris', '--target', 'species']), { model: 'iris', target: 'species' })
   t.same(parseProfileArgs(['--input', 'a.csv', '--model', 'm', '--store', 'models']).store, { kind: 'directory', root: resolve('models') })
   t.same(parseProfileArgs(['--input', 'a.csv', '--model', 'm', '--store', '/srv/models']).store, { kind: 'directory', root: '/srv/models' })
   t.same(parseProfileArgs(['--input', 'a.csv', '--model', 'm', '--store', 'file:///srv/models']).store, { kind: 'directory', root: '/srv/models' })
@@ -86,6 +88,8 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     [['--input', 'a.csv', '--model', 'iris', '--version', ''], '--version needs a version'],
     [['--input', 'a.csv', '--version', '1'], '--version applies with --model only'],
     [['--input', 'a.csv', '--store', '/srv'], '--store applies with --model only'],
+    [['--input', 'a.csv', '--target', 'y'], '--target applies with --model only'],
+    [['--input', 'a.csv', '--model', 'iris', '--target', ''], '--target needs a column'],
     [['--input', 'a.csv', '--model', 'iris', '--schema', 'a'], "--schema does not go with --model: the model's inputs are the columns"],
     [['--input', 'a.csv', '--model', 'iris', '--exclude', 'a'], "--exclude does not go with --model: the model's inputs are the columns"],
     [['--input', 'a.csv', '--schema', 'a', '--exclude', 'b'], '--exclude does not go with --schema: --schema lists the columns'],
@@ -173,6 +177,24 @@ t.test('with --model: the inputs and the predictions, checked as a runtime will 
   const profile = parseProfile(result.stdout)
   t.same(profile.predictions, { name: 'species', type: 'categorical', levels: ['setosa', 'versicolor', 'virginica'], proportions: [0.5, 0.5, 0] })
   t.match(result.stderr, /, 4 numerical and 0 categorical columns, predictions of iris version 1\nsvc profile: warning: too many bins for 2 rows: /)
+})
+
+t.test('with --target: the quality in the profile and, to four digits, on the summary line; an input is no target', async (t) => {
+  // The shipped iris model answers setosa, versicolor and virginica on these rows.
+  const header = 'sepal_length,sepal_width,petal_length,petal_width,truth'
+  const dir = t.testdir({ 'iris.csv': `${header}\n5.1,3.5,1.4,0.2,setosa\n6.5,2.8,4.6,1.5,versicolor\n7.7,3.0,6.1,2.3,versicolor\n` })
+  const result = await run(['--input', join(dir, 'iris.csv'), '--model', 'iris', '--bins', '2', '--target', 'truth'])
+  t.equal(result.code, 0, result.stderr)
+  const { quality } = parseProfile(result.stdout)
+  t.equal(quality?.['accuracy'], 2 / 3)
+  const logLoss = quality?.['log_loss'] as number
+  t.ok(logLoss > Math.log(3) / 3, `log_loss ${logLoss}: the wrong answer costs more than a guess would`)
+  t.match(result.stderr, `predictions of iris version 1 scored against truth: accuracy 0.6667, log_loss ${Number(logLoss.toPrecision(4))}\n`)
+  t.same(await run(['--input', join(dir, 'iris.csv'), '--model', 'iris', '--target', 'sepal_width']), {
+    code: 2,
+    stdout: '',
+    stderr: 'svc profile: --target sepal_width is an input of model iris: name the column of true answers\nsvc profile --help lists the options.\n',
+  })
 })
 
 t.test('exit 2 for a bad command line or bad input, 1 for a model or a file that fails', async (t) => {

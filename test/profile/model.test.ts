@@ -5,17 +5,11 @@ import t, { type Test } from 'tap'
 import { DEFAULT_STORE_ROOT } from '../../lib/process/config/model-store.js'
 import { loadModel, ModelLoadError } from '../../lib/tools/profile/model.js'
 import { rawArtifact, sign } from '../fixtures/models.js'
+import { rejectionOf } from '../fixtures/rejection.js'
 
 const SHIPPED = { kind: 'directory', root: DEFAULT_STORE_ROOT } as const
 
-const failure = async (promise: Promise<unknown>): Promise<Error> => {
-  try {
-    await promise
-  } catch (error: unknown) {
-    return error as Error
-  }
-  throw new Error('no error')
-}
+const failure = (promise: Promise<unknown>): Promise<Error> => rejectionOf(promise)
 
 const BROKEN = '{ not json'
 

@@ -329,3 +329,41 @@ t.test('with a model, the features must be its inputs and the predictions its an
   }
   t.same(parseProfile(JSON.stringify(good())).features.length, 2, 'the same profiles parse without a model')
 })
+
+t.test('quality: optional, metrics by safe names, each a finite number, kept and frozen', async (t) => {
+  const quality = { accuracy: 0.96, log_loss: 0.125, f1_macro: 0.5, r2: -3 }
+  const profile = parseProfile(JSON.stringify({ ...GOOD, quality }), MODEL)
+  t.same(profile.quality, quality)
+  t.ok(Object.isFrozen(profile.quality), 'frozen with the rest')
+  t.equal(parseProfile(JSON.stringify(GOOD)).quality, undefined, 'absent: no quality')
+  t.ok(
+    serialiseProfile(profile).endsWith('"quality": {\n    "accuracy": 0.96,\n    "log_loss": 0.125,\n    "f1_macro": 0.5,\n    "r2": -3\n  }\n}\n'),
+    'the last member',
+  )
+  const long = `m${'x'.repeat(63)}`
+  t.same(parseProfile(JSON.stringify({ ...GOOD, quality: { [long]: 1 } })).quality, { [long]: 1 }, 'a name of 64 characters')
+
+  const named = 'a metric name is 1 to 64 lower-case letters, digits and underscores, starting with a letter'
+  // The member as JSON text: 1e400 is no number JSON.stringify can write.
+  const cases: Array<[string, string, string]> = [
+    ['not an object', '[0.9]', 'quality: must be an object of metric names to numbers'],
+    ['null', 'null', 'quality: must be an object of metric names to numbers'],
+    ['empty', '{}', 'quality: must have at least 1 metric (leave quality out when none was measured)'],
+    ['a string value', '{"accuracy":"0.9"}', 'quality.accuracy: must be a finite number'],
+    ['null value', '{"rmse":null}', 'quality.rmse: must be a finite number'],
+    ['a value past float64', '{"rmse":1e400}', 'quality.rmse: must be a finite number'],
+    ['upper case', '{"Accuracy":0.9}', `quality."Accuracy": ${named}`],
+    ['a space', '{"log loss":0.1}', `quality."log loss": ${named}`],
+    ['a quote', '{"a\\"b":0.1}', `quality."a\\"b": ${named}`],
+    ['a leading digit', '{"1st":0.1}', `quality."1st": ${named}`],
+    ['a leading underscore', '{"_x":0.1}', `quality."_x": ${named}`],
+    ['the empty name', '{"":0.1}', `quality."": ${named}`],
+    ['65 characters', `{"${long}x":0.1}`, `quality."${long}x": ${named}`],
+  ]
+  for (const [what, member, message] of cases) {
+    const text = `${JSON.stringify(GOOD).slice(0, -1)},"quality":${member}}`
+    const error = t.throws(() => parseProfile(text, MODEL), what) as ProfileError
+    t.equal(error.code, 'INVALID_SCHEMA', what)
+    t.equal(error.message, message, what)
+  }
+})

@@ -5,6 +5,7 @@ import t from 'tap'
 import { createCsvParser, type CsvRecord } from '../../lib/tools/profile/csv.js'
 import { LineError, ProfileInputError } from '../../lib/tools/profile/errors.js'
 import { type Parser, readRecords } from '../../lib/tools/profile/read.js'
+import { rejectionOf } from '../fixtures/rejection.js'
 
 /** A parser that hands back each chunk of text as a record, to see exactly what was decoded. */
 const chunks = (): Parser<string> => ({ push: (text) => [text], end: () => [] })
@@ -24,14 +25,7 @@ const texts = async (path: string, chunkBytes?: number): Promise<string> => {
   return seen.join('')
 }
 
-const failure = async (promise: Promise<unknown>): Promise<ProfileInputError> => {
-  try {
-    await promise
-  } catch (error: unknown) {
-    return error as ProfileInputError
-  }
-  throw new Error('no error')
-}
+const failure = (promise: Promise<unknown>): Promise<ProfileInputError> => rejectionOf<ProfileInputError>(promise)
 
 t.test('UTF-8 split anywhere between chunks decodes whole, and a leading byte-order mark is dropped', async (t) => {
   const text = 'é,€,😀\nx,\uFEFFy,z\n'

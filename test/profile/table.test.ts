@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ProfileInputError } from '../../lib/tools/profile/errors.js'
 import { CELLS, type Cells, fieldOf, memberOf, scanTable, type TableSource } from '../../lib/tools/profile/table.js'
+import { rejectionOf } from '../fixtures/rejection.js'
 
 const DIR = t.testdir()
 let files = 0
@@ -23,14 +24,7 @@ const scan = async (table: TableSource) => {
   return { rows, seen }
 }
 
-const failure = async (promise: Promise<unknown>): Promise<ProfileInputError> => {
-  try {
-    await promise
-  } catch (error: unknown) {
-    return error as ProfileInputError
-  }
-  throw new Error('no error')
-}
+const failure = (promise: Promise<unknown>): Promise<ProfileInputError> => rejectionOf<ProfileInputError>(promise)
 
 t.test('CSV: the header, then rows of as many fields', async (t) => {
   t.same(await scan(source('a.csv', 'x,y\n1,2\n\n3,4\n')), {

@@ -39,8 +39,8 @@ export const buildOf = (served: ServedModel): string => served.model.sha256.slic
 
 const keyName = (model: string, version: string, build: string): string => `${model}\0${version}\0${build}`
 
-/** The quality measured on held-out rows, as the artifact's provenance records it. */
-const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => model.provenance?.metrics ?? {}
+/** The quality measured on held-out rows, as the version's files record it: none, no series. */
+const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => model.quality ?? {}
 
 export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number, metrics: FeedbackMetrics): FeedbackVersions => {
   const builds = new Map<string, KnownBuild>()

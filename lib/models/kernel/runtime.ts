@@ -20,6 +20,7 @@ export const describeArtifact = (artifact: Artifact): ModelVersion => {
     standardisation: artifact.preprocessing.standardisation,
     reference: artifact.reference,
     provenance: artifact.provenance,
+    quality: artifact.provenance.metrics,
     signature: undefined,
     sha256: artifact.sha256,
   }

@@ -252,11 +252,13 @@ export const planOnnx = (
   const { task, classes, outputs, fetch, width } = planOutputs(graph, original, metadata)
   const described = task === 'classification' ? { task, classes: classes as readonly string[], outputs } : { task, outputs }
   let reference: Reference | undefined
+  let quality: ModelVersion['quality']
   if (files.profile !== undefined) {
     try {
       const profile = parseProfile(files.profile, { inputs, predictions: predictionInput(described) })
       const { rows, features, predictions } = profile
       reference = predictions === undefined ? { rows, features } : { rows, features, predictions }
+      quality = profile.quality
     } catch (error: unknown) {
       throw fail(`profile.json ${errorMessage(error)}`)
     }
@@ -270,6 +272,7 @@ export const planOnnx = (
     standardisation: undefined,
     reference,
     provenance: undefined,
+    quality,
     signature: Object.freeze(signatureOf(graph)),
     sha256: digest([files.model, files.metadata, files.profile]),
     ...described,

@@ -4,7 +4,9 @@
 //
 // Which columns, and their types:
 //   model    the model's inputs, in input order, with their types and levels: a value outside a
-//            categorical input's levels is refused. Other columns are ignored.
+//            categorical input's levels is refused. Other columns are ignored, but `target`,
+//            the true answers, which the model's are scored against (quality.ts): a missing
+//            truth is a missing value, a truth that is no class or number is refused.
 //   listed   the columns named, in that order, each typed or inferred.
 //   all      every named column (CSV: a header field that is not empty; NDJSON: every member
 //            seen on any line, in the order first seen), less those excluded; types inferred.
@@ -23,13 +25,15 @@ import { encodeRows } from '../../models/inference/features.js'
 import type { FeatureReference, Input, ModelVersion, Prediction, Predictor } from '../../models/runtime.js'
 import { LineError, ProfileInputError, quote } from './errors.js'
 import { PROFILE_FORMAT_VERSION, predictionInput, type Profile } from '../../models/profile.js'
+import { qualityScore, targetColumn, type QualityScore, type TargetColumn } from './quality.js'
 import { CELLS, fieldOf, memberOf, scanTable, type CellOf, type CellReading, type Cells, type TableSource } from './table.js'
 
 export type ColumnType = 'numerical' | 'categorical'
 export type ColumnRequest = Readonly<{ name: string; type?: ColumnType }>
 
 export type ProfiledColumns =
-  | Readonly<{ kind: 'model'; model: ModelVersion; predictor: Predictor }>
+  /** `target`: the column of true answers the model's are scored against (quality.ts), not an input. */
+  | Readonly<{ kind: 'model'; model: ModelVersion; predictor: Predictor; target?: string }>
   | Readonly<{ kind: 'listed'; columns: readonly ColumnRequest[] }>
   | Readonly<{ kind: 'all'; exclude: readonly string[] }>
 
@@ -147,25 +151,31 @@ const levelsColumn = (name: string, cells: CellReading, maxLevels: number, hint:
   }
 }
 
-/** The model's answers on the kept rows, batch by batch. */
-const predictionsOf = (model: ModelVersion, predictor: Predictor, batchRows: number) => {
+/** The model's answers on the kept rows, batch by batch, and with `score`, their score against each row's truth. */
+const predictionsOf = (model: ModelVersion, predictor: Predictor, batchRows: number, score: QualityScore | undefined) => {
   const batch: Record<string, number | string>[] = []
+  let truths: number[] = []
   const output = predictionInput(model)
   const labels = new Float64Array(model.task === 'classification' ? model.classes.length : 0)
   const values = growable()
-  const take = (prediction: Prediction): void => {
+  const take = (prediction: Prediction, batchTruths: readonly number[]): void => {
     if ('labels' in prediction) for (const label of prediction.labels) (labels[label] as number)++
     else for (const value of prediction.values) values.push(value)
+    score?.add(prediction, batchTruths)
   }
   const flush = (): void | Promise<void> => {
     if (batch.length === 0) return
     const answered = predictor.predict(encodeRows(model.inputs, batch), batch.length)
+    const batchTruths = truths
     batch.length = 0
-    return answered instanceof Promise ? answered.then(take) : take(answered)
+    truths = []
+    return answered instanceof Promise ? answered.then((prediction) => take(prediction, batchTruths)) : take(answered, batchTruths)
   }
   return {
-    add: (row: Record<string, number | string>): void | Promise<void> => {
+    /** `truth` as the target column reads it; ignored without a score. */
+    add: (row: Record<string, number | string>, truth: number): void | Promise<void> => {
       batch.push(row)
+      truths.push(truth)
       return batch.length === batchRows ? flush() : undefined
     },
     flush,
@@ -293,6 +303,12 @@ const planColumns = (options: ProfileOptions, surveys: ReadonlyMap<string, Surve
   })
 }
 
+/** The column of true answers, with --target; the score of the model's answers against it. */
+const targetOf = (profiled: ProfiledColumns, cells: CellReading): Readonly<{ column: TargetColumn; score: QualityScore }> | undefined =>
+  profiled.kind === 'model' && profiled.target !== undefined
+    ? { column: targetColumn(profiled.model, profiled.target, cells), score: qualityScore(profiled.model) }
+    : undefined
+
 /** Reads the table (twice when a type is inferred) and computes its profile. Throws ProfileInputError. */
 export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutcome> => {
   const { source, columns: profiled, bins, dropMissing } = options
@@ -301,8 +317,12 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   if (columns.length === 0) throw new ProfileInputError(source.file, undefined, 'no column left to profile')
   const names = columns.map((column) => column.name)
   const cells = CELLS[source.format]
-  const predictions = profiled.kind === 'model' ? predictionsOf(profiled.model, profiled.predictor, options.batchRows ?? DEFAULT_BATCH_ROWS) : undefined
+  const target = targetOf(profiled, cells)
+  const predictions =
+    profiled.kind === 'model' ? predictionsOf(profiled.model, profiled.predictor, options.batchRows ?? DEFAULT_BATCH_ROWS, target?.score) : undefined
   let cellOf: CellOf[] = source.format === 'csv' ? [] : names.map(memberOf)
+  // CSV: from the header, below.
+  let truthOf: CellOf | undefined = target === undefined || source.format === 'csv' ? undefined : memberOf(target.column.name)
   const values: (number | string)[] = new Array(columns.length)
   let rows = 0
   let dropped = 0
@@ -310,6 +330,7 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   await scanTable(source, {
     header: (header, line) => {
       cellOf = columnsInHeader(profiled, header, line).indexes.map(fieldOf)
+      if (target !== undefined) truthOf = fieldOf(headerIndexes(header, [target.column.name], line, 'named by --target')[0] as number)
     },
     row: (record: Cells, line: number) => {
       let missing: string | undefined
@@ -318,6 +339,12 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
         if (cells.isMissing(cell)) missing ??= names[j]
         else values[j] = (columns[j] as Column).read(cell, line)
       }
+      let truth = Number.NaN
+      if (target !== undefined) {
+        const cell = (truthOf as CellOf)(record)
+        if (cells.isMissing(cell)) missing ??= target.column.name
+        else truth = target.column.read(cell, line)
+      }
       if (missing !== undefined) {
         if (!dropMissing) throw new LineError(line, `${missing} is missing (--drop-missing leaves out rows with a missing value)`)
         dropped++
@@ -325,7 +352,7 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
       }
       for (let j = 0; j < columns.length; j++) (columns[j] as Column).add(values[j] as number | string, line)
       rows++
-      return predictions?.add(Object.fromEntries(names.map((name, j) => [name, values[j] as number | string])))
+      return predictions?.add(Object.fromEntries(names.map((name, j) => [name, values[j] as number | string])), truth)
     },
   })
   if (rows === 0) throw new ProfileInputError(source.file, undefined, `every row (${dropped}) has a missing value: nothing left to profile`)
@@ -335,6 +362,7 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
     rows,
     features: columns.map((column) => column.reference(bins)),
     ...(predictions === undefined ? {} : { predictions: predictions.reference(bins) }),
+    ...(target === undefined ? {} : { quality: target.score.quality() }),
   }
   return { profile, dropped, columns: columns.map(({ name, type }) => ({ name, type })) }
 }

@@ -1,7 +1,7 @@
 // `svc profile`: the drift reference profile (profile.ts) of a model's training rows, for a model
 // trained elsewhere, so svc can watch its inputs (and its answers) drift as it does its own.
 //
-//   svc profile --input train.csv [--format csv|ndjson] [--model NAME [--version V] [--store S]]
+//   svc profile --input train.csv [--format csv|ndjson] [--model NAME [--version V] [--store S] [--target C]]
 //               [--schema A,B:categorical | --exclude A,B] [--bins N] [--drop-missing] [--output F]
 //
 // The rows are read once, or twice when a column's type is inferred (build.ts); the profile is
@@ -30,6 +30,8 @@ export type ProfileCommandOptions = Readonly<{
   model: string | undefined
   version: string | undefined
   store: StoreSpec
+  /** --target: with --model, the column of true answers the model is scored against; not an input. */
+  target: string | undefined
   /** --schema: the columns to profile, in order; undefined for every column. */
   schema: readonly ColumnRequest[] | undefined
   exclude: readonly string[]
@@ -58,7 +60,8 @@ export const PROFILE_USAGE = `Usage: svc profile --input FILE [options]
 
 Writes the drift reference profile of a model's training rows: per column, quantile bins
 (numerical) or level shares (categorical), as svc's own model artifacts carry them; with --model,
-also those of the model's answers on the rows. JSON, on standard output or in --output.
+also those of the model's answers on the rows, and with --target their quality against the true
+answers. JSON, on standard output or in --output.
 
 Input
   --input FILE          the training rows (required)
@@ -71,6 +74,14 @@ Columns
   --version V           with --model: the version to run (default: the manifest's default)
   --store PATH|URL      with --model: the model store, laid out as for SVC_MODEL_STORE: a
                         directory or an http(s):// base URL (default: the models shipped with svc)
+  --target COLUMN       with --model: the column of true answers (a class of the model, or a
+                        number for a regressor), not an input. The answers are scored against it
+                        into the profile's quality: accuracy and log_loss for a classifier, rmse,
+                        mae and r2 for a regressor (r2 left out when every truth is the same),
+                        which svc_model_reference_quality exports. Score held-out rows, not the
+                        rows the model was fitted to. A missing truth is a missing value (below);
+                        a truth that is not a class or a finite number stops the run, naming its
+                        line
   --schema COLUMNS      without --model: the columns to profile, in order, each NAME,
                         NAME:numerical or NAME:categorical, comma-separated
   --exclude A,B         without --model or --schema: columns to leave out
@@ -151,6 +162,7 @@ const OPTIONS = {
   model: { type: 'string' },
   version: { type: 'string' },
   store: { type: 'string' },
+  target: { type: 'string' },
   schema: { type: 'string' },
   exclude: { type: 'string' },
   'max-levels': { type: 'string' },
@@ -190,12 +202,14 @@ export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions
   const model = values.model
   if (model === '') throw new ProfileUsageError('--model needs a name')
   if (model === undefined) {
-    for (const flag of ['version', 'store'] as const) if (values[flag] !== undefined) throw new ProfileUsageError(`--${flag} applies with --model only`)
+    for (const flag of ['version', 'store', 'target'] as const)
+      if (values[flag] !== undefined) throw new ProfileUsageError(`--${flag} applies with --model only`)
   } else {
     for (const flag of ['schema', 'exclude'] as const)
       if (values[flag] !== undefined) throw new ProfileUsageError(`--${flag} does not go with --model: the model's inputs are the columns`)
   }
   if (values.version === '') throw new ProfileUsageError('--version needs a version')
+  if (values.target === '') throw new ProfileUsageError('--target needs a column')
   if (values.schema !== undefined && values.exclude !== undefined)
     throw new ProfileUsageError('--exclude does not go with --schema: --schema lists the columns')
 
@@ -208,6 +222,7 @@ export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions
     model,
     version: values.version,
     store: parseStore(values.store),
+    target: values.target,
     schema: values.schema === undefined ? undefined : parseSchema(values.schema),
     exclude: list(values.exclude),
     bins: integer(values.bins, '--bins', 10, 2, 1000),
@@ -230,6 +245,20 @@ const writeWhole = async (path: string, text: string): Promise<void> => {
   }
 }
 
+/** The model's inputs as the columns, and the target, which must not be one of them. */
+const modelColumns = ({ model, predictor }: ServedModel, target: string | undefined): ProfiledColumns => {
+  if (target === undefined) return { kind: 'model', model, predictor }
+  if (model.inputs.some((input) => input.name === target))
+    throw new ProfileUsageError(`--target ${target} is an input of model ${model.name}: name the column of true answers`)
+  return { kind: 'model', model, predictor, target }
+}
+
+/** The quality as the summary line shows it: four significant digits (the file holds every digit). */
+const qualityText = (quality: Readonly<Record<string, number>>): string =>
+  Object.entries(quality)
+    .map(([metric, value]) => `${metric} ${Number(value.toPrecision(4))}`)
+    .join(', ')
+
 /**
  * Builds, checks and writes the profile; resolves with what goes to stderr: the summary line, then a
  * warning when the bins are too many for the rows (bins-warning.ts).
@@ -240,7 +269,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
   try {
     const columns: ProfiledColumns =
       served !== undefined
-        ? { kind: 'model', model: served.model, predictor: served.predictor }
+        ? modelColumns(served, options.target)
         : options.schema !== undefined
           ? { kind: 'listed', columns: options.schema }
           : { kind: 'all', exclude: options.exclude }
@@ -266,6 +295,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
       dropped === 0 ? '' : ` (${dropped} more left out for a missing value)`,
       `, ${numerical} numerical and ${typed.length - numerical} categorical columns`,
       served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
+      profile.quality === undefined ? '' : ` scored against ${options.target}: ${qualityText(profile.quality)}`,
       '\n',
       binsWarning(profile, options.bins),
     ].join('')
