@@ -74,8 +74,9 @@ order, optionally shifted to make drift.
   --model NAME        model to predict with (required)
   --rows FILE         the rows to send: CSV, TSV or NDJSON by extension (.csv, .tsv, .ndjson,
                       .jsonl), read as svc profile reads them; only the model's inputs are sent,
-                      an empty CSV field or NDJSON null as null (default: for a model shipped with
-                      svc, the rows its reference was built from)
+                      an empty CSV field or NDJSON null as null, and with --feedback the labels
+                      (default: for a model shipped with svc, the rows its reference was built
+                      from, with their labels)
   --url URL[,URL…]    the service, or several instances of it, comma-separated, sent to in turn
                       (request i to instance i mod n); the first describes the model
                       (default http://127.0.0.1:8000)
