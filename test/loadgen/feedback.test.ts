@@ -135,15 +135,24 @@ t.test('what goes wrong with the labels is counted and makes the run unclean', a
   const off = await startApp(t)
   const small = await startApp(t, { ...SECRET, SVC_MAX_BATCH: '40' })
   const down = `http://127.0.0.1:${await closedPort()}`
-  const run = async (urls: readonly string[], requests = 2) => {
+  const run = async (urls: readonly string[], requests = 2, labelNoise = 0) => {
     const lines: string[] = []
-    const options = loadgenOptions(a.base, { urls: urls.map((url) => new URL(url)), rate: 50, durationMs: requests * 20, batch: 40, seed: 1, feedback: true })
+    const options = loadgenOptions(a.base, {
+      urls: urls.map((url) => new URL(url)),
+      rate: 50,
+      durationMs: requests * 20,
+      batch: 40,
+      seed: 1,
+      feedback: true,
+      labelNoise,
+    })
     const summary = await runLoadgen(options, (line) => lines.push(line))
     t.notOk(isCleanRun(summary), urls.join(' '))
-    return { feedback: summary.feedback, line: lines.at(-1) }
+    return { feedback: summary.feedback, first: lines[0], line: lines.at(-1) }
   }
 
-  const refused = await run([a.base, other.base])
+  const refused = await run([a.base, other.base], 2, 0.07)
+  t.match(refused.first, /; labels from species to the next instance, 7 % of them wrong$/, 'the share as a user wrote it, not 7.000000000000001')
   t.same(
     refused.feedback,
     { labels: 80, requests: 2, accepted: 0, refused: { invalid_token: 80 }, failed: 0, untokened: 0, byStatus: { 200: 2 } },

@@ -247,7 +247,8 @@ type Tally = { sent: number; ok: number; skipped: number; inFlight: number; bySt
 /** What the start line says of the labels: none without --feedback. */
 const labelsText = (options: LoadgenOptions, label: LabelColumn | undefined): string => {
   if (label === undefined) return ''
-  const noise = options.labelNoise === 0 ? '' : `, ${options.labelNoise * 100} % of them wrong`
+  // toPrecision: 0.07 × 100 is 7.000000000000001 in binary floating point.
+  const noise = options.labelNoise === 0 ? '' : `, ${Number((options.labelNoise * 100).toPrecision(12))} % of them wrong`
   return `; labels from ${label.name} to ${options.urls.length > 1 ? 'the next instance' : 'the same instance'}${noise}`
 }
 
@@ -308,8 +309,9 @@ const sendDue = (traffic: Traffic, tally: Tally, elapsed: number, pending: Set<P
       continue
     }
     const k = tally.sent % tally.instances.length
+    const instance = tally.instances[k] as InstanceTally
     tally.sent++
-    ;(tally.instances[k] as InstanceTally).sent++
+    instance.sent++
     tally.inFlight++
     // Taken now, in request order: the rows a run sends, and the noise in their labels, do not depend on when answers come.
     const picks = Array.from({ length: options.batch }, next)
