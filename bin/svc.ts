@@ -6,7 +6,7 @@ import { errorMessage } from '../lib/core/errors.js'
 import { USAGE } from '../lib/process/config/config.js'
 import { type CommandName, unknownCommand } from '../lib/process/config/usage.js'
 import { LoadgenUsageError } from '../lib/tools/loadgen/errors.js'
-import { LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/tools/loadgen/loadgen.js'
+import { isCleanRun, LOADGEN_USAGE, parseLoadgenArgs, runLoadgen } from '../lib/tools/loadgen/loadgen.js'
 import { PROFILE_USAGE, runProfileCommand } from '../lib/tools/profile/command.js'
 import { ProfileInputError } from '../lib/tools/profile/errors.js'
 import { runSignCommand, SIGN_USAGE } from '../lib/tools/sign/command.js'
@@ -20,13 +20,13 @@ const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.writ
 /** Where profile and sign write. */
 const STDIO = { stdout: write(process.stdout), stderr: write(process.stderr) }
 
-/** `svc loadgen …`: 0 when every request succeeded, 1 otherwise, 2 for a bad command line or rows file. */
+/** `svc loadgen …`: 0 when every request succeeded (and every label was accepted), 1 otherwise, 2 for a bad command line or rows file. */
 const loadgen = async (argv: readonly string[]): Promise<void> => {
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(LOADGEN_USAGE)
   const write = (line: string): void => void process.stdout.write(`${line}\n`)
   try {
     const summary = await runLoadgen(parseLoadgenArgs(argv), write)
-    process.exitCode = summary.failed === 0 && summary.skipped === 0 ? 0 : 1
+    process.exitCode = isCleanRun(summary) ? 0 : 1
   } catch (error: unknown) {
     const isUsage = error instanceof LoadgenUsageError
     process.stderr.write(`svc loadgen: ${errorMessage(error)}\n${isUsage ? 'svc loadgen --help lists the options.\n' : ''}`)

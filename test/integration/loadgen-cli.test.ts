@@ -58,3 +58,26 @@ t.test('svc loadgen exits 1 when requests fail', async (t) => {
   // 10 req/s for 0.3 s is 3 requests; 3 rows each against a limit of 2 makes every one a 400.
   t.match(child.stdout(), /\nloadgen: sent 3 requests \(9 rows\) in \d+\.\d s, 0 ok, 3 failed, 0 skipped; 400: 3\n$/)
 })
+
+t.test('svc loadgen --feedback: labels back and a summary of them, exit 0; no label column 2; answers without tokens 1', async (t) => {
+  const running = await startApp(t, { SVC_FEEDBACK_SECRET: 'a secret of at least 16 bytes' })
+  const off = await startApp(t)
+  const root = await tempTree(t, { 'rows.csv': 'sepal_length,sepal_width,petal_length,petal_width\n5.1,3.5,1.4,0.2\n' })
+  const args = (url: string) => ['loadgen', '--model', 'iris', '--url', url, '--rate', '20', '--duration', '500ms', '--batch', '5', '--seed', '3', '--feedback']
+  const run = spawnTs(CLI, [...args(running.base), '--label-noise', '0.3'])
+  const noLabel = spawnTs(CLI, [...args(running.base), '--rows', join(root, 'rows.csv')])
+  const untokened = spawnTs(CLI, args(off.base))
+
+  t.equal((await run.exited).code, 0, run.stderr())
+  t.match(run.stdout(), /, seed 3; labels from species to the same instance, 30 % of them wrong\n/)
+  // 10 requests of 5 rows: 50 labels, one feedback request.
+  t.match(run.stdout(), /\nloadgen: labels: sent 50 in 1 requests, 50 accepted, 0 refused, 0 failed; 200: 1\n$/)
+  t.equal((await noLabel.exited).code, 2)
+  t.equal(
+    noLabel.stderr(),
+    `svc loadgen: --feedback: ${join(root, 'rows.csv')} has no column "species" (the model's output; --label COLUMN names another) to read the labels from\n` +
+      'svc loadgen --help lists the options.\n',
+  )
+  t.equal((await untokened.exited).code, 1)
+  t.match(untokened.stdout(), /, 0 failed, 50 rows answered without a token \(is SVC_FEEDBACK_SECRET set\?\)\n$/)
+})

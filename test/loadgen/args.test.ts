@@ -58,6 +58,14 @@ t.test('defaults, and every option read', async (t) => {
     t.equal(parseLoadgenArgs(['--model', 'm', '--duration', text]).durationMs, ms, text)
 })
 
+t.test('--feedback, and the label column and noise that go with it', async (t) => {
+  t.match(parseLoadgenArgs(['--model', 'iris']), { feedback: false, label: undefined, labelNoise: 0 }, 'off by default')
+  t.match(parseLoadgenArgs(['--model', 'iris', '--feedback']), { feedback: true, label: undefined, labelNoise: 0 }, "the model's output, no noise")
+  t.match(parseLoadgenArgs(['--model', 'cars', '--feedback', '--label', ' mpg ', '--label-noise', '0.3']), { feedback: true, label: 'mpg', labelNoise: 0.3 })
+  for (const share of ['0', '1', '0.05'])
+    t.equal(parseLoadgenArgs(['--model', 'm', '--feedback', '--label-noise', share]).labelNoise, Number(share), `--label-noise ${share}`)
+})
+
 t.test('--rows: the format from the extension, as svc profile reads it', async (t) => {
   const rows = (file: string) => parseLoadgenArgs(['--model', 'm', '--rows', file]).rows
   t.same(rows('a.csv'), { path: 'a.csv', file: 'a.csv', format: 'csv', delimiter: ',' })
@@ -96,6 +104,13 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     [['--model', 'iris', '--seed=-1'], /^--seed -1: expected a non-negative integer$/],
     [['--model', 'iris', '--duration', 'forever'], /^--duration forever: expected a duration of at least 1 ms, such as 90s, 2m or 500ms$/],
     [['--model', 'iris', '--timeout', '0s'], /^--timeout 0s: expected a duration of at least 1 ms/],
+    [['--model', 'iris', '--label', 'species'], /^--label and --label-noise go with --feedback$/],
+    [['--model', 'iris', '--label-noise', '0.3'], /^--label and --label-noise go with --feedback$/],
+    [['--model', 'iris', '--feedback', '--label', ' '], /^--label needs the name of a column$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '1.5'], /^--label-noise 1.5: expected a share from 0 to 1$/],
+    [['--model', 'iris', '--feedback', '--label-noise=-0.1'], /^--label-noise -0.1: expected a share from 0 to 1$/],
+    [['--model', 'iris', '--feedback', '--label-noise', 'lots'], /^--label-noise lots: expected a share from 0 to 1$/],
+    [['--model', 'iris', '--feedback=yes'], /^Option '--feedback' does not take an argument$/],
   ]
   for (const [args, message] of cases) {
     const error = t.throws(() => parseLoadgenArgs(args), args.join(' ')) as Error
@@ -117,6 +132,9 @@ t.test('--help lists every option, the rows file and several URLs among them', a
     '--concurrency N',
     '--seed N',
     '--timeout D',
+    '--feedback',
+    '--label COLUMN',
+    '--label-noise P',
   ])
     t.ok(LOADGEN_USAGE.includes(`\n  ${flag} `), flag)
   t.match(LOADGEN_USAGE, /CSV, TSV or NDJSON/)

@@ -20,6 +20,9 @@ const options = (urls: readonly string[], overrides: Partial<LoadgenOptions> = {
   concurrency: 8,
   seed: 2,
   timeoutMs: 5000,
+  feedback: false,
+  label: undefined,
+  labelNoise: 0,
   ...overrides,
 })
 

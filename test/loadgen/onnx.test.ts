@@ -34,6 +34,9 @@ const setup = async (t: Test) => {
     concurrency: 4,
     seed: 1,
     timeoutMs: 5000,
+    feedback: false,
+    label: undefined,
+    labelNoise: 0,
     ...overrides,
   })
   return { running, options }

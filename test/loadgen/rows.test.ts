@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { LoadgenUsageError } from '../../lib/tools/loadgen/errors.js'
+import type { LabelColumn } from '../../lib/tools/loadgen/labels.js'
 import { readRows, shippedRows } from '../../lib/tools/loadgen/rows.js'
 import type { Input } from '../../lib/models/runtime.js'
 import { ProfileInputError } from '../../lib/tools/profile/errors.js'
@@ -29,13 +30,13 @@ t.test("CSV, TSV and NDJSON rows come out as the model's inputs, other columns l
     'rows.tsv': 'colour\tx\nred\t1.5\n',
     'rows.ndjson': '{"x": 1.5, "colour": "red", "id": 1}\n{"x": null, "colour": ""}\n',
   })
-  t.same(await readRows(source(root, 'rows.csv'), INPUTS, 'm'), [
+  t.same((await readRows(source(root, 'rows.csv'), INPUTS, 'm')).rows, [
     { x: 1.5, colour: 'red' },
     { x: -20, colour: 'green' },
     { x: null, colour: null },
   ])
-  t.same(await readRows(source(root, 'rows.tsv'), INPUTS, 'm'), [{ x: 1.5, colour: 'red' }])
-  t.same(await readRows(source(root, 'rows.ndjson'), INPUTS, 'm'), [
+  t.same(await readRows(source(root, 'rows.tsv'), INPUTS, 'm'), { rows: [{ x: 1.5, colour: 'red' }], truths: [] }, 'no truths without a label column')
+  t.same((await readRows(source(root, 'rows.ndjson'), INPUTS, 'm')).rows, [
     { x: 1.5, colour: 'red' },
     { x: null, colour: null },
   ])
@@ -80,7 +81,7 @@ t.test('svc ships the rows of its own builds, and only of those', async (t) => {
   const shipped = await shippedRows('iris', '1', iris.sha256)
   const path = fileURLToPath(new URL('iris/1/reference-rows.csv', ARTIFACTS))
   t.same(shipped, { path, file: path, format: 'csv', delimiter: ',' })
-  t.match(readFileSync(shipped.path, 'utf8'), /^sepal_length,sepal_width,petal_length,petal_width\n5\.1,3\.5,1\.4,0\.2\n/)
+  t.match(readFileSync(shipped.path, 'utf8'), /^sepal_length,sepal_width,petal_length,petal_width,species\n5\.1,3\.5,1\.4,0\.2,setosa\n/)
   await t.rejects(shippedRows('iris', '1', 'f'.repeat(64)), {
     constructor: LoadgenUsageError,
     message: "the service's iris version 1 is not the build svc ships (its sha256 differs), so svc's rows may not be its own: pass --rows FILE",
@@ -90,4 +91,69 @@ t.test('svc ships the rows of its own builds, and only of those', async (t) => {
     message: 'svc ships no rows of model iris version 2 to replay: pass --rows FILE',
   })
   await t.rejects(shippedRows('lin', '1', iris.sha256), { message: 'svc ships no rows of model lin version 1 to replay: pass --rows FILE' })
+})
+
+const CLASSES: LabelColumn = { name: 'label', classes: ['a', 'b', 'c'], namedBy: "the model's output" }
+const VALUES: LabelColumn = { name: 'y', classes: undefined, namedBy: '--label' }
+
+t.test('with a label column, each row comes with its truth, in file order', async (t) => {
+  const root = await tempTree(t, {
+    'rows.csv': 'id,colour,x,label,y\n1,red,1.5,a,2\n2,green,-2e1,c,-0.5\n3,,,b,1e3\n',
+    'rows.ndjson': '{"x": 1.5, "colour": "red", "label": "b", "y": 4.25}\n{"x": null, "colour": "", "label": "a", "y": 0}\n',
+  })
+  const csv = await readRows(source(root, 'rows.csv'), INPUTS, 'm', CLASSES)
+  t.same(csv.truths, ['a', 'c', 'b'])
+  t.same(csv.rows[2], { x: null, colour: null }, 'the label column is not an input: the rows are as without it')
+  t.same((await readRows(source(root, 'rows.csv'), INPUTS, 'm', VALUES)).truths, [2, -0.5, 1000])
+  t.same((await readRows(source(root, 'rows.ndjson'), INPUTS, 'm', CLASSES)).truths, ['b', 'a'])
+  t.same((await readRows(source(root, 'rows.ndjson'), INPUTS, 'm', VALUES)).truths, [4.25, 0])
+  const shipped = fileURLToPath(new URL('cars/1/reference-rows.csv', ARTIFACTS))
+  const cars = rawArtifact('cars')
+  const { rows, truths } = await readRows({ path: shipped, file: shipped, format: 'csv', delimiter: ',' }, cars.inputs, 'cars', {
+    name: 'miles_per_gallon',
+    classes: undefined,
+    namedBy: "the model's output",
+  })
+  t.same([rows.length, truths.slice(0, 3)], [392, [18, 15, 18]], "svc's cars rows end with each car's miles per gallon")
+})
+
+t.test('a label column that is absent is a usage error naming the file and the column; a bad label a line error', async (t) => {
+  const root = await tempTree(t, {
+    'no-label.csv': 'x,colour\n1,red\n',
+    'twice.csv': 'x,colour,label,label\n1,red,a,a\n',
+    'empty.csv': 'x,colour,label\n1,red,a\n2,red,\n',
+    'unknown.csv': 'x,colour,label\n1,red,d\n',
+    'no-member.ndjson': '{"x": 1, "colour": "red"}\n',
+    'number.ndjson': '{"x": 1, "colour": "red", "label": 1}\n',
+    'word.csv': 'x,colour,y\n1,red,many\n',
+    'string.ndjson': '{"x": 1, "colour": "red", "y": "2"}\n',
+    'null.ndjson': '{"x": 1, "colour": "red", "y": null}\n',
+  })
+  const refused = (file: string, label: LabelColumn): Promise<unknown> =>
+    readRows(source(root, file), INPUTS, 'm', label).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+  const usage = await refused('no-label.csv', CLASSES)
+  t.type(usage, LoadgenUsageError)
+  t.equal((usage as Error).message, `--feedback: no-label.csv has no column "label" (the model's output) to read the labels from`)
+  t.equal(
+    ((await refused('no-label.csv', { ...VALUES, name: 'mpg' })) as Error).message,
+    '--feedback: no-label.csv has no column "mpg" (--label) to read the labels from',
+  )
+  const cases: Array<[string, LabelColumn, string]> = [
+    ['twice.csv', CLASSES, 'twice.csv:1: column "label" appears twice in the header'],
+    ['empty.csv', CLASSES, "empty.csv:3: label: no label (--feedback sends every row's; leave out the rows without one)"],
+    ['unknown.csv', CLASSES, `unknown.csv:2: label: "d" is not one of the model's classes (a, b, c)`],
+    ['no-member.ndjson', CLASSES, "no-member.ndjson:1: label: no label (--feedback sends every row's; leave out the rows without one)"],
+    ['number.ndjson', CLASSES, `number.ndjson:1: label: 1 is not one of the model's classes (a, b, c)`],
+    ['word.csv', VALUES, 'word.csv:2: y: "many" is not a finite number (the label of a regressor)'],
+    ['string.ndjson', VALUES, 'string.ndjson:1: y: "2" is not a finite number (the label of a regressor)'],
+    ['null.ndjson', VALUES, "null.ndjson:1: y: no label (--feedback sends every row's; leave out the rows without one)"],
+  ]
+  for (const [file, label, message] of cases) {
+    const error = await refused(file, label)
+    t.type(error, ProfileInputError, file)
+    t.equal((error as Error).message, message)
+  }
 })

@@ -26,6 +26,9 @@ const options = (port: number, rows: string, overrides: Partial<LoadgenOptions> 
   concurrency: 32,
   seed: 9,
   timeoutMs: 1000,
+  feedback: false,
+  label: undefined,
+  labelNoise: 0,
   ...overrides,
 })
 

@@ -46,7 +46,7 @@ t.test("the shipped rows, read as svc loadgen reads them, are the rows of each m
   ] as const) {
     const artifact = parseArtifact(readFileSync(new URL(`${name}/1/model.json`, ARTIFACTS)))
     const path = fileURLToPath(new URL(`${name}/1/reference-rows.csv`, ARTIFACTS))
-    const rows = await readRows({ path, file: path, format: 'csv', delimiter: ',' }, artifact.inputs, name)
+    const { rows } = await readRows({ path, file: path, format: 'csv', delimiter: ',' }, artifact.inputs, name)
     const reference = artifact.reference
     t.equal(rows.length, reference?.rows, `${name}: as many rows as the reference`)
     const rebuilt = artifact.inputs.map((input) =>

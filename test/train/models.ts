@@ -238,7 +238,7 @@ export const trainCars = (): Artifact => {
 
 /**
  * Rows as CSV, `names` the header, numbers as JavaScript writes them (which read back as the same
- * doubles). Nothing here needs quoting: the cells are numbers and the origins USA, Europe and
+ * doubles). Nothing here needs quoting: the cells are numbers, the origins USA, Europe and
  * Japan; the retrain test reads the files back.
  */
 const toCsv = (names: readonly string[], rows: readonly (readonly (number | string)[])[]): string =>
@@ -246,16 +246,22 @@ const toCsv = (names: readonly string[], rows: readonly (readonly (number | stri
 
 /**
  * The rows each model's reference was computed from (every row, in data set order), its inputs as
- * columns: `<model>/<version>/reference-rows.csv`, what `svc loadgen` replays for a shipped model
- * (lib/tools/loadgen/rows.ts). No runtime reads that file name, so a store never mistakes it for a model.
+ * columns and then its truth under the model's output name (iris `species`, cars
+ * `miles_per_gallon`): `<model>/<version>/reference-rows.csv`, what `svc loadgen` replays for a
+ * shipped model and whose labels `svc loadgen --feedback` sends (lib/tools/loadgen/rows.ts). No
+ * runtime reads that file name, so a store never mistakes it for a model.
  */
 export const referenceRows = (): Readonly<Record<'iris' | 'cars', string>> => {
-  const { x, origin } = loadCars()
+  const { x, origin, mpg } = loadCars()
+  const species = getClasses()
   return {
-    iris: toCsv(IRIS_INPUTS, getNumbers()),
+    iris: toCsv(
+      [...IRIS_INPUTS, 'species'],
+      getNumbers().map((row, i) => [...row, species[i] as string]),
+    ),
     cars: toCsv(
-      [...CARS.numerical.map(([name]) => name), 'origin'],
-      x.map((row, i) => [...row, origin[i] as string]),
+      [...CARS.numerical.map(([name]) => name), 'origin', 'miles_per_gallon'],
+      x.map((row, i) => [...row, origin[i] as string, mpg[i] as number]),
     ),
   }
 }

@@ -4,6 +4,7 @@
 //
 //   svc loadgen --model iris [--rows FILE] [--url http://127.0.0.1:8000[,http://…]] [--shift 1.5]
 //               [--features a,b] [--rate 50] [--duration 60s] [--batch 1] [--concurrency 32] [--seed N]
+//               [--feedback [--label COLUMN] [--label-noise 0.3]]
 //
 // It reads the model's inputs, version and sha256 from GET /api/v1/models/{name} on the first
 // instance, then the rows (rows.ts: --rows, or those svc ships for that build), shifts them
@@ -11,17 +12,20 @@
 // in the replay's order, for `duration`; request i goes to instance i mod n. At most `concurrency`
 // requests are in flight; a request that would exceed that is not sent and is reported as skipped,
 // so a slow service shows up as a shortfall rather than a queue. Progress goes to `write` every
-// 5 s, then a summary, per instance when there are several. Exit status: 0 when every request
-// succeeded.
+// 5 s, then a summary, per instance when there are several. With --feedback the rows' labels go
+// back to the fleet (feedback.ts), from the rows' label column (labels.ts), and the summary says
+// what became of them. Exit status: 0 when every request succeeded and every label was accepted.
 import { extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
 import type { Input } from '../../models/runtime.js'
 import { FORMAT_OF_EXTENSION, type TableSource } from '../profile/table.js'
-import { LoadgenUsageError } from './errors.js'
+import { failureStatus, LoadgenUsageError } from './errors.js'
+import { createFeedbackSender, FEEDBACK_BATCH, type FeedbackSender, type FeedbackTally } from './feedback.js'
+import { createNoise, REGRESSION_NOISE, type LabelColumn, type Truth } from './labels.js'
 import { mulberry32 } from './random.js'
 import { createReplay, shiftedInputs, shiftRows } from './replay.js'
-import { readRows, shippedRows } from './rows.js'
+import { readRows, shippedRows, type Row } from './rows.js'
 
 export type LoadgenOptions = Readonly<{
   /** The instances, sent to in turn; the first describes the model. */
@@ -36,10 +40,16 @@ export type LoadgenOptions = Readonly<{
   durationMs: number
   batch: number
   concurrency: number
-  /** Seeds the order the rows are sent in. */
+  /** Seeds the order the rows are sent in, and the label noise. */
   seed: number
   /** Each request's time limit. */
   timeoutMs: number
+  /** --feedback: send the rows' labels back. */
+  feedback: boolean
+  /** --label; undefined for the model's first output. */
+  label: string | undefined
+  /** --label-noise: the share of labels made wrong, 0 to 1. */
+  labelNoise: number
 }>
 
 export type InstanceSummary = Readonly<{ url: string; sent: number; ok: number; failed: number; byStatus: Readonly<Record<string, number>> }>
@@ -53,6 +63,8 @@ export type LoadgenSummary = Readonly<{
   byStatus: Readonly<Record<string, number>>
   /** Per instance, in --url order. */
   instances: readonly InstanceSummary[]
+  /** What became of the labels; undefined without --feedback. */
+  feedback: Readonly<FeedbackTally> | undefined
 }>
 
 export const LOADGEN_USAGE = `Usage: svc loadgen --model NAME [options]
@@ -62,8 +74,9 @@ order, optionally shifted to make drift.
   --model NAME        model to predict with (required)
   --rows FILE         the rows to send: CSV, TSV or NDJSON by extension (.csv, .tsv, .ndjson,
                       .jsonl), read as svc profile reads them; only the model's inputs are sent,
-                      an empty CSV field or NDJSON null as null (default: for a model shipped with
-                      svc, the rows its reference was built from)
+                      an empty CSV field or NDJSON null as null, and with --feedback the labels
+                      (default: for a model shipped with svc, the rows its reference was built
+                      from, with their labels)
   --url URL[,URL…]    the service, or several instances of it, comma-separated, sent to in turn
                       (request i to instance i mod n); the first describes the model
                       (default http://127.0.0.1:8000)
@@ -74,14 +87,26 @@ order, optionally shifted to make drift.
   --duration D        how long: 90s, 2m, 500ms or seconds (default 60s)
   --batch N           rows per request (default 1)
   --concurrency N     most requests in flight (default 32)
-  --seed N            seeds the order of the rows, to repeat a run (default: random, printed)
+  --seed N            seeds the order of the rows and the label noise, to repeat a run (default:
+                      random, printed)
   --timeout D         each request's time limit (default 10s)
+  --feedback          send each answered row's label back to POST /api/v1/feedback with the token
+                      the answer carried (the instances need SVC_FEEDBACK_SECRET), to the instance
+                      after the one that answered (one instance: itself), ${FEEDBACK_BATCH} labels a
+                      request; the summary counts them: accepted (scored), refused by reason
+                      (invalid_token: another secret; duplicate, expired, invalid_truth,
+                      unknown_version: see /api/v1/feedback), failed (no 200 answer)
+  --label COLUMN      the rows' column of labels (default: the model's first output, which the rows
+                      svc ships end with: iris species, cars miles_per_gallon)
+  --label-noise P     make a share P (0 to 1) of the labels wrong: a class becomes another class, a
+                      number moves by ${REGRESSION_NOISE * 100} % of itself up or down (default 0)
 
 Progress (every 5 s) and the summary count requests sent, ok, failed and skipped. A skipped
 request was due but never sent: --concurrency requests were already in flight, waiting on
 answers, so the service answered too slowly for --rate. It is not retried later: the run sends
 fewer than rate × duration, and the exit status is 1. Raise --concurrency, or lower --rate.
-Exit status: 0 every request sent and answered 2xx; 1 otherwise; 2 a bad command line or rows file.
+Exit status: 0 every request sent and answered 2xx (and with --feedback every label accepted); 1
+otherwise; 2 a bad command line or rows file.
 `
 
 /** How often progress is written; tests write it more often. */
@@ -127,6 +152,19 @@ const parseRows = (file: string): TableSource => {
   return { path: file, file, format, delimiter: extension === '.tsv' ? '\t' : ',' }
 }
 
+type FeedbackOptions = Pick<LoadgenOptions, 'feedback' | 'label' | 'labelNoise'>
+
+/** --feedback and what goes with it; --label and --label-noise are refused without it. */
+const parseFeedback = (feedback: boolean | undefined, label: string | undefined, noise: string | undefined): FeedbackOptions => {
+  if (feedback !== true && (label !== undefined || noise !== undefined)) throw new LoadgenUsageError('--label and --label-noise go with --feedback')
+  if (label?.trim() === '') throw new LoadgenUsageError('--label needs the name of a column')
+  return {
+    feedback: feedback === true,
+    label: label?.trim(),
+    labelNoise: number(noise, '--label-noise', 0, (n) => n >= 0 && n <= 1, 'a share from 0 to 1'),
+  }
+}
+
 export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
   const options = {
     model: { type: 'string' },
@@ -140,8 +178,11 @@ export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
     concurrency: { type: 'string' },
     seed: { type: 'string' },
     timeout: { type: 'string' },
+    feedback: { type: 'boolean' },
+    label: { type: 'string' },
+    'label-noise': { type: 'string' },
   } as const
-  let values: Partial<Record<keyof typeof options, string>>
+  let values: Partial<Record<Exclude<keyof typeof options, 'feedback'>, string>> & { feedback?: boolean }
   try {
     values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
   } catch (error: unknown) {
@@ -166,11 +207,19 @@ export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
     concurrency: number(values.concurrency, '--concurrency', 32, isPositiveInteger, 'a positive integer'),
     seed: number(values.seed, '--seed', Math.floor(Math.random() * 2 ** 32), (n) => Number.isSafeInteger(n) && n >= 0, 'a non-negative integer'),
     timeoutMs: milliseconds(values.timeout, '--timeout', 10_000),
+    ...parseFeedback(values.feedback, values.label, values['label-noise']),
   }
 }
 
 /** What loadgen reads of GET /api/v1/models/{name}. */
-type Described = Readonly<{ version: string; sha256: string; inputs: readonly Input[] }>
+type Described = Readonly<{
+  version: string
+  sha256: string
+  inputs: readonly Input[]
+  task: 'classification' | 'regression'
+  outputs: readonly Readonly<{ name: string }>[]
+  classes?: readonly string[]
+}>
 
 /** The model as the first instance describes it; throws with the service's own problem detail. */
 const describe = async (options: LoadgenOptions): Promise<Described> => {
@@ -199,6 +248,14 @@ type InstanceTally = { url: string; sent: number; ok: number; failed: number; by
 /** The run's counts so far, over every instance, and each instance's. */
 type Tally = { sent: number; ok: number; skipped: number; inFlight: number; byStatus: Record<string, number>; instances: InstanceTally[] }
 
+/** What the start line says of the labels: none without --feedback. */
+const labelsText = (options: LoadgenOptions, label: LabelColumn | undefined): string => {
+  if (label === undefined) return ''
+  // toPrecision: 0.07 × 100 is 7.000000000000001 in binary floating point.
+  const noise = options.labelNoise === 0 ? '' : `, ${Number((options.labelNoise * 100).toPrecision(12))} % of them wrong`
+  return `; labels from ${label.name} to ${options.urls.length > 1 ? 'the next instance' : 'the same instance'}${noise}`
+}
+
 /** The line a run starts with: what it sends, where, how fast, from which rows. */
 const startLine = (options: LoadgenOptions, version: string, names: readonly string[], rows: number, file: string, shifted: readonly string[]): string => {
   const shiftText = options.shift === 0 ? 'no shift' : `${shifted.join(', ')} shifted by ${options.shift} sd`
@@ -209,34 +266,46 @@ const startLine = (options: LoadgenOptions, version: string, names: readonly str
   )
 }
 
-/** One request of `rows` to `target`; its answer, or why there was none, counted in `tally` and `instance`. */
-const send = async (options: LoadgenOptions, target: URL, rows: readonly unknown[], tally: Tally, instance: InstanceTally): Promise<void> => {
+/** With --feedback: each row's truth (by index), the noise put in it, and where the labels go. */
+type Labels = Readonly<{ truths: readonly Truth[]; noise: (truth: Truth) => Truth; sender: FeedbackSender }>
+
+/** Where requests go and what they carry: `rows[next()]`, with `labels` their truths. */
+type Traffic = Readonly<{ options: LoadgenOptions; targets: readonly URL[]; rows: readonly Row[]; next: () => number; labels: Labels | undefined }>
+
+/**
+ * One request of `rows` to instance `k`; its answer, or why there was none, counted in `tally`. With
+ * --feedback a 200's tokens and the rows' `truths` go to the sender.
+ */
+const send = async (traffic: Traffic, k: number, rows: readonly Row[], truths: readonly Truth[], tally: Tally): Promise<void> => {
+  const { options, labels } = traffic
+  const instance = tally.instances[k] as InstanceTally
   let status: string
   try {
-    const response = await fetch(target, {
+    const response = await fetch(traffic.targets[k] as URL, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: options.model, instances: rows }),
       signal: AbortSignal.timeout(options.timeoutMs),
     })
-    await response.arrayBuffer()
+    if (labels !== undefined && response.ok) labels.sender.answered(k, await response.text(), truths)
+    else await response.arrayBuffer()
     status = String(response.status)
     if (response.ok) {
       tally.ok++
       instance.ok++
     }
   } catch (error: unknown) {
-    status = error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'connection_error'
+    status = failureStatus(error)
   }
   tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1
   instance.byStatus[status] = (instance.byStatus[status] ?? 0) + 1
 }
 
-/** Where requests go and what they carry. */
-type Traffic = Readonly<{ options: LoadgenOptions; targets: readonly URL[]; next: () => unknown }>
+const NO_TRUTHS: readonly Truth[] = Object.freeze([])
 
 /** Sends what is due by `elapsed`, each to the next instance in turn; skips what would pass the concurrency. */
-const sendDue = ({ options, targets, next }: Traffic, tally: Tally, elapsed: number, pending: Set<Promise<void>>): void => {
+const sendDue = (traffic: Traffic, tally: Tally, elapsed: number, pending: Set<Promise<void>>): void => {
+  const { options, rows, next, labels } = traffic
   const due = Math.floor((elapsed / 1000) * options.rate) - tally.sent - tally.skipped
   for (let i = 0; i < due; i++) {
     if (tally.inFlight >= options.concurrency) {
@@ -248,9 +317,16 @@ const sendDue = ({ options, targets, next }: Traffic, tally: Tally, elapsed: num
     tally.sent++
     instance.sent++
     tally.inFlight++
-    // Taken now, in request order: the rows a run sends do not depend on when answers come.
-    const rows = Array.from({ length: options.batch }, next)
-    const request = send(options, targets[k] as URL, rows, tally, instance).finally(() => {
+    // Taken now, in request order: the rows a run sends, and the noise in their labels, do not depend on when answers come.
+    const picks = Array.from({ length: options.batch }, next)
+    const truths = labels === undefined ? NO_TRUTHS : picks.map((i) => labels.noise(labels.truths[i] as Truth))
+    const request = send(
+      traffic,
+      k,
+      picks.map((i) => rows[i] as Row),
+      truths,
+      tally,
+    ).finally(() => {
       tally.inFlight--
       pending.delete(request)
     })
@@ -281,10 +357,27 @@ const drive = async (traffic: Traffic, tally: Tally, start: number, write: (line
     }, TICK_MS)
   })
   await Promise.all(pending)
+  await traffic.labels?.sender.flush()
 }
 
-/** The summary of a finished run, written out (per instance too when there are several) and returned. */
-const summarise = (tally: Tally, batch: number, seconds: number, write: (line: string) => void): LoadgenSummary => {
+/** The line that says what became of the labels. */
+const labelsLine = ({ labels, requests, accepted, refused, failed, untokened, byStatus }: FeedbackTally): string => {
+  const reasons = counts(refused)
+  const statuses = counts(byStatus)
+  const refusedCount = Object.values(refused).reduce((sum, n) => sum + n, 0)
+  return (
+    `loadgen: labels: sent ${labels} in ${requests} requests, ${accepted} accepted, ${refusedCount} refused${reasons === '' ? '' : ` (${reasons})`}, ` +
+    `${failed} failed${untokened === 0 ? '' : `, ${untokened} rows answered without a token (is SVC_FEEDBACK_SECRET set?)`}` +
+    (statuses === '' ? '' : `; ${statuses}`)
+  )
+}
+
+/** Whether a run went as asked: every request answered 200, and with --feedback every label accepted. */
+export const isCleanRun = ({ failed, skipped, feedback }: LoadgenSummary): boolean =>
+  failed === 0 && skipped === 0 && (feedback === undefined || (feedback.accepted === feedback.labels && feedback.untokened === 0))
+
+/** The summary of a finished run, written out (per instance too when there are several, then the labels) and returned. */
+const summarise = (tally: Tally, batch: number, seconds: number, write: (line: string) => void, feedback: FeedbackTally | undefined): LoadgenSummary => {
   const { sent, ok, skipped, byStatus, instances } = tally
   const failed = sent - ok
   for (const instance of instances) instance.failed = instance.sent - instance.ok
@@ -298,21 +391,45 @@ const summarise = (tally: Tally, batch: number, seconds: number, write: (line: s
       const each = counts(instance.byStatus)
       write(`  ${instance.url}: sent ${instance.sent}, ${instance.ok} ok, ${instance.failed} failed${each === '' ? '' : `; ${each}`}`)
     }
-  return { sent, ok, failed, skipped, rows: ok * batch, byStatus, instances }
+  if (feedback !== undefined) write(labelsLine(feedback))
+  return { sent, ok, failed, skipped, rows: ok * batch, byStatus, instances, feedback }
 }
+
+/** The label column a run with --feedback reads: --label, else the model's first output. */
+const labelColumn = (options: LoadgenOptions, model: Described): LabelColumn | undefined => {
+  if (!options.feedback) return undefined
+  const classes = model.task === 'classification' ? model.classes : undefined
+  if (options.label !== undefined) return { name: options.label, classes, namedBy: '--label' }
+  const output = (model.outputs[0] as Readonly<{ name: string }>).name
+  return { name: output, classes, namedBy: `the model's output; --label COLUMN names another` }
+}
+
+/** Seeds the label noise apart from the order, so the rows sent are the same with or without noise. */
+const NOISE_SEED = 0x6c61_6265
 
 export const runLoadgen = async (options: LoadgenOptions, write: (line: string) => void, progressEveryMs = PROGRESS_EVERY_MS): Promise<LoadgenSummary> => {
   const model = await describe(options)
   const shifted = shiftedInputs(model.inputs, options.features, options.shift, options.model)
   const source = options.rows ?? (await shippedRows(options.model, model.version, model.sha256))
-  const read = await readRows(source, model.inputs, options.model)
-  const next = createReplay(shiftRows(read, shifted, options.shift, source.file), mulberry32(options.seed))
-  const targets = options.urls.map((url) => new URL('api/v1/predict', withSlash(url)))
+  const label = labelColumn(options, model)
+  const { rows, truths } = await readRows(source, model.inputs, options.model, label)
+  const bases = options.urls.map(withSlash)
+  const labels: Labels | undefined =
+    label === undefined
+      ? undefined
+      : { truths, noise: createNoise(label, options.labelNoise, mulberry32(options.seed ^ NOISE_SEED)), sender: createFeedbackSender(bases, options.timeoutMs) }
+  const traffic: Traffic = {
+    options,
+    targets: bases.map((base) => new URL('api/v1/predict', base)),
+    rows: shiftRows(rows, shifted, options.shift, source.file),
+    next: createReplay(rows.length, mulberry32(options.seed)),
+    labels,
+  }
   const names = options.urls.map(nameOf)
-  write(startLine(options, model.version, names, read.length, source.file, shifted))
+  write(startLine(options, model.version, names, rows.length, source.file, shifted) + labelsText(options, label))
   const instances = names.map((url) => ({ url, sent: 0, ok: 0, failed: 0, byStatus: {} }))
   const tally: Tally = { sent: 0, ok: 0, skipped: 0, inFlight: 0, byStatus: {}, instances }
   const start = performance.now()
-  await drive({ options, targets, next }, tally, start, write, progressEveryMs)
-  return summarise(tally, options.batch, (performance.now() - start) / 1000, write)
+  await drive(traffic, tally, start, write, progressEveryMs)
+  return summarise(tally, options.batch, (performance.now() - start) / 1000, write, labels?.sender.tally)
 }

@@ -70,15 +70,18 @@ export const shiftRows = (rows: readonly Row[], names: readonly string[], shift:
   })
 }
 
-/** The next row to send, forever: each cycle every row once, in a fresh seeded shuffle. */
-export const createReplay = (rows: readonly Row[], random: () => number): (() => Row) => {
-  const order = rows.map((_, i) => i)
+/**
+ * The index of the next row to send, forever: each cycle every one of `count` rows once, in a fresh
+ * seeded shuffle. An index, so a row's label (labels.ts) goes with it.
+ */
+export const createReplay = (count: number, random: () => number): (() => number) => {
+  const order = Array.from({ length: count }, (_, i) => i)
   let at = order.length
   return () => {
     if (at === order.length) {
       shuffle(order, random)
       at = 0
     }
-    return rows[order[at++] as number] as Row
+    return order[at++] as number
   }
 }

@@ -12,6 +12,10 @@
 // input's member (a missing value is written null), a value of the wrong kind, a level the model
 // does not know.
 //
+// With --feedback one more column is read, the label (labels.ts): a CSV header without it is a
+// usage error naming the file and the column; a row without a label, or with one the model cannot
+// have answered, a ProfileInputError.
+//
 // Shipped rows. `npm run train` writes `<model>/<version>/reference-rows.csv` beside each shipped
 // artifact (lib/models/artifacts/), every row its input references were computed from, with the
 // model's inputs as the header. No runtime names that file and versions are listed by the manifest,
@@ -27,6 +31,7 @@ import type { Input } from '../../models/runtime.js'
 import { LineError, quote } from '../profile/errors.js'
 import { CELLS, fieldOf, memberOf, scanTable, type CellOf, type Cells, type TableSource } from '../profile/table.js'
 import { LoadgenUsageError } from './errors.js'
+import { truthReader, type LabelColumn, type Truth } from './labels.js'
 
 export type Value = number | string | null
 /** One row as sent: the model's inputs, by name. */
@@ -58,20 +63,42 @@ const reader = (input: Input, source: TableSource): Read => {
   }
 }
 
-/** Every row of `source` with the values of `inputs`; throws ProfileInputError. `model` names the model in messages. */
-export const readRows = async (source: TableSource, inputs: readonly Input[], model: string): Promise<Row[]> => {
+/** Rows as read, and with --feedback each one's truth, in the same order (empty without a label column). */
+export type ReadRows = Readonly<{ rows: Row[]; truths: Truth[] }>
+
+/** The header's column `name`; throws a LineError when it appears twice, `absent()` when not at all. */
+const columnOf = (header: readonly string[], line: number, name: string, absent: () => Error): CellOf => {
+  const index = header.indexOf(name)
+  if (index === -1) throw absent()
+  if (header.indexOf(name, index + 1) !== -1) throw new LineError(line, `column ${quote(name)} appears twice in the header`)
+  return fieldOf(index)
+}
+
+/**
+ * Every row of `source` with the values of `inputs`, and with `label` each row's truth; throws
+ * ProfileInputError, and a LoadgenUsageError when a CSV header has no label column. `model` names
+ * the model in messages.
+ */
+export const readRows = async (source: TableSource, inputs: readonly Input[], model: string, label?: LabelColumn): Promise<ReadRows> => {
   const reads = inputs.map((input) => reader(input, source))
   const names = inputs.map((input) => input.name)
+  const readTruth = label === undefined ? undefined : truthReader(label, source)
   let cellOf: readonly CellOf[] = names.map(memberOf)
+  let truthOf: CellOf | undefined = label === undefined ? undefined : memberOf(label.name)
   const rows: Row[] = []
+  const truths: Truth[] = []
   await scanTable(source, {
     header: (header, line) => {
-      cellOf = names.map((name) => {
-        const index = header.indexOf(name)
-        if (index === -1) throw new LineError(line, `the header has no column ${quote(name)}, an input of model ${model}`)
-        if (header.indexOf(name, index + 1) !== -1) throw new LineError(line, `column ${quote(name)} appears twice in the header`)
-        return fieldOf(index)
-      })
+      cellOf = names.map((name) =>
+        columnOf(header, line, name, () => new LineError(line, `the header has no column ${quote(name)}, an input of model ${model}`)),
+      )
+      if (label !== undefined)
+        truthOf = columnOf(
+          header,
+          line,
+          label.name,
+          () => new LoadgenUsageError(`--feedback: ${source.file} has no column ${quote(label.name)} (${label.namedBy}) to read the labels from`),
+        )
     },
     row: (cells: Cells, line: number) => {
       const row: Row = {}
@@ -83,9 +110,10 @@ export const readRows = async (source: TableSource, inputs: readonly Input[], mo
         row[name] = (reads[j] as Read)((cellOf[j] as CellOf)(cells), line)
       }
       rows.push(row)
+      if (readTruth !== undefined) truths.push(readTruth((truthOf as CellOf)(cells), line))
     },
   })
-  return rows
+  return { rows, truths }
 }
 
 /** The sha256 member of a shipped model.json; undefined when there is no such file to read. */

@@ -1,0 +1,106 @@
+// `svc loadgen --feedback`: the labels of the rows answered, sent back to the fleet. Each answer's
+// `feedback_tokens` are paired, in row order, with the truths of the rows the request carried, and
+// go to the instance after the one that answered (instance k's to k + 1 mod n; with one instance,
+// back to itself): a label scored where its prediction was not made is what fleet feedback is
+// for. Labels wait in one queue per instance and are POSTed to /api/v1/feedback FEEDBACK_BATCH at a
+// time, as a queue fills; what is left is sent when the run's predictions are all answered.
+import { failureStatus } from './errors.js'
+import type { Truth } from './labels.js'
+
+/** Labels per feedback request: well under SVC_MAX_BATCH's default (1000), and what `npm run bench` prices. */
+export const FEEDBACK_BATCH = 64
+
+/** What became of the labels of a run. */
+export type FeedbackTally = {
+  /** Labels sent, in `requests` requests. */
+  labels: number
+  requests: number
+  accepted: number
+  /** Labels refused, by the reason the service gave. */
+  refused: Record<string, number>
+  /** Labels whose request got no 200 answer. */
+  failed: number
+  /** Rows answered without a token (feedback is off on the instance that answered): no label sent. */
+  untokened: number
+  /** The feedback requests' answers, by status. */
+  byStatus: Record<string, number>
+}
+
+export type FeedbackSender = Readonly<{
+  /** Instance `k` answered rows whose truths are `truths` with `body` (a 200's JSON text): their labels are queued for the next instance. */
+  answered(k: number, body: string, truths: readonly Truth[]): void
+  /** Sends every queued label and resolves once every feedback request is answered. */
+  flush(): Promise<void>
+  tally: Readonly<FeedbackTally>
+}>
+
+type Label = Readonly<{ token: string; truth: Truth }>
+
+/** The answer's tokens, one a row, or undefined when it carries none. */
+const tokensOf = (body: string, rows: number): readonly string[] | undefined => {
+  const tokens = (JSON.parse(body) as { feedback_tokens?: unknown }).feedback_tokens
+  return Array.isArray(tokens) && tokens.length === rows && tokens.every((token) => typeof token === 'string') ? tokens : undefined
+}
+
+/** One feedback request; what its answer says, counted in `tally`. */
+const post = async (target: URL, labels: readonly Label[], timeoutMs: number, tally: FeedbackTally): Promise<void> => {
+  let status: string
+  try {
+    const response = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ feedback: labels }),
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+    status = String(response.status)
+    if (response.ok) {
+      const { accepted, refused } = (await response.json()) as { accepted: number; refused: readonly { reason: string }[] }
+      tally.accepted += accepted
+      for (const { reason } of refused) tally.refused[reason] = (tally.refused[reason] ?? 0) + 1
+    } else {
+      await response.arrayBuffer()
+      tally.failed += labels.length
+    }
+  } catch (error: unknown) {
+    status = failureStatus(error)
+    tally.failed += labels.length
+  }
+  tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1
+}
+
+/** A sender to the instances at `bases` (each ending in a slash), in --url order. */
+export const createFeedbackSender = (bases: readonly URL[], timeoutMs: number): FeedbackSender => {
+  const targets = bases.map((base) => new URL('api/v1/feedback', base))
+  const queues: Label[][] = targets.map(() => [])
+  const pending = new Set<Promise<void>>()
+  const tally: FeedbackTally = { labels: 0, requests: 0, accepted: 0, refused: {}, failed: 0, untokened: 0, byStatus: {} }
+  const send = (k: number): void => {
+    const labels = (queues[k] as Label[]).splice(0)
+    tally.labels += labels.length
+    tally.requests++
+    const request = post(targets[k] as URL, labels, timeoutMs, tally).finally(() => pending.delete(request))
+    pending.add(request)
+  }
+  return {
+    answered: (k, body, truths) => {
+      const tokens = tokensOf(body, truths.length)
+      if (tokens === undefined) {
+        tally.untokened += truths.length
+        return
+      }
+      const to = (k + 1) % queues.length
+      const queue = queues[to] as Label[]
+      tokens.forEach((token, i) => {
+        queue.push({ token, truth: truths[i] as Truth })
+        if (queue.length === FEEDBACK_BATCH) send(to)
+      })
+    },
+    flush: async () => {
+      queues.forEach((queue, k) => {
+        if (queue.length > 0) send(k)
+      })
+      await Promise.all(pending)
+    },
+    tally,
+  }
+}
