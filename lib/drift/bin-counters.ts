@@ -4,13 +4,18 @@
 // published (the registry's `onPublish`), before its first row, so every bin is in the first scrape
 // and `increase()` over any range sees all of them:
 //
-//   svc_drift_bin_total{model,version,feature,bin}              rows whose value fell in the bin
-//   svc_drift_prediction_bin_total{model,version,output,bin}    answers that fell in the bin
-//   svc_drift_reference_share{model,version,feature,bin}        the reference's share of the bin
-//   svc_drift_prediction_reference_share{model,version,output,bin}
-//   svc_drift_missing_total{model,version,feature}              missing values, binned nowhere
-//   svc_drift_out_of_range_total{model,version,feature,side}    values below the training minimum
-//                                                               or above the maximum
+//   svc_drift_bin_total{model,version,build,feature,bin}            rows whose value fell in the bin
+//   svc_drift_prediction_bin_total{model,version,build,output,bin}  answers that fell in the bin
+//   svc_drift_reference_share{model,version,build,feature,bin}      the reference's share of the bin
+//   svc_drift_prediction_reference_share{model,version,build,output,bin}
+//   svc_drift_missing_total{model,version,build,feature}            missing values, binned nowhere
+//   svc_drift_out_of_range_total{model,version,build,feature,side}  values below the training minimum
+//                                                                   or above the maximum
+//
+// `build` is the build's sha256 as `model_loaded` logs it (`buildId`). A version rebuilt with
+// another reference bins by other edges: while a fleet serves both builds (an instance restarted on
+// the new one, the others on the old), their rows must not be pooled, and the fleet rules keep
+// `build` in every aggregation.
 //
 // Bins are psi.ts's (`binOf` over `compileBins`), `bin` their index from "0": a numerical feature's
 // reference edges with open outer bins, a categorical one's levels and then the unseen-level bin.
@@ -26,7 +31,7 @@
 // publish, and read with the numbers at each scrape. For iris (four features and the answer) that
 // is about 55 ns a row at batch 64, most of it binning (`npm run bench`, in process, Node 20).
 import type { Registry } from 'prom-client'
-import type { ServedModel } from '../models/registry/registry.js'
+import { buildId, type ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../models/profile.js'
 import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/cells.js'
@@ -104,12 +109,13 @@ const shares = (labels: Labels, reference: FeatureReference): SeriesValue[] =>
 
 const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boolean): BuildCounts => {
   const { name: model, version, model: description } = served
+  const build = buildId(description)
   const inputBins = compileBins(description.inputs, reference.features)
-  const labelsOf = (j: number): Labels => ({ model, version, feature: (inputBins[j] as FeatureBins).name })
+  const labelsOf = (j: number): Labels => ({ model, version, build, feature: (inputBins[j] as FeatureBins).name })
   const answers = reference.predictions
   const answerInput = predictionInput(description)
   const answerBins = hasBinSeries && answers !== undefined ? (compileBins([answerInput], [answers])[0] as FeatureBins) : undefined
-  const answerLabels = { model, version, output: answerInput.name }
+  const answerLabels = { model, version, build, output: answerInput.name }
   const ranges = reference.features.map((feature) =>
     feature.type === 'numerical' && feature.min !== undefined && feature.max !== undefined ? ([feature.min, feature.max] as const) : undefined,
   )

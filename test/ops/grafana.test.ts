@@ -30,7 +30,8 @@ const REQUIRED: Readonly<Record<string, RegExp>> = {
   'prediction drift alert rate': /by \(model, output, severity\) \(increase\(svc_drift_prediction_alerts_total/,
   'fleet PSI per feature': /^fleet:svc_drift_psi:increase\{/,
   'fleet PSI per output': /^fleet:svc_drift_prediction_psi:increase\{/,
-  'fleet rows over the range': /fleet:svc_drift_rows:increase\{/,
+  // Per build too: two builds of one version (a rebuilt reference) are never folded together.
+  'fleet rows over the range': /^min by \(model, version, build\) \(fleet:svc_drift_rows:increase\{/,
   'fleet answers over the range': /fleet:svc_drift_prediction_rows:increase\{/,
   'out-of-range rate': /^sum by \(model, feature, side, environment\) \(rate\(svc_drift_out_of_range_total\{[^}]*\}\[5m\]\)\)$/,
   'missing rate': /^sum by \(model, feature, environment\) \(rate\(svc_drift_missing_total\{[^}]*\}\[5m\]\)\)$/,

@@ -39,31 +39,31 @@ const TABLE: Readonly<Record<string, Readonly<Record<string, readonly [threshold
 // read each instance's PSI, now on the fleet PSI with its 500-row minimum, or aggregated by model.
 const DRIFT_ALERTS: Readonly<Record<string, Readonly<{ expr: RegExp; for?: string; severity: string }>>> = {
   SvcDriftModerate: {
-    expr: /^fleet:svc_drift_psi:increase >= 0\.1 and fleet:svc_drift_psi:increase < 0\.25 and on \(model, version, feature, environment\) fleet:svc_drift_rows:increase >= 500$/,
+    expr: /^fleet:svc_drift_psi:increase >= 0\.1 and fleet:svc_drift_psi:increase < 0\.25 and on \(model, version, build, feature, environment\) fleet:svc_drift_rows:increase >= 500$/,
     for: '15m',
     severity: 'warning',
   },
   SvcDriftSevere: {
-    expr: /^fleet:svc_drift_psi:increase >= 0\.25 and on \(model, version, feature, environment\) fleet:svc_drift_rows:increase >= 500$/,
+    expr: /^fleet:svc_drift_psi:increase >= 0\.25 and on \(model, version, build, feature, environment\) fleet:svc_drift_rows:increase >= 500$/,
     for: '5m',
     severity: 'page',
   },
   SvcDriftSpike: {
-    expr: /^max by \(model, feature, environment\) \(fleet:svc_drift_psi:increase - min_over_time\(fleet:svc_drift_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, feature, environment\) fleet:svc_drift_rows:increase >= 500\) or sum by \(model, feature, environment\) \(increase\(svc_drift_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
+    expr: /^max by \(model, feature, environment\) \(fleet:svc_drift_psi:increase - min_over_time\(fleet:svc_drift_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, build, feature, environment\) fleet:svc_drift_rows:increase >= 500\) or sum by \(model, feature, environment\) \(increase\(svc_drift_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
     severity: 'warning',
   },
   SvcPredictionDriftModerate: {
-    expr: /^fleet:svc_drift_prediction_psi:increase >= 0\.1 and fleet:svc_drift_prediction_psi:increase < 0\.25 and on \(model, version, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500$/,
+    expr: /^fleet:svc_drift_prediction_psi:increase >= 0\.1 and fleet:svc_drift_prediction_psi:increase < 0\.25 and on \(model, version, build, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500$/,
     for: '15m',
     severity: 'warning',
   },
   SvcPredictionDriftSevere: {
-    expr: /^fleet:svc_drift_prediction_psi:increase >= 0\.25 and on \(model, version, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500$/,
+    expr: /^fleet:svc_drift_prediction_psi:increase >= 0\.25 and on \(model, version, build, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500$/,
     for: '5m',
     severity: 'page',
   },
   SvcPredictionDriftSpike: {
-    expr: /^max by \(model, output, environment\) \(fleet:svc_drift_prediction_psi:increase - min_over_time\(fleet:svc_drift_prediction_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500\) or sum by \(model, output, environment\) \(increase\(svc_drift_prediction_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
+    expr: /^max by \(model, output, environment\) \(fleet:svc_drift_prediction_psi:increase - min_over_time\(fleet:svc_drift_prediction_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, build, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500\) or sum by \(model, output, environment\) \(increase\(svc_drift_prediction_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
     severity: 'warning',
   },
   SvcDriftStale: { expr: /^max by \(model, environment\) \(time\(\) - svc_drift_last_check_timestamp_seconds\) > 120$/, for: '1m', severity: 'warning' },
@@ -72,15 +72,15 @@ const DRIFT_ALERTS: Readonly<Record<string, Readonly<{ expr: RegExp; for?: strin
 /** The fleet rules of one kind of drift, as the issue specifies them: every instance summed, the range in the increase only. */
 const fleetRules = (kind: 'feature' | 'output'): Record<string, string> => {
   const metric = kind === 'feature' ? 'svc_drift' : 'svc_drift_prediction'
-  const by = `model, version, ${kind}, environment`
+  const by = `model, version, build, ${kind}, environment`
   const share = `fleet_bin:${metric}_share:ratio_increase`
   const reference = `fleet_bin:${metric}_reference_share:max`
   const floored = (x: string) => `clamp_min(${x}, 0.0001)`
   return {
-    [`fleet_bin:${metric}_bin:increase`]: `sum by (model, version, ${kind}, bin, environment) (increase(${metric}_bin_total[1h]))`,
+    [`fleet_bin:${metric}_bin:increase`]: `sum by (model, version, build, ${kind}, bin, environment) (increase(${metric}_bin_total[1h]))`,
     [`fleet:${metric}_rows:increase`]: `sum by (${by}) (fleet_bin:${metric}_bin:increase)`,
     [share]: `fleet_bin:${metric}_bin:increase / on (${by}) group_left fleet:${metric}_rows:increase`,
-    [reference]: `max by (model, version, ${kind}, bin, environment) (${metric}_reference_share)`,
+    [reference]: `max by (model, version, build, ${kind}, bin, environment) (${metric}_reference_share)`,
     [`fleet:${metric}_psi:increase`]: `sum by (${by}) ((${floored(share)} - ${floored(reference)}) * (ln(${floored(share)}) - ln(${floored(reference)})))`,
   }
 }
@@ -168,6 +168,7 @@ t.test('the fleet drift rules: exactly the specified expressions, every instance
       const list = (labels ?? '').split(',').map((l) => l.trim())
       t.ok(kind === 'by' || kind === 'on', `${rule.record}: ${kind} names what it keeps`)
       t.notOk(list.includes('instance') || list.includes('job'), `${rule.record}: ${kind} (${labels}) keeps no instance or job`)
+      t.ok(list.includes('build'), `${rule.record}: ${kind} (${labels}) keeps build: two builds of a version are never pooled`)
     }
   }
   const psi = rules.filter((r) => /^[a-z_]+:svc_drift(_prediction)?_psi:/.test(r.record)).map((r) => r.record)
@@ -192,6 +193,7 @@ t.test('the drift alerts read the fleet rules: same names, thresholds and severi
   for (const rule of rules) {
     const spec = DRIFT_ALERTS[rule.alert]
     t.match(plain(rule.expr), spec?.expr ?? /^$/, `${rule.alert}: expression`)
+    for (const [, labels] of rule.expr.matchAll(/\bon\s*\(([^)]*)\)/g)) t.match(labels, /\bbuild\b/, `${rule.alert}: on (${labels}) matches the build`)
     t.equal(rule.for, spec?.for, `${rule.alert}: for`)
     t.same(rule.labels, { severity: spec?.severity }, `${rule.alert}: severity`)
     for (const [name, text] of Object.entries(rule.annotations ?? {}))
@@ -212,8 +214,14 @@ t.test('no drift alert or fleet rule carries instance or job: three instances, e
   const twoBins = (metric: string, kind: string, model: string, name: string, counts: readonly [number, number]) =>
     instances.flatMap((instance) =>
       counts.flatMap((count, bin) => [
-        { series: `${metric}_bin_total{model="${model}",version="1",${kind}="${name}",bin="${bin}",${labels(instance)}}`, values: `0+${count}x30` },
-        { series: `${metric}_reference_share{model="${model}",version="1",${kind}="${name}",bin="${bin}",${labels(instance)}}`, values: '0.5x30' },
+        {
+          series: `${metric}_bin_total{model="${model}",version="1",build="0123456789ab",${kind}="${name}",bin="${bin}",${labels(instance)}}`,
+          values: `0+${count}x30`,
+        },
+        {
+          series: `${metric}_reference_share{model="${model}",version="1",build="0123456789ab",${kind}="${name}",bin="${bin}",${labels(instance)}}`,
+          values: '0.5x30',
+        },
       ]),
     )
   const inputSeries = [

@@ -14,6 +14,7 @@
 import type { Manifest } from '../store/manifest.js'
 import { isSameRollout, rolloutOf, targetOf } from './rollout.js'
 import {
+  buildId,
   NO_ROLLOUT,
   type FileRead,
   type ListFailure,
@@ -35,9 +36,6 @@ export type Transition = Readonly<{ state: RegistryState; events: readonly Regis
 
 /** The failures key of a refused rollout: a version cannot hold a space, so it never collides. */
 const ROLLOUT_FAILURE = ' rollout'
-
-/** How the first characters of a version's sha256 appear in logs; enough to tell builds apart. */
-const SHA256_PREFIX_LENGTH = 12
 
 /** One model's step: what it was, and the failures and lines found so far. */
 type Step = Readonly<{
@@ -109,7 +107,7 @@ const readySlot = (
   for (const [version, build] of served) {
     if (previous?.served.get(version) === build) continue
     isChanged = true
-    events.push({ event: 'model_loaded', fields: { model: name, version, sha256: build.model.sha256.slice(0, SHA256_PREFIX_LENGTH) } })
+    events.push({ event: 'model_loaded', fields: { model: name, version, sha256: buildId(build.model) } })
   }
   const [canary, shadow] = [targetOf(rollout.canary), targetOf(rollout.shadow)]
   const entry: ModelEntry = Object.freeze({

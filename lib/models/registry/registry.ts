@@ -27,6 +27,7 @@ import { routeOf } from './rollout.js'
 import { EMPTY, type ModelEntry, type RegistryEvent, type RegistryState, type RolloutArm, type ServedModel } from './state.js'
 
 export type { ModelEntry, ModelState, RolloutArm, ServedModel } from './state.js'
+export { buildId } from './state.js'
 
 export type ModelRegistry = Readonly<{
   /** Start-up: loads every model the store lists; resolves once each is READY or UNAVAILABLE (never rejects). */

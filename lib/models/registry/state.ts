@@ -11,6 +11,12 @@ export type ModelState = 'READY' | 'UNAVAILABLE'
 /** One build of one version, as served: what it is and what predicts with it. */
 export type ServedModel = Readonly<{ name: string; version: string; model: ModelVersion; predictor: Predictor }>
 
+/** How many hex digits of a build's sha256 name it in logs and metric labels: enough to tell builds apart. */
+const BUILD_ID_LENGTH = 12
+
+/** A build's name in log lines (`model_loaded`'s `sha256`) and in the drift bin series' `build` label: one derivation for both. */
+export const buildId = (model: ModelVersion): string => model.sha256.slice(0, BUILD_ID_LENGTH)
+
 export type ModelEntry = Readonly<{
   name: string
   state: ModelState
