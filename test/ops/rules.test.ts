@@ -7,7 +7,7 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'
-import { alertRules, RULES_DIR, recordingRules, ruleFiles } from './fixtures/rules.js'
+import { alertRules, allRules, RULES_DIR, recordingRules, ruleFiles } from './fixtures/rules.js'
 
 const ALERTS = [
   'SvcLatencyHigh',
@@ -24,6 +24,10 @@ const ALERTS = [
   'SvcCanaryLatencyHigh',
   'SvcShadowDisagreementHigh',
   'SvcShadowFailing',
+  'SvcModelAccuracyLow',
+  'SvcModelRmseHigh',
+  'SvcFeedbackRefusedHigh',
+  'SvcCanaryQualityLow',
   'SvcTargetDown',
   'Watchdog',
 ]
@@ -147,7 +151,7 @@ t.test('every aggregation keeps environment', async (t) => {
 
 t.test('recording rules are named level:metric:operations and compute what the issue specifies', async (t) => {
   const rules = await recordingRules()
-  for (const rule of rules) t.match(rule.record, /^(environment|fleet|fleet_bin):[a-z0-9_]+:[a-z0-9_]+$/)
+  for (const rule of rules) t.match(rule.record, /^(environment|fleet|fleet_bin|fleet_pair|fleet_class|fleet_reason):[a-z0-9_]+:[a-z0-9_]+$/)
   const expr = (name: string) => rules.find((r) => r.record === name)?.expr.trim()
   t.equal(expr('environment:http_requests:rate5m'), 'sum by (environment) (rate(http_requests_total[5m]))')
   t.equal(
@@ -261,4 +265,42 @@ t.test('no drift alert or fleet rule carries instance or job: three instances, e
   await writeFile(file, stringify(test))
   const result = await run(promtool, ['test', 'rules', file], { timeoutMs: 60_000 })
   t.equal(result.code, 0, said(`promtool test rules: ${alerts.join(', ')} fire once each for ${instances.length} instances`, result))
+})
+
+t.test('the quality rules: every instance summed, no offset, the window in the increase rules only, alerts per fleet', async (t) => {
+  const rules = (await allRules()).filter((r) => r.file === 'quality.yml')
+  t.same(
+    rules.filter((r) => r.alert !== undefined).map((r) => r.alert).sort(),
+    ['SvcCanaryQualityLow', 'SvcFeedbackRefusedHigh', 'SvcModelAccuracyLow', 'SvcModelRmseHigh'],
+  )
+  const records = rules.filter((r) => r.record !== undefined).map((r) => r.record)
+  for (const name of [
+    'fleet:svc_model_feedback_accuracy:ratio_increase1h',
+    'fleet_class:svc_model_feedback_recall:ratio_increase1h',
+    'fleet_class:svc_model_feedback_precision:ratio_increase1h',
+    'fleet:svc_model_feedback_mae:increase1h',
+    'fleet:svc_model_feedback_rmse:increase1h',
+    'fleet:svc_model_feedback_bias:increase1h',
+    'fleet:svc_model_feedback_rows:increase1h',
+    'fleet:svc_model_feedback_coverage:ratio_increase1h',
+  ])
+    t.ok(records.includes(name), `${name} is recorded`)
+  for (const rule of rules) {
+    const name = rule.alert ?? rule.record
+    t.notMatch(rule.expr, /\boffset\b/, `${name}: no offset`)
+    for (const [, kind, labels] of rule.expr.matchAll(/\b(by|without|on|ignoring)\s*\(([^)]*)\)/g)) {
+      const list = (labels ?? '').split(',').map((l) => l.trim())
+      t.ok(kind === 'by' || kind === 'on', `${name}: ${kind} names what it keeps`)
+      t.notOk(list.includes('instance') || list.includes('job'), `${name}: ${kind} (${labels}) keeps no instance or job`)
+    }
+    for (const [, range] of rule.expr.matchAll(/\[([^\]]+)\]/g)) {
+      t.equal(range, '1h', `${name}: the window is 1h`)
+      t.match(rule.expr.trim(), /^sum by \([^)]*\) \(increase\(/, `${name}: a range only in an increase rule`)
+    }
+    if (rule.alert === undefined) continue
+    t.same(rule.labels, { severity: 'warning' }, `${rule.alert}: a warning`)
+    t.equal(rule.for, '10m', `${rule.alert}: for 10m`)
+    for (const [key, text] of Object.entries(rule.annotations ?? {}))
+      t.notMatch(text, /\$labels\.(instance|job)\b/, `${rule.alert}: ${key} templates no instance or job`)
+  }
 })
