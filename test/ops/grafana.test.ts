@@ -35,6 +35,13 @@ const REQUIRED: Readonly<Record<string, RegExp>> = {
   'fleet answers over the range': /fleet:svc_drift_prediction_rows:increase\{/,
   'out-of-range rate': /^sum by \(model, feature, side, environment\) \(rate\(svc_drift_out_of_range_total\{[^}]*\}\[5m\]\)\)$/,
   'missing rate': /^sum by \(model, feature, environment\) \(rate\(svc_drift_missing_total\{[^}]*\}\[5m\]\)\)$/,
+  'realized accuracy': /^fleet:svc_model_feedback_accuracy:ratio_increase1h\{/,
+  'accuracy alert limit': /^fleet:svc_model_reference_quality:max\{metric="accuracy",[^}]*\} - 0\.05$/,
+  'recall per class': /^fleet_class:svc_model_feedback_recall:ratio_increase1h\{/,
+  'realized RMSE': /^fleet:svc_model_feedback_rmse:increase1h\{/,
+  'RMSE alert limit': /^1\.25 \* fleet:svc_model_reference_quality:max\{metric="rmse",/,
+  'label coverage': /^fleet:svc_model_feedback_coverage:ratio_increase1h\{/,
+  'refused share': /^fleet_reason:svc_feedback_refused:ratio_increase1h\{/,
 }
 
 t.test('the dashboard: stable uid, datasource and environment variables, no __inputs', async (t) => {

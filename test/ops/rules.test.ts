@@ -7,7 +7,7 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'
-import { alertRules, RULES_DIR, recordingRules, ruleFiles } from './fixtures/rules.js'
+import { alertRules, allRules, RULES_DIR, recordingRules, ruleFiles } from './fixtures/rules.js'
 
 const ALERTS = [
   'SvcLatencyHigh',
@@ -24,15 +24,31 @@ const ALERTS = [
   'SvcCanaryLatencyHigh',
   'SvcShadowDisagreementHigh',
   'SvcShadowFailing',
+  'SvcModelAccuracyLow',
+  'SvcModelRmseHigh',
+  'SvcFeedbackRefusedHigh',
+  'SvcCanaryQualityLow',
   'SvcTargetDown',
   'Watchdog',
 ]
 
 // The seed's table: threshold and severity per alert and environment.
 const TABLE: Readonly<Record<string, Readonly<Record<string, readonly [threshold: string, severity: string]>>>> = {
-  SvcLatencyHigh: { prod: ['0.75', 'page'], stage: ['1', 'page'], dev: ['1.5', 'warning'] },
-  SvcErrorRateHigh: { prod: ['0.01', 'page'], stage: ['0.03', 'page'], dev: ['0.05', 'warning'] },
-  SvcSaturationHigh: { prod: ['25', 'page'], stage: ['15', 'warning'], dev: ['10', 'warning'] },
+  SvcLatencyHigh: {
+    prod: ['0.75', 'page'],
+    stage: ['1', 'page'],
+    dev: ['1.5', 'warning'],
+  },
+  SvcErrorRateHigh: {
+    prod: ['0.01', 'page'],
+    stage: ['0.03', 'page'],
+    dev: ['0.05', 'warning'],
+  },
+  SvcSaturationHigh: {
+    prod: ['25', 'page'],
+    stage: ['15', 'warning'],
+    dev: ['10', 'warning'],
+  },
 }
 
 // The fleet drift alerts: the same names, thresholds, for-durations and severities as when they
@@ -66,7 +82,11 @@ const DRIFT_ALERTS: Readonly<Record<string, Readonly<{ expr: RegExp; for?: strin
     expr: /^max by \(model, output, environment\) \(fleet:svc_drift_prediction_psi:increase - min_over_time\(fleet:svc_drift_prediction_psi:increase\[30m\]\) >= 0\.1 and on \(model, version, build, output, environment\) fleet:svc_drift_prediction_rows:increase >= 500\) or sum by \(model, output, environment\) \(increase\(svc_drift_prediction_alerts_total\{severity="spike"\}\[30m\]\)\) > 0$/,
     severity: 'warning',
   },
-  SvcDriftStale: { expr: /^max by \(model, environment\) \(time\(\) - svc_drift_last_check_timestamp_seconds\) > 120$/, for: '1m', severity: 'warning' },
+  SvcDriftStale: {
+    expr: /^max by \(model, environment\) \(time\(\) - svc_drift_last_check_timestamp_seconds\) > 120$/,
+    for: '1m',
+    severity: 'warning',
+  },
 }
 
 /** The fleet rules of one kind of drift, as the issue specifies them: every instance summed, the range in the increase only. */
@@ -147,7 +167,7 @@ t.test('every aggregation keeps environment', async (t) => {
 
 t.test('recording rules are named level:metric:operations and compute what the issue specifies', async (t) => {
   const rules = await recordingRules()
-  for (const rule of rules) t.match(rule.record, /^(environment|fleet|fleet_bin):[a-z0-9_]+:[a-z0-9_]+$/)
+  for (const rule of rules) t.match(rule.record, /^(environment|fleet|fleet_bin|fleet_pair|fleet_class|fleet_reason):[a-z0-9_]+:[a-z0-9_]+$/)
   const expr = (name: string) => rules.find((r) => r.record === name)?.expr.trim()
   t.equal(expr('environment:http_requests:rate5m'), 'sum by (environment) (rate(http_requests_total[5m]))')
   t.equal(
@@ -230,9 +250,18 @@ t.test('no drift alert or fleet rule carries instance or job: three instances, e
     ...twoBins('svc_drift_prediction', 'output', 'iris', 'species', [300, 100]),
     ...twoBins('svc_drift_prediction', 'output', 'cars', 'miles_per_gallon', [280, 120]),
     ...instances.flatMap((instance) => [
-      { series: `svc_drift_alerts_total{model="iris",feature="petal_length",severity="spike",${labels(instance)}}`, values: '0x5 1x25' },
-      { series: `svc_drift_prediction_alerts_total{model="iris",output="species",severity="spike",${labels(instance)}}`, values: '0x5 1x25' },
-      { series: `svc_drift_last_check_timestamp_seconds{model="iris",${labels(instance)}}`, values: '0+60x5 300x25' },
+      {
+        series: `svc_drift_alerts_total{model="iris",feature="petal_length",severity="spike",${labels(instance)}}`,
+        values: '0x5 1x25',
+      },
+      {
+        series: `svc_drift_prediction_alerts_total{model="iris",output="species",severity="spike",${labels(instance)}}`,
+        values: '0x5 1x25',
+      },
+      {
+        series: `svc_drift_last_check_timestamp_seconds{model="iris",${labels(instance)}}`,
+        values: '0+60x5 300x25',
+      },
     ]),
   ]
   const everyFleetSeries = `{__name__=~"fleet(_bin)?:.+"}`
@@ -249,16 +278,74 @@ t.test('no drift alert or fleet rule carries instance or job: three instances, e
           {
             expr: 'count by (alertname) (ALERTS{alertstate="firing"})',
             eval_time: '20m',
-            exp_samples: alerts.map((alertname) => ({ labels: `{alertname="${alertname}"}`, value: 1 })),
+            exp_samples: alerts.map((alertname) => ({
+              labels: `{alertname="${alertname}"}`,
+              value: 1,
+            })),
           },
-          { expr: 'ALERTS{instance!=""} or ALERTS{job!=""}', eval_time: '20m', exp_samples: [] },
-          { expr: `count(count by (__name__) (${everyFleetSeries}))`, eval_time: '20m', exp_samples: [{ labels: '{}', value: records.length }] },
-          { expr: `${everyFleetSeries.replace('}', ',instance!=""}')} or ${everyFleetSeries.replace('}', ',job!=""}')}`, eval_time: '20m', exp_samples: [] },
+          {
+            expr: 'ALERTS{instance!=""} or ALERTS{job!=""}',
+            eval_time: '20m',
+            exp_samples: [],
+          },
+          {
+            expr: `count(count by (__name__) (${everyFleetSeries}))`,
+            eval_time: '20m',
+            exp_samples: [{ labels: '{}', value: records.length }],
+          },
+          {
+            expr: `${everyFleetSeries.replace('}', ',instance!=""}')} or ${everyFleetSeries.replace('}', ',job!=""}')}`,
+            eval_time: '20m',
+            exp_samples: [],
+          },
         ],
       },
     ],
   }
   await writeFile(file, stringify(test))
-  const result = await run(promtool, ['test', 'rules', file], { timeoutMs: 60_000 })
+  const result = await run(promtool, ['test', 'rules', file], {
+    timeoutMs: 60_000,
+  })
   t.equal(result.code, 0, said(`promtool test rules: ${alerts.join(', ')} fire once each for ${instances.length} instances`, result))
+})
+
+t.test('the quality rules: every instance summed, no offset, the window in the increase rules only, alerts per fleet', async (t) => {
+  const rules = (await allRules()).filter((r) => r.file === 'quality.yml')
+  t.same(
+    rules
+      .filter((r) => r.alert !== undefined)
+      .map((r) => r.alert)
+      .sort(),
+    ['SvcCanaryQualityLow', 'SvcFeedbackRefusedHigh', 'SvcModelAccuracyLow', 'SvcModelRmseHigh'],
+  )
+  const records = rules.filter((r) => r.record !== undefined).map((r) => r.record)
+  for (const name of [
+    'fleet:svc_model_feedback_accuracy:ratio_increase1h',
+    'fleet_class:svc_model_feedback_recall:ratio_increase1h',
+    'fleet_class:svc_model_feedback_precision:ratio_increase1h',
+    'fleet:svc_model_feedback_mae:increase1h',
+    'fleet:svc_model_feedback_rmse:increase1h',
+    'fleet:svc_model_feedback_bias:increase1h',
+    'fleet:svc_model_feedback_rows:increase1h',
+    'fleet:svc_model_feedback_coverage:ratio_increase1h',
+  ])
+    t.ok(records.includes(name), `${name} is recorded`)
+  for (const rule of rules) {
+    const name = rule.alert ?? rule.record
+    t.notMatch(rule.expr, /\boffset\b/, `${name}: no offset`)
+    for (const [, kind, labels] of rule.expr.matchAll(/\b(by|without|on|ignoring)\s*\(([^)]*)\)/g)) {
+      const list = (labels ?? '').split(',').map((l) => l.trim())
+      t.ok(kind === 'by' || kind === 'on', `${name}: ${kind} names what it keeps`)
+      t.notOk(list.includes('instance') || list.includes('job'), `${name}: ${kind} (${labels}) keeps no instance or job`)
+    }
+    for (const [, range] of rule.expr.matchAll(/\[([^\]]+)\]/g)) {
+      t.equal(range, '1h', `${name}: the window is 1h`)
+      t.match(rule.expr.trim(), /^sum by \([^)]*\) \(increase\(/, `${name}: a range only in an increase rule`)
+    }
+    if (rule.alert === undefined) continue
+    t.same(rule.labels, { severity: 'warning' }, `${rule.alert}: a warning`)
+    t.equal(rule.for, '10m', `${rule.alert}: for 10m`)
+    for (const [key, text] of Object.entries(rule.annotations ?? {}))
+      t.notMatch(text, /\$labels\.(instance|job)\b/, `${rule.alert}: ${key} templates no instance or job`)
+  }
 })

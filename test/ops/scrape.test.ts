@@ -2,7 +2,7 @@
 // test reads is declared by a real /metrics scrape. Then a real Prometheus, loaded with
 // ops/prometheus/prometheus.yml and every rule file, scrapes a live instance under traffic (5xx and
 // 4xx answers, a failing upstream, drifted predictions, iris rolling out a retrained version 2 as a
-// canary and a shadow): the series arrive with their labels, every
+// canary and a shadow, labels sent back for the answers): the series arrive with their labels, every
 // rule is healthy, every recording rule has a series and every dashboard panel shows data, except
 // the panels whose feature is off here (FEATURE_OFF). Only what a test cannot wait for is changed:
 // intervals of 1 s instead of 15 s, this service as the only dev target, and no Alertmanager.
@@ -47,6 +47,11 @@ const PROMETHEUS_OWN: ReadonlySet<string> = new Set([
   'ALERTS_FOR_STATE',
 ])
 
+const CAR = { cylinders: 4, displacement: 97, horsepower: 88, weight_in_lbs: 2130, acceleration: 14.5, year: 1971, origin: 'Japan' }
+/** Feedback on: an answer carries a token per row. */
+const FEEDBACK = { SVC_FEEDBACK_SECRET: 'scrape-test-feedback-secret-0123' }
+type Answer = { outputs?: Array<{ data: Array<string | number> }>; feedback_tokens?: string[] }
+
 type Service = Readonly<{ base: string; host: string; metrics(): Promise<string> }>
 
 /** The service as `svc` starts it (lib/process/start.ts), with the test routes, stopped at teardown. */
@@ -81,7 +86,7 @@ const namesUsed = async (): Promise<Map<string, string[]>> => {
 
 t.test('every metric name a rule, a panel or a rule test reads is declared by the running service', async (t) => {
   // Every optional series on: load shedding (a limit never reached) and tracing (console spans).
-  const service = await serve(t, { SVC_MAX_IN_FLIGHT: '10000', ENABLE_CONSOLE_TRACES: 'true' })
+  const service = await serve(t, { SVC_MAX_IN_FLIGHT: '10000', ENABLE_CONSOLE_TRACES: 'true', ...FEEDBACK })
   const declared = declaredMetrics(await service.metrics())
   const recorded = new Set((await recordingRules()).map((r) => r.record))
   const used = await namesUsed()
@@ -122,6 +127,7 @@ t.test('a real Prometheus scraping a live instance under traffic: labels, rules,
     SVC_DRIFT_SCHEDULE: '*/1 * * * * *',
     SVC_DRIFT_WINDOW: '200',
     SVC_DRIFT_MIN_SAMPLES: '50',
+    ...FEEDBACK,
   })
   const { base, host: target } = service
 
@@ -244,16 +250,23 @@ const IRIS = getNumbers() as number[][]
 /**
  * One round of traffic per call, never two at once: pages, 500s from a thrown error, a 404, slow
  * requests, the BTC rate (one failing upstream each time), readiness probes (the health checks),
- * iris rows with longer petals than any in training, and a prediction request that is refused.
+ * iris rows with longer petals than any in training with their labels, a car with its label, and a
+ * prediction request that is refused.
  */
 const trafficTo = (base: string): Readonly<{ once(): Promise<void>; settled(): Promise<void> }> => {
   let row = 0
   let current: Promise<void> = Promise.resolve()
   const get = async (path: string) => void (await (await fetch(`${base}${path}`)).arrayBuffer())
-  const predict = async (body: unknown) =>
-    void (await (
-      await fetch(`${base}/api/v1/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-    ).arrayBuffer())
+  const post = async (path: string, body: unknown) =>
+    (await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<Answer>
+  // Each answer's labels sent back: iris's truths its answers, cars's 1 under them (a bias of +1),
+  // and one item with a token no instance signed (refused).
+  const predict = async (body: { model: string; instances: unknown[] }, truth: (answer: string | number) => string | number = (a) => a) => {
+    const answer = await post('/api/v1/predict', body)
+    if (answer.feedback_tokens === undefined) return
+    const feedback = answer.feedback_tokens.map((token, i) => ({ token, truth: truth(answer.outputs?.[0]?.data[i] as string | number) }))
+    await post('/api/v1/feedback', { feedback: [...feedback, { token: 'not-a-token', truth: 1 }] })
+  }
   const shifted = (n: number) =>
     Array.from({ length: n }, () => {
       const [sepalLength, sepalWidth, petalLength, petalWidth] = IRIS[row++ % IRIS.length] as number[]
@@ -267,6 +280,7 @@ const trafficTo = (base: string): Readonly<{ once(): Promise<void>; settled(): P
     await get('/api/external-data?currency=USD')
     await get('/ready')
     await predict({ model: 'iris', instances: shifted(25) })
+    await predict({ model: 'cars', instances: [CAR] }, (answer) => (answer as number) - 1)
     await predict({ model: 'iris', instances: [{ sepal_length: 'long' }] })
   }
   let isRunning = false
