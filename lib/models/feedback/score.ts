@@ -52,7 +52,7 @@ const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
   absolute.count++
   squared.sum += error * error
   squared.count++
-  overestimate.sum += error > 0 ? error : 0
+  overestimate.sum += Math.max(error, 0)
   overestimate.count++
 }
 
