@@ -285,7 +285,8 @@ export const INFER_RESPONSE = named(
     feedback_tokens: Type.Optional(
       Type.Array(Type.String(), {
         description:
-          'POST /api/v1/predict with SVC_FEEDBACK_SECRET set: one token per row, in row order, to send back with the label of that row to POST /api/v1/feedback',
+          'POST /api/v1/predict with SVC_FEEDBACK_SECRET set: one token per row, in row order, ' +
+          'to send back with the label of that row to POST /api/v1/feedback',
       }),
     ),
     parameters: Type.Optional(

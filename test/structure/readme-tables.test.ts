@@ -72,8 +72,8 @@ t.test('the Logs table names every event the service logs, and no other', async 
 })
 
 t.test('the Metrics table lists every series a running service declares, with its type, and no other', async (t) => {
-  // Every optional series on: tracing (console spans) and load shedding (a limit never reached).
-  const running = await startApp(t, { ENABLE_CONSOLE_TRACES: 'true', SVC_MAX_IN_FLIGHT: '10000' })
+  // Every optional series on: tracing (console spans), load shedding (a limit never reached) and feedback.
+  const running = await startApp(t, { ENABLE_CONSOLE_TRACES: 'true', SVC_MAX_IN_FLIGHT: '10000', SVC_FEEDBACK_SECRET: 'a-secret-of-the-readme-test' })
   const text = await (await fetch(`${running.base}/metrics`)).text()
   const declared = new Map(
     [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].filter((m) => !/^(process|nodejs)_/.test(m[1] as string)).map((m) => [m[1] as string, m[2] as string]),
