@@ -59,3 +59,29 @@ t.test('a token file that cannot be read, or set beside SVC_API_TOKENS, is a con
   const both = t.throws(() => withCredentials({ SVC_API_TOKENS_FILE: '/x', SVC_API_TOKENS: 'y' })) as ConfigError
   t.same(both.problems, ['SVC_API_TOKENS_FILE: set it or SVC_API_TOKENS, not both'])
 })
+
+t.test('the feedback secrets come from their variables, their *_FILE or their credentials, never shown in an error', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-credentials-'))
+  await writeFile(join(dir, 'svc-feedback-secret'), 'credential-secret-0123456789\n')
+  await writeFile(join(dir, 'svc-feedback-secret-previous'), 'previous-secret-0123456789\n')
+  const fromCredentials = readConfig(withCredentials({ CREDENTIALS_DIRECTORY: dir })).models.feedback
+  t.match(fromCredentials, { secret: 'credential-secret-0123456789', previousSecret: 'previous-secret-0123456789', maxAgeS: 2_592_000, seen: 1_000_000 })
+  const file = join(dir, 'secret')
+  await writeFile(file, 'file-secret-0123456789abcdef\n')
+  const fromFile = readConfig(withCredentials({ SVC_FEEDBACK_SECRET_FILE: file, SVC_FEEDBACK_SECRET_PREVIOUS_FILE: join(dir, 'svc-feedback-secret-previous') }))
+  t.match(fromFile.models.feedback, { secret: 'file-secret-0123456789abcdef', previousSecret: 'previous-secret-0123456789' })
+  t.equal(
+    readConfig(withCredentials({ CREDENTIALS_DIRECTORY: dir, SVC_FEEDBACK_SECRET: 'explicit-secret-0123456789' })).models.feedback?.secret,
+    'explicit-secret-0123456789',
+  )
+  t.equal(readConfig({}).models.feedback, undefined, 'no secret: feedback is off')
+  const both = t.throws(() => withCredentials({ SVC_FEEDBACK_SECRET_FILE: file, SVC_FEEDBACK_SECRET: 'x' })) as ConfigError
+  t.same(both.problems, ['SVC_FEEDBACK_SECRET_FILE: set it or SVC_FEEDBACK_SECRET, not both'])
+  const short = t.throws(() => readConfig({ SVC_FEEDBACK_SECRET: 'too-short', SVC_FEEDBACK_MAX_AGE_S: '0' })) as ConfigError
+  t.equal(short.problems.length, 2)
+  t.match(short.problems[0], /^SVC_FEEDBACK_SECRET: expected at least 16 bytes/)
+  t.notMatch(short.message, /too-short/, 'the secret is never shown')
+  t.match(short.problems[1], /^SVC_FEEDBACK_MAX_AGE_S=0: /)
+  const alone = t.throws(() => readConfig({ SVC_FEEDBACK_SECRET_PREVIOUS: 'previous-secret-0123456789' })) as ConfigError
+  t.match(alone.problems, [/SVC_FEEDBACK_SECRET_PREVIOUS.*set SVC_FEEDBACK_SECRET too/])
+})
