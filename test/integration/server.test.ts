@@ -104,6 +104,7 @@ t.test('GET / describes the service and links the other endpoints', async (t) =>
       { method: 'POST', path: '/api/v1/predict' },
       { method: 'GET', path: '/api/v1/models' },
       { method: 'GET', path: '/api/v1/models/{name}' },
+      { method: 'POST', path: '/api/v1/feedback' },
       { method: 'POST', path: '/v2/models/{name}/infer' },
       { method: 'POST', path: '/v2/models/{name}/versions/{version}/infer' },
       { method: 'GET', path: '/v2/models/{name}' },
