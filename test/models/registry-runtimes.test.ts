@@ -51,6 +51,7 @@ t.test('a version that holds no runtime’s first file is not found under the fi
       defaultVersion: '1',
       versions: [],
       platform,
+      versionStates: [{ version: '1', state: 'FAILED', reason: `${path}: not found in the model store` }],
     })
   }
 })
