@@ -31,7 +31,16 @@ const csvRows = (model: 'iris' | 'cars'): Array<Record<string, number | string>>
     .trim()
     .split('\n')
   const names = (header as string).split(',')
-  return lines.map((line) => Object.fromEntries(line.split(',').map((v, j) => [names[j] as string, names[j] === 'origin' ? v : Number(v)])))
+  // The shipped rows end with their label column (species, miles_per_gallon): inputs only here.
+  const inputs = names.slice(0, -1)
+  return lines.map((line) =>
+    Object.fromEntries(
+      line
+        .split(',')
+        .slice(0, inputs.length)
+        .map((v, j) => [inputs[j] as string, inputs[j] === 'origin' ? v : Number(v)]),
+    ),
+  )
 }
 const IRIS_ROWS = csvRows('iris')
 const IRIS_TRUTHS = getClasses() as string[]
