@@ -28,6 +28,12 @@
 // rollout, a 5 % canary and a 100 % shadow, in the same rounds, each scraped for the share version 2
 // answered or copied; and in process (rollout.ts), a routing decision and a shadow copy.
 //
+// Feedback tokens (lib/models/feedback/): the CLI's predict at batch 1 and 64 with SVC_FEEDBACK_SECRET
+// set, each just before its feedback-off twin in every round; POST /api/v1/feedback with 64 labels,
+// fresh tokens in every request (a wrk script turning through bodies minted for the run,
+// feedback.ts), and the same 64 replayed (every label then a duplicate); and in process, minting and
+// reading tokens.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_LOADGEN (wrk if
 // installed, else autocannon), BENCH_ONLY (a regular expression: only the variants whose names
 // match, with their bare counterparts; the account then prints only the rows it has).
@@ -41,6 +47,7 @@ import { fileURLToPath } from 'node:url'
 import { startCollector } from './collector.js'
 import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
+import { FEEDBACK_SECRET, feedbackBodies, inProcessFeedbackUs, LABELS_PER_REQUEST } from './feedback.js'
 import { postPathPieces } from './post-path.js'
 import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
 import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rollout.js'
@@ -53,8 +60,11 @@ const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? '50')
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '3')
 const WARMUP_SECONDS = 3
 
-/** A POST with a JSON body instead of `GET /`; `rows` is how many predictions one request asks. */
-type Post = Readonly<{ path: string; body: string; rows: number }>
+/**
+ * A POST with a JSON body instead of `GET /`; `rows` is how many predictions (or labels) one request
+ * carries. `bodies`: wrk sends these in turn instead of `body`, one a request (autocannon sends `body`).
+ */
+type Post = Readonly<{ path: string; body: string; rows: number; bodies?: readonly string[] }>
 /**
  * `base`: the bare counterpart the variant is a ratio to (the bare GET unless named). `scrape`: the
  * server's /metrics is read once the measured load ends, into its result's `metrics`.
@@ -111,6 +121,7 @@ const BARE_GET = 'bare node:http GET, {"ok":true}'
 const BARE_POST = 'bare node:http POST, predict body'
 const BARE_POST_V2 = 'bare node:http POST, OIP tensors body'
 const BARE_POST_64 = 'bare node:http POST, batch-64 body'
+const BARE_POST_FEEDBACK = 'bare node:http POST, 64-label feedback bodies'
 const SPIN_US = 5
 const BARE_POST_SPIN = `bare node:http POST + ${SPIN_US} µs of CPU`
 
@@ -179,9 +190,26 @@ const PREDICT_1_NO_DRIFT = 'svc CLI: predict iris, batch 1, drift off'
 const PREDICT_64_NO_BIN_SERIES = 'svc CLI: predict iris, batch 64, no bin series'
 const PREDICT_64_NO_DRIFT = 'svc CLI: predict iris, batch 64, drift off'
 const INFER_1 = 'svc CLI: /v2 infer iris, batch 1'
+const PREDICT_1_FEEDBACK = 'svc CLI: predict iris, batch 1, feedback on'
+const PREDICT_64_FEEDBACK = 'svc CLI: predict iris, batch 64, feedback on'
+const FEEDBACK_64 = 'svc CLI: feedback, 64 labels, fresh tokens'
+const FEEDBACK_64_REPLAYED = 'svc CLI: feedback, the same 64 labels (duplicates)'
 // The conventional stack (fastify.ts): fastify 5 + pino + fastify-metrics, and with OpenTelemetry always-on.
 const FASTIFY = 'fastify + pino + fastify-metrics'
 const FASTIFY_ALWAYS_ON = 'fastify stack + OTel always-on (OTLP)'
+
+// Feedback on: predictions carry a token per row. The feedback requests turn through more distinct
+// labels than the seen set holds (SVC_FEEDBACK_SEEN), so each token is forgotten before it comes
+// round again and every label is accepted, counted and remembered, evicting the oldest: the steady
+// state of a full seen set. Replaying one body instead prices the whole check (format, tag, age,
+// build, truth) and the seen-set lookup, without the counting.
+const FEEDBACK_ON = { SVC_FEEDBACK_SECRET: FEEDBACK_SECRET }
+const FEEDBACK_SEEN = 100_000
+const FEEDBACK_BODIES = 2 * Math.ceil(FEEDBACK_SEEN / LABELS_PER_REQUEST)
+const labelBodies = await feedbackBodies(FEEDBACK_BODIES)
+const feedbackPost = (bodies: readonly string[]): Post => ({ path: '/api/v1/feedback', body: bodies[0] as string, rows: LABELS_PER_REQUEST, bodies })
+const FRESH_LABELS = feedbackPost(labelBodies)
+const REPLAYED_LABELS = feedbackPost(labelBodies.slice(0, 1))
 
 const onPredict = (name: string, args: string[], env: Readonly<Record<string, string>> = {}): Variant => ({
   name,
@@ -196,6 +224,7 @@ const VARIANTS_ALL: readonly Variant[] = [
   { name: BARE_POST_SPIN, args: server(`bare-post-spin-${SPIN_US}`), post: predict(1), base: BARE_POST },
   { name: BARE_POST_V2, args: server('bare-post'), post: inferTensors(1), base: BARE_POST_V2 },
   { name: BARE_POST_64, args: server('bare-post'), post: predict(64), base: BARE_POST_64 },
+  { name: BARE_POST_FEEDBACK, args: server('bare-post'), post: FRESH_LABELS, base: BARE_POST_FEEDBACK },
   { name: BARE, args: server('bare') },
   { name: BARE_NO_DATE, args: server('bare-no-date') },
   { name: BARE_ID, args: server('bare-id') },
@@ -220,13 +249,24 @@ const VARIANTS_ALL: readonly Variant[] = [
   onPredict(POST_RESPONSE, server('post-response')),
   onPredict(POST_LOGGING, server('post-logging')),
   onPredict(POST_BOTH, server('post-both')),
-  // Drift on and off back to back, so their per-round difference compares the machine in one state.
+  // Feedback on, off, and drift off back to back, so their per-round differences compare the machine in one state.
+  onPredict(PREDICT_1_FEEDBACK, CLI, FEEDBACK_ON),
   onPredict(PREDICT_1, CLI),
   onPredict(PREDICT_1_NO_DRIFT, CLI, NO_DRIFT),
   { name: INFER_1, args: CLI, post: inferTensors(1), base: BARE_POST_V2 },
+  { name: PREDICT_64_FEEDBACK, args: CLI, env: FEEDBACK_ON, post: predict(64), base: BARE_POST_64 },
   { name: PREDICT_64, args: CLI, post: predict(64), base: BARE_POST_64 },
   { name: PREDICT_64_NO_BIN_SERIES, args: CLI, env: NO_BIN_SERIES, post: predict(64), base: BARE_POST_64 },
   { name: PREDICT_64_NO_DRIFT, args: CLI, env: NO_DRIFT, post: predict(64), base: BARE_POST_64 },
+  {
+    name: FEEDBACK_64,
+    args: CLI,
+    env: { ...FEEDBACK_ON, SVC_FEEDBACK_SEEN: String(FEEDBACK_SEEN) },
+    post: FRESH_LABELS,
+    base: BARE_POST_FEEDBACK,
+    scrape: true,
+  },
+  { name: FEEDBACK_64_REPLAYED, args: CLI, env: FEEDBACK_ON, post: REPLAYED_LABELS, base: BARE_POST_FEEDBACK, scrape: true },
   ...STORE_VARIANTS,
   ...ROLLOUT_VARIANTS,
 ]
@@ -236,11 +276,32 @@ const wanted = new Set(VARIANTS_ALL.filter(isChosen).flatMap((v) => [v.name, v.b
 const VARIANTS = VARIANTS_ALL.filter((v) => wanted.has(v.name))
 const baseOf = (v: Variant): string => v.base ?? BARE_GET
 
-/** wrk sends a body through a Lua script; one per request shape, written once. */
-const postScript = async (post: Post): Promise<string> => {
-  const file = join(await mkdtemp(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua')
-  await writeFile(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(post.body)}\n`)
+/**
+ * wrk sends a body through a Lua script; one per request shape, written once. Several bodies are
+ * read from a file, one a line, and sent in turn: formatting each request is wrk's CPU, not the server's.
+ */
+const scripts = new Map<Post, Promise<string>>()
+const writeScript = async (post: Post): Promise<string> => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-wrk-'))
+  const file = join(dir, 'post.lua')
+  const head = 'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+  if (post.bodies === undefined) {
+    await writeFile(file, `${head}wrk.body = ${JSON.stringify(post.body)}\n`)
+    return file
+  }
+  const bodies = join(dir, 'bodies.jsonl')
+  await writeFile(bodies, `${post.bodies.join('\n')}\n`)
+  await writeFile(
+    file,
+    `${head}local bodies = {}\nfor line in io.lines(${JSON.stringify(bodies)}) do bodies[#bodies + 1] = line end\n` +
+      'local next = 0\nrequest = function()\n  next = next % #bodies + 1\n  return wrk.format(nil, nil, nil, bodies[next])\nend\n',
+  )
   return file
+}
+const postScript = (post: Post): Promise<string> => {
+  const known = scripts.get(post) ?? writeScript(post)
+  scripts.set(post, known)
+  return known
 }
 
 const pinning = availableParallelism() >= 2 && (await hasCommand('taskset'))
@@ -364,7 +425,13 @@ const row = (cells: readonly string[]): string =>
 process.stdout.write(row(['variant', 'CPU µs/req', '× its bare', 'bare', 'req/s', '× bare GET', 'p99 ms', 'rows/CPU s', 'server CPU', 'errors']))
 /** Rows per second of server CPU: rows per request ÷ CPU seconds per request. */
 const rowsPerCpuSecond = (round: Map<string, Result>, name: string, rows: number): number => (rows * 1e6) / get(round, name).cpuUsPerRequest
-const BARE_LABELS: Readonly<Record<string, string>> = { [BARE_GET]: 'GET', [BARE_POST]: 'POST', [BARE_POST_V2]: 'POST v2', [BARE_POST_64]: 'POST ×64' }
+const BARE_LABELS: Readonly<Record<string, string>> = {
+  [BARE_GET]: 'GET',
+  [BARE_POST]: 'POST',
+  [BARE_POST_V2]: 'POST v2',
+  [BARE_POST_64]: 'POST ×64',
+  [BARE_POST_FEEDBACK]: 'POST fb64',
+}
 for (const variant of VARIANTS) {
   const { name, post } = variant
   process.stdout.write(
@@ -502,6 +569,51 @@ process.stdout.write(
       ? `Predictions: batch 64 ${(perRound((r) => get(r, PREDICT_64).rps) * 64).toFixed(0)} rows/s; in process ${inProcessRowNs().toFixed(0)} ns per row\n`
       : ''),
 )
+// Feedback tokens. The targets: with SVC_FEEDBACK_SECRET set, a prediction's CPU per request at most
+// 10 % (batch 1) and 20 % (batch 64) over feedback off's, as the median of the per-round quotients
+// of the two (they ran back to back in every round: the quotient of their ratios to the same bare POST).
+const FEEDBACK_PAIRS = [
+  [1, PREDICT_1_FEEDBACK, PREDICT_1, BARE_POST, 0.1],
+  [64, PREDICT_64_FEEDBACK, PREDICT_64, BARE_POST_64, 0.2],
+] as const
+if ([PREDICT_1_FEEDBACK, PREDICT_64_FEEDBACK, FEEDBACK_64, FEEDBACK_64_REPLAYED].some(has)) {
+  let text = '\nFeedback tokens, CPU µs per request (× the bare POST with the same body; medians of per-round figures):\n'
+  for (const [rows, on, off, base, limit] of FEEDBACK_PAIRS) {
+    if (!has(on) || !has(off)) continue
+    const quotient = perRound((r) => get(r, on).cpuUsPerRequest / get(r, off).cpuUsPerRequest)
+    text +=
+      accountRow(`predict, batch ${rows}, feedback off (× bare ${cpuRatio(off, base).toFixed(2)})`, cpuOf(off)) +
+      accountRow(`  feedback on (× bare ${cpuRatio(on, base).toFixed(2)})`, cpuOf(on)) +
+      accountRow(`  on ÷ off (target ≤ ${(1 + limit).toFixed(2)}: ${verdict(quotient <= 1 + limit)})`, quotient, 3) +
+      accountRow('  on minus off, per row (median of per-round differences)', over(on, off) / rows, 3)
+  }
+  for (const name of [FEEDBACK_64, FEEDBACK_64_REPLAYED].filter(has)) {
+    const total = (metric: string): number => rounds.reduce((sum, r) => sum + metricTotal(get(r, name).metrics ?? '', metric), 0)
+    const accepted = total('svc_model_feedback_rows_total')
+    const refused = total('svc_feedback_refused_total')
+    text +=
+      accountRow(`${name} (× bare ${cpuRatio(name, BARE_POST_FEEDBACK).toFixed(2)})`, cpuOf(name)) +
+      accountRow(
+        `  per label; ${((accepted * 100) / (accepted + refused)).toFixed(2)} % of the labels accepted, warm-ups included`,
+        cpuOf(name) / LABELS_PER_REQUEST,
+        3,
+      )
+  }
+  if (has(FEEDBACK_64) && has(FEEDBACK_64_REPLAYED)) {
+    text += accountRow('  counting an accepted label (fresh minus replayed, per label)', over(FEEDBACK_64, FEEDBACK_64_REPLAYED) / LABELS_PER_REQUEST, 3)
+  }
+  const us = await inProcessFeedbackUs()
+  text +=
+    'In process, CPU µs (median of 5 samples of a quarter-second):\n' +
+    accountRow('mintTokens, 1 row', us.mint1, 3) +
+    accountRow(`mintTokens, ${LABELS_PER_REQUEST} rows (per row: ${(us.mint64 / LABELS_PER_REQUEST).toFixed(3)})`, us.mint64, 3) +
+    accountRow('readToken, per token', us.read, 3) +
+    accountRow(`score ${LABELS_PER_REQUEST} labels, all accepted (per label: ${(us.scoreAccepted / LABELS_PER_REQUEST).toFixed(3)})`, us.scoreAccepted, 3) +
+    accountRow(`score ${LABELS_PER_REQUEST} labels, all duplicates (per label: ${(us.scoreDuplicate / LABELS_PER_REQUEST).toFixed(3)})`, us.scoreDuplicate, 3) +
+    accountRow("the reference: one HMAC-SHA256 of a token's bytes, per row", us.hmac, 3)
+  process.stdout.write(text)
+}
+
 const rows64 = (name: string): number => perRound((r) => rowsPerCpuSecond(r, name, 64))
 if (store.skipped !== undefined) {
   process.stdout.write(`ONNX: skipped, ${store.skipped}\n`)

@@ -111,19 +111,55 @@ const ensure = (rows: number): void => {
   firsts = Buffer.alloc(rows * BLOCK)
   seconds = Buffer.alloc(rows * BLOCK)
 }
+/** One token's bytes (the longest a token can be), and the JSON array text of a request's tokens, reused likewise. */
+const raw = Buffer.alloc(BLOCK + 2 * (1 + MAX_NAME_BYTES) + BUILD_BYTES + VALUE_BYTES + TAG_BYTES)
+let text = Buffer.alloc(4096)
 
-const writeFirst = (block: Buffer, offset: number, issuedS: number, prefix: number, counter: number, row: number): void => {
-  block[offset] = TOKEN_FORMAT
-  block.writeUInt32BE(issuedS, offset + 1)
-  block.writeUInt16BE(prefix, offset + 5)
-  block.writeUIntBE(counter, offset + 7, 6)
-  block.writeUIntBE(row, offset + 13, 3)
+/** base64url's alphabet (RFC 4648 §5), as the byte of each character. */
+const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1')
+const char = (sextet: number): number => ALPHABET[sextet & 63] as number
+
+/** Writes `bytes[0, size)` as unpadded base64url into `out` at `at`; returns the offset after it. */
+const encode = (bytes: Buffer, size: number, out: Buffer, at: number): number => {
+  let o = at
+  let i = 0
+  for (; i + 3 <= size; i += 3) {
+    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number)
+    out[o] = char(n >>> 18)
+    out[o + 1] = char(n >>> 12)
+    out[o + 2] = char(n >>> 6)
+    out[o + 3] = char(n)
+    o += 4
+  }
+  if (i === size) return o
+  const n = ((bytes[i] as number) << 16) | (i + 1 < size ? (bytes[i + 1] as number) << 8 : 0)
+  out[o] = char(n >>> 18)
+  out[o + 1] = char(n >>> 12)
+  if (i + 1 === size) return o + 2
+  out[o + 2] = char(n >>> 6)
+  return o + 3
+}
+
+/** B1 up to the row index: the same for every row of a request. */
+const ROW_AT = 13
+
+const writeHead = (block: Buffer, issuedS: number, prefix: number, counter: number): void => {
+  block[0] = TOKEN_FORMAT
+  block.writeUInt32BE(issuedS, 1)
+  block.writeUInt16BE(prefix, 5)
+  block.writeUIntBE(counter, 7, 6)
+}
+
+const writeRow = (block: Buffer, offset: number, row: number): void => {
+  block[offset + ROW_AT] = row >>> 16
+  block[offset + ROW_AT + 1] = (row >>> 8) & 0xff
+  block[offset + ROW_AT + 2] = row & 0xff
 }
 
 const writeSecond = (block: Buffer, offset: number, answer: number, kind: number): void => {
   block.writeDoubleBE(answer, offset)
   block[offset + 8] = kind
-  block.fill(0, offset + 9, offset + BLOCK)
+  for (let i = offset + 9; i < offset + BLOCK; i++) block[i] = 0
 }
 
 /** CBC-MAC of the 2-block messages held in `firsts`/`seconds` for `rows` rows: E(E(B1) ⊕ B2) per row. */
@@ -134,34 +170,57 @@ const macs = (cipher: Cipher, rows: number): Buffer => {
   return cipher.update(seconds.subarray(0, size))
 }
 
+const QUOTE = 0x22
+const COMMA = 0x2c
+
 /**
  * hot path: the tokens of `rows` answers, as the JSON array text of their strings. `answers` holds a
  * class index (a classifier's labels) or a value per row.
+ *
+ * The rows' tokens differ only in the row index, the answer and the tag: the rest of a token is
+ * written once, and every token is encoded into one byte buffer turned into a string once. A
+ * `toString('base64url')` and a string join per token, and `Buffer.copy` for each row's 16 and 12
+ * bytes, took 29.7 µs at batch 64; this takes 14.1 (Node 20, in process, one after the other; test/bench/README.md).
  */
 export const mintTokens = (key: VersionKey, answers: ArrayLike<number>, rows: number, issuedS: number): string => {
   nonces.counter = (nonces.counter + 1) % NONCE_SPACE
-  const { prefix, counter } = nonces
   const kind = key.kind === 'class' ? KIND_CLASS : KIND_VALUE
   ensure(rows)
+  writeHead(firsts, issuedS, nonces.prefix, nonces.counter)
   for (let r = 0; r < rows; r++) {
-    writeFirst(firsts, r * BLOCK, issuedS, prefix, counter, r)
-    writeSecond(seconds, r * BLOCK, answers[r] as number, kind)
+    const at = r * BLOCK
+    if (r > 0) for (let i = 0; i < ROW_AT; i++) firsts[at + i] = firsts[i] as number
+    writeRow(firsts, at, r)
+    writeSecond(seconds, at, answers[r] as number, kind)
   }
   const tags = macs(key.cipher, rows)
-  const answerBytes = kind === KIND_CLASS ? CLASS_BYTES : VALUE_BYTES
-  const size = BLOCK + key.middle.length + answerBytes + TAG_BYTES
-  const token = Buffer.allocUnsafe(size)
-  const answerAt = BLOCK + key.middle.length
-  key.middle.copy(token, BLOCK)
-  let json = '['
+  const { middle } = key
+  const answerAt = BLOCK + middle.length
+  const tagAt = answerAt + (kind === KIND_CLASS ? CLASS_BYTES : VALUE_BYTES)
+  const size = tagAt + TAG_BYTES
+  firsts.copy(raw, 0, 0, ROW_AT)
+  middle.copy(raw, BLOCK)
+  // Each token: its characters, two quotes and a comma (the last one's is the closing bracket).
+  const length = rows * (Math.ceil((size * 4) / 3) + 3) + 1
+  if (text.length < length) text = Buffer.alloc(length)
+  text[0] = 0x5b
+  let o = 1
   for (let r = 0; r < rows; r++) {
-    firsts.copy(token, 0, r * BLOCK, r * BLOCK + BLOCK)
-    if (kind === KIND_CLASS) token.writeUInt16BE(answers[r] as number, answerAt)
-    else token.writeDoubleBE(answers[r] as number, answerAt)
-    tags.copy(token, answerAt + answerBytes, r * BLOCK, r * BLOCK + TAG_BYTES)
-    json += r === 0 ? `"${token.toString('base64url')}"` : `,"${token.toString('base64url')}"`
+    const at = r * BLOCK
+    raw[ROW_AT] = firsts[at + ROW_AT] as number
+    raw[ROW_AT + 1] = firsts[at + ROW_AT + 1] as number
+    raw[ROW_AT + 2] = firsts[at + ROW_AT + 2] as number
+    if (kind === KIND_CLASS) raw.writeUInt16BE(answers[r] as number, answerAt)
+    else raw.writeDoubleBE(answers[r] as number, answerAt)
+    for (let i = 0; i < TAG_BYTES; i++) raw[tagAt + i] = tags[at + i] as number
+    text[o] = QUOTE
+    o = encode(raw, size, text, o + 1)
+    text[o] = QUOTE
+    text[o + 1] = COMMA
+    o += 2
   }
-  return `${json}]`
+  text[o - 1] = 0x5d
+  return text.toString('latin1', 0, o)
 }
 
 /** The parts of a token's bytes, before its tag is checked; undefined when they are not a token's. */
