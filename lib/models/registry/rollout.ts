@@ -1,7 +1,8 @@
 // A model's rollout (lib/README.md §10): the canary that answers a share of the requests naming no
-// version, and the shadow that predicts a share of them again after the reply (lib/models/shadow/).
-// Both are declared in the manifest (lib/models/store/manifest.ts), which checks them against its
-// own members; here they are checked against what loaded, and a request is routed.
+// version, and the shadow that predicts a share of them again after the reply (lib/models/shadow/);
+// with them, the share of its requests the payload log writes (lib/models/payload/). All are
+// declared in the manifest (lib/models/store/manifest.ts), which checks them against its own
+// members; here they are checked against what loaded, and a request is routed.
 //
 // Routing. A request with a routing key (its `id`, or the header SVC_ROLLOUT_KEY_HEADER names) goes
 // to the canary when the key's point, a 32-bit FNV-1a hash scaled to [0, 100), is below the
@@ -62,16 +63,17 @@ const arm = (
  */
 export const rolloutOf = (manifest: Manifest, served: ReadonlyMap<string, ServedModel>, failures: ReadonlyMap<string, string>): Result<Rollout, string> => {
   if (manifest.rolloutError !== undefined) return failed(manifest.rolloutError)
-  if (manifest.canary === undefined && manifest.shadow === undefined) return succeeded(NO_ROLLOUT)
+  if (manifest.canary === undefined && manifest.shadow === undefined && manifest.logPercent === undefined) return succeeded(NO_ROLLOUT)
   const canary = arm(manifest.canary, 'canary', served, failures)
   if (!canary.ok) return canary
   const shadow = arm(manifest.shadow, 'shadow', served, failures)
   if (!shadow.ok) return shadow
-  return succeeded(Object.freeze({ canary: canary.value, shadow: shadow.value }))
+  return succeeded(Object.freeze({ canary: canary.value, shadow: shadow.value, logPercent: manifest.logPercent }))
 }
 
-/** Whether two splits route and copy alike: the same versions at the same shares. */
-export const isSameRollout = (a: Rollout, b: Rollout): boolean => isSameArm(a.canary, b.canary) && isSameArm(a.shadow, b.shadow)
+/** Whether two splits route, copy and log alike: the same versions at the same shares. */
+export const isSameRollout = (a: Rollout, b: Rollout): boolean =>
+  isSameArm(a.canary, b.canary) && isSameArm(a.shadow, b.shadow) && a.logPercent === b.logPercent
 
 const isSameArm = (a: RolloutArm | undefined, b: RolloutArm | undefined): boolean =>
   a === b || (a !== undefined && b !== undefined && a.served.version === b.served.version && a.percent === b.percent)
