@@ -18,6 +18,7 @@ import { createStore } from './models/store/open.js'
 import type { Runtime } from './models/runtime.js'
 import { createShadowCopies, type ShadowCopies } from './models/shadow/copies.js'
 import { createFeedback, type Feedback } from './models/feedback/feedback.js'
+import { createPayloadWriter, type PayloadWriter } from './models/payload/writer.js'
 import { feedbackRoutes } from './endpoints/feedback.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
@@ -67,6 +68,8 @@ export type App = Readonly<{
   shedding: Shedding
   /** The shadow copies waiting or running (lib/models/shadow/). */
   shadows: ShadowCopies
+  /** The payload log's writer (lib/models/payload/), undefined when SVC_PAYLOAD_LOG is unset; `stop` flushes it (shutdown). */
+  payloadLog: PayloadWriter | undefined
 }>
 
 export const createApp = ({ config, logger, routes = [], writeConsole, droppedLogLines, runtimes }: AppOptions): App => {
@@ -76,6 +79,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
   const { models, drift, shadows, predictions, feedback } = createModels(config, logger, metricsRegistry, shedding, runtimes)
+  const payloadLog = createPayloadLog(config, logger, metricsRegistry, shedding)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -145,7 +149,15 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     config.admin === undefined
       ? undefined
       : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: metricsRegistry.http, address: config.admin })
-  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows }
+  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows, payloadLog }
+}
+
+/** The payload log's writer when SVC_PAYLOAD_LOG is set; unset, nothing is built. It drops events first when the service nears shedding. */
+const createPayloadLog = (config: Config, logger: Logger, metricsRegistry: MetricsRegistry, shedding: Shedding): PayloadWriter | undefined => {
+  const log = config.models.payloadLog
+  if (log === undefined) return undefined
+  const { target, queue: capacity, flushMs, maxBytes, files } = log
+  return createPayloadWriter({ target, capacity, flushMs, maxBytes, files, metrics: metricsRegistry.prom, logger, isUnderPressure: shedding.isUnderPressure })
 }
 
 /**
