@@ -1,4 +1,6 @@
 // Wires the service once at start-up: telemetry, the route table with its pipelines, the server.
+import { hostname } from 'node:os'
+import type { AddressInfo } from 'node:net'
 import type { Config } from './process/config/config.js'
 import { EXTERNAL_DATA_DOC, getExternalData } from './endpoints/external-data.js'
 import { getHealth, getReady, getStartup, HEALTH_DOC, READY_DOC, STARTUP_DOC } from './endpoints/health.js'
@@ -19,6 +21,8 @@ import type { Runtime } from './models/runtime.js'
 import { createShadowCopies, type ShadowCopies } from './models/shadow/copies.js'
 import { createFeedback, type Feedback } from './models/feedback/feedback.js'
 import { createPayloadWriter, type PayloadWriter } from './models/payload/writer.js'
+import { createPayloadEvents } from './models/payload/events.js'
+import { createPayloadLog, type PayloadLog } from './models/payload/log.js'
 import { feedbackRoutes } from './endpoints/feedback.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
@@ -78,8 +82,13 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const { models, drift, shadows, predictions, feedback } = createModels(config, logger, metricsRegistry, shedding, runtimes)
-  const payloadLog = createPayloadLog(config, logger, metricsRegistry, shedding)
+  const payloadLog = payloadWriterOf(config, logger, metricsRegistry, shedding)
+  // An event's `source`: the listener's port, read once the first event is built, after listening.
+  const source = (): string => `svc://${hostname()}:${(server.http.address() as AddressInfo).port}`
+  const { models, drift, shadows, predictions, feedback, payload } = createModels(config, logger, metricsRegistry, shedding, runtimes, {
+    writer: payloadLog,
+    source,
+  })
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -97,6 +106,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     shadows,
     routingHeader: config.models.routingHeader,
     feedback,
+    payload,
   }
   const table: RouteDef[] = [
     {
@@ -153,18 +163,27 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
 }
 
 /** The payload log's writer when SVC_PAYLOAD_LOG is set; unset, nothing is built. It drops events first when the service nears shedding. */
-const createPayloadLog = (config: Config, logger: Logger, metricsRegistry: MetricsRegistry, shedding: Shedding): PayloadWriter | undefined => {
+const payloadWriterOf = (config: Config, logger: Logger, metricsRegistry: MetricsRegistry, shedding: Shedding): PayloadWriter | undefined => {
   const log = config.models.payloadLog
   if (log === undefined) return undefined
   const { target, queue: capacity, flushMs, maxBytes, files } = log
   return createPayloadWriter({ target, capacity, flushMs, maxBytes, files, metrics: metricsRegistry.prom, logger, isUnderPressure: shedding.isUnderPressure })
 }
 
+/** What the endpoints log through, when there is a writer: events, sampling (each model's manifest percent, else the configured one). */
+const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source: () => string, models: () => ModelRegistry): PayloadLog | undefined => {
+  const log = config.models.payloadLog
+  if (writer === undefined || log === undefined) return undefined
+  const events = createPayloadEvents({ source, exclude: log.exclude })
+  return createPayloadLog({ writer, events, percent: log.percent, percentOf: (name) => models().logPercentOf(name) })
+}
+
 /**
- * The model registry, drift monitoring, shadow copies, prediction series and feedback, wired
- * together: each publish makes the series of the bin counters, the shadows and the feedback of the
- * builds it serves, before any request reaches them, and drops the per-version series of the
- * versions it no longer serves (feedback's once their tokens expire).
+ * The model registry, drift monitoring, shadow copies, prediction series, feedback and the payload
+ * log, wired together: each publish makes the series of the bin counters, the shadows and the
+ * feedback of the builds it serves, before any request reaches them, and drops the per-version
+ * series of the versions it no longer serves (feedback's once their tokens expire). An accepted
+ * label goes to the payload log.
  */
 const createModels = (
   config: Config,
@@ -172,9 +191,22 @@ const createModels = (
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
   runtimes: readonly Runtime[] | undefined,
-): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies; predictions: ModelMetrics; feedback: Feedback | undefined }> => {
+  log: Readonly<{ writer: PayloadWriter | undefined; source: () => string }>,
+): Readonly<{
+  models: ModelRegistry
+  drift: App['drift']
+  shadows: ShadowCopies
+  predictions: ModelMetrics
+  feedback: Feedback | undefined
+  payload: PayloadLog | undefined
+}> => {
   const predictions = createModelMetrics(metricsRegistry.prom)
-  const feedback = config.models.feedback === undefined ? undefined : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom })
+  // The registry is made below, and a request reaches the payload log only once it is.
+  const payload = payloadLogOf(config, log.writer, log.source, () => models)
+  const feedback =
+    config.models.feedback === undefined
+      ? undefined
+      : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom, onLabel: payload?.label })
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
     store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
@@ -201,7 +233,7 @@ const createModels = (
     isUnderPressure: shedding.isUnderPressure,
     onRows: drift?.monitor.count,
   })
-  return { models, drift, shadows, predictions, feedback }
+  return { models, drift, shadows, predictions, feedback, payload }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {
