@@ -227,3 +227,13 @@ t.test('with SVC_PAYLOAD_LOG=/dev/full every prediction is still answered 200, a
   await until(async () => (await failed()) > 0, 'failed events counted')
   t.ok((await failed()) > 0)
 })
+
+t.test('with SVC_ROLLOUT_KEY_HEADER the header is the key sampled by', async (t) => {
+  const { path, running } = await startLogged(t, { default_version: '1' }, { SVC_PAYLOAD_LOG_PERCENT: '50', SVC_ROLLOUT_KEY_HEADER: 'x-user' })
+  const users = Array.from({ length: 60 }, (_, i) => `u${i}`)
+  await inParallel(users.length, 4, (i) => predictIris(running.base, { id: `request-${i}` }, { 'x-user': users[i] as string }))
+  const expected = users.flatMap((user, i) => (keyPoint(`log:${user}`) < 50 ? [`request-${i}`] : []))
+  const events = await eventsWhen(path, expected.length)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.same(events.map((e) => e['data']['request_id']).sort(), expected.sort(), "the header's keys, not the body's ids")
+})
