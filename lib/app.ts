@@ -82,13 +82,8 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const payloadLog = payloadWriterOf(config, logger, metricsRegistry, shedding)
-  // An event's `source`: the listener's port, read once the first event is built, after listening.
-  const source = (): string => `svc://${hostname()}:${(server.http.address() as AddressInfo).port}`
-  const { models, drift, shadows, predictions, feedback, payload } = createModels(config, logger, metricsRegistry, shedding, runtimes, {
-    writer: payloadLog,
-    source,
-  })
+  const source = (): string => listenerSource(server)
+  const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(config, logger, metricsRegistry, shedding, runtimes, source)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -170,6 +165,9 @@ const payloadWriterOf = (config: Config, logger: Logger, metricsRegistry: Metric
   return createPayloadWriter({ target, capacity, flushMs, maxBytes, files, metrics: metricsRegistry.prom, logger, isUnderPressure: shedding.isUnderPressure })
 }
 
+/** A payload log event's `source`: the listener's port, read once the first event is built, after listening. */
+const listenerSource = (server: SvcServer): string => `svc://${hostname()}:${(server.http.address() as AddressInfo).port}`
+
 /** What the endpoints log through, when there is a writer: events, sampling (each model's manifest percent, else the configured one). */
 const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source: () => string, models: () => ModelRegistry): PayloadLog | undefined => {
   const log = config.models.payloadLog
@@ -191,7 +189,7 @@ const createModels = (
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
   runtimes: readonly Runtime[] | undefined,
-  log: Readonly<{ writer: PayloadWriter | undefined; source: () => string }>,
+  source: () => string,
 ): Readonly<{
   models: ModelRegistry
   drift: App['drift']
@@ -199,10 +197,12 @@ const createModels = (
   predictions: ModelMetrics
   feedback: Feedback | undefined
   payload: PayloadLog | undefined
+  payloadLog: PayloadWriter | undefined
 }> => {
   const predictions = createModelMetrics(metricsRegistry.prom)
   // The registry is made below, and a request reaches the payload log only once it is.
-  const payload = payloadLogOf(config, log.writer, log.source, () => models)
+  const payloadLog = payloadWriterOf(config, logger, metricsRegistry, shedding)
+  const payload = payloadLogOf(config, payloadLog, source, () => models)
   const feedback =
     config.models.feedback === undefined
       ? undefined
@@ -233,7 +233,7 @@ const createModels = (
     isUnderPressure: shedding.isUnderPressure,
     onRows: drift?.monitor.count,
   })
-  return { models, drift, shadows, predictions, feedback, payload }
+  return { models, drift, shadows, predictions, feedback, payload, payloadLog }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

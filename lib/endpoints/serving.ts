@@ -169,6 +169,27 @@ export const TOKEN_MEMBERS = Object.freeze({
   v2: (tokens: string): string => `,"parameters":{"feedback_tokens":${tokens}}`,
 })
 
+/** Queues a sampled answer for the payload log once its reply is written: references only, the event is built later; undefined when the log is off. */
+const payloadLogger = (payload: PayloadLog | undefined, models: ModelRegistry, routingHeader: string | undefined) =>
+  payload === undefined
+    ? undefined
+    : (
+        ctx: Ctx,
+        served: ServedModel,
+        request: InferRequest,
+        features: Float64Array,
+        prediction: Prediction,
+        tokens: string | undefined,
+        seconds: number,
+        isNamed: boolean,
+      ): void => {
+        if (!payload.isSampled(served.name, routingHeader === undefined ? request.id : ctx.header(routingHeader))) return
+        const role: Role = isNamed ? 'named' : models.resolve(served.name) === served ? 'default' : 'canary'
+        const { rows } = request
+        const requestId = request.id ?? ctx.requestId
+        payload.prediction(ctx, { served, requestId, role, rows, features, prediction, tokens, durationMs: seconds * 1000, traceId: ctx.traceId })
+      }
+
 export const createServing = (
   { models, maxBatch, drift, shadows, routingHeader, feedback, payload }: ModelRoutesOptions,
   api: keyof typeof TOKEN_MEMBERS,
@@ -193,26 +214,7 @@ export const createServing = (
           shadows.copy(ctx, { shadow: shadow.served, primary: served, request, answered: prediction })
         }
 
-  /** Queues a sampled answer for the payload log once its reply is written: references only, the event is built later. */
-  const log =
-    payload === undefined
-      ? undefined
-      : (
-          ctx: Ctx,
-          served: ServedModel,
-          request: InferRequest,
-          features: Float64Array,
-          prediction: Prediction,
-          tokens: string | undefined,
-          seconds: number,
-          isNamed: boolean,
-        ): void => {
-          if (!payload.isSampled(served.name, routingHeader === undefined ? request.id : ctx.header(routingHeader))) return
-          const role: Role = isNamed ? 'named' : models.resolve(served.name) === served ? 'default' : 'canary'
-          const { rows } = request
-          const requestId = request.id ?? ctx.requestId
-          payload.prediction(ctx, { served, requestId, role, rows, features, prediction, tokens, durationMs: seconds * 1000, traceId: ctx.traceId })
-        }
+  const log = payloadLogger(payload, models, routingHeader)
 
   /** Records and counts a prediction of `served`, and builds its reply. */
   const answer = (

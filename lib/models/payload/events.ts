@@ -68,6 +68,60 @@ type Layout = Readonly<{
 
 const number = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
 
+/** How a build's events are written, its excluded inputs left out. */
+const layoutFor = (served: ServedModel, excluded: ReadonlySet<string>): Layout => {
+  const { model } = served
+  const columns: Column[] = []
+  model.inputs.forEach((input, index) => {
+    if (!excluded.has(input.name))
+      columns.push({
+        index,
+        key: JSON.stringify(input.name),
+        levels: input.type === 'categorical' ? input.levels.map((level) => JSON.stringify(level)) : undefined,
+      })
+  })
+  return {
+    width: model.inputs.length,
+    columns,
+    answers: model.outputs.map((output) => ({
+      key: JSON.stringify(output.name),
+      kind: output.type,
+    })),
+    classes: model.task === 'classification' ? model.classes.map((label) => JSON.stringify(label)) : [],
+    subject: JSON.stringify(`${served.name}/${served.version}`),
+    names: `"model":${JSON.stringify(served.name)},"version":${JSON.stringify(served.version)}`,
+  }
+}
+
+const rowsJson = ({ width, columns }: Layout, features: Float64Array, rows: number): string => {
+  const out: string[] = []
+  for (let i = 0; i < rows; i++) {
+    const base = i * width
+    const members = columns.map(({ index, key, levels }) => {
+      const value = features[base + index] as number
+      return `${key}:${levels === undefined ? number(value) : (levels[value] as string)}`
+    })
+    out.push(`{${members.join(',')}}`)
+  }
+  return `[${out.join(',')}]`
+}
+
+const answersJson = ({ answers, classes }: Layout, prediction: Prediction, rows: number): string => {
+  const out: string[] = []
+  const { labels, probabilities } = prediction as ClassPrediction
+  const { values } = prediction as ValuePrediction
+  const width = classes.length
+  for (let i = 0; i < rows; i++) {
+    const members = answers.map(({ key, kind }) => {
+      if (kind === 'label') return `${key}:${classes[labels[i] as number] as string}`
+      if (kind === 'value') return `${key}:${number(values[i] as number)}`
+      return `${key}:[${Array.from(probabilities.subarray(i * width, (i + 1) * width), number).join(',')}]`
+    })
+    out.push(`{${members.join(',')}}`)
+  }
+  return `[${out.join(',')}]`
+}
+
 export type PayloadEvents = Readonly<{
   /** The `svc.prediction` event's JSON text, at `timeMs`. */
   prediction(capture: PredictionCapture, timeMs: number): string
@@ -98,59 +152,8 @@ export const createPayloadEvents = ({ source, exclude }: PayloadEventsOptions): 
   const layouts = new WeakMap<ServedModel, Layout>()
   const layoutOf = (served: ServedModel): Layout => {
     let layout = layouts.get(served)
-    if (layout !== undefined) return layout
-    const { model } = served
-    const columns: Column[] = []
-    model.inputs.forEach((input, index) => {
-      if (!excluded.has(input.name))
-        columns.push({
-          index,
-          key: JSON.stringify(input.name),
-          levels: input.type === 'categorical' ? input.levels.map((level) => JSON.stringify(level)) : undefined,
-        })
-    })
-    layout = {
-      width: model.inputs.length,
-      columns,
-      answers: model.outputs.map((output) => ({
-        key: JSON.stringify(output.name),
-        kind: output.type,
-      })),
-      classes: model.task === 'classification' ? model.classes.map((label) => JSON.stringify(label)) : [],
-      subject: JSON.stringify(`${served.name}/${served.version}`),
-      names: `"model":${JSON.stringify(served.name)},"version":${JSON.stringify(served.version)}`,
-    }
-    layouts.set(served, layout)
+    if (layout === undefined) layouts.set(served, (layout = layoutFor(served, excluded)))
     return layout
-  }
-
-  const rowsJson = ({ width, columns }: Layout, features: Float64Array, rows: number): string => {
-    const out: string[] = []
-    for (let i = 0; i < rows; i++) {
-      const base = i * width
-      const members = columns.map(({ index, key, levels }) => {
-        const value = features[base + index] as number
-        return `${key}:${levels === undefined ? number(value) : (levels[value] as string)}`
-      })
-      out.push(`{${members.join(',')}}`)
-    }
-    return `[${out.join(',')}]`
-  }
-
-  const answersJson = ({ answers, classes }: Layout, prediction: Prediction, rows: number): string => {
-    const out: string[] = []
-    const { labels, probabilities } = prediction as ClassPrediction
-    const { values } = prediction as ValuePrediction
-    const width = classes.length
-    for (let i = 0; i < rows; i++) {
-      const members = answers.map(({ key, kind }) => {
-        if (kind === 'label') return `${key}:${classes[labels[i] as number] as string}`
-        if (kind === 'value') return `${key}:${number(values[i] as number)}`
-        return `${key}:[${Array.from(probabilities.subarray(i * width, (i + 1) * width), number).join(',')}]`
-      })
-      out.push(`{${members.join(',')}}`)
-    }
-    return `[${out.join(',')}]`
   }
 
   return {
