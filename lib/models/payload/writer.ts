@@ -23,7 +23,7 @@
 import { performance } from 'node:perf_hooks'
 import type { Registry } from 'prom-client'
 import { describeError } from '../../core/net/describe-error.js'
-import { createRing } from '../../core/ring.js'
+import { createRing, type Ring } from '../../core/ring.js'
 import type { PayloadTarget } from '../../process/config/config.js'
 import { observe } from '../../telemetry/cells.js'
 import type { Logger } from '../../telemetry/logger.js'
@@ -41,7 +41,10 @@ export const WRITE_TIMEOUT_MS = 5000
 export const RETRY_DELAYS_MS: readonly number[] = [100, 500, 2000]
 
 export type PayloadWriter = Readonly<{
-  /** hot path: after the reply; queues `event` (a function building the event's JSON text, run in the drain turn) or drops it (queue full, under pressure). Never throws. */
+  /**
+   * hot path: after the reply; queues `event` (a function building the event's JSON text, run in
+   * the drain turn) or drops it (queue full, under pressure). Never throws.
+   */
   enqueue(build: () => string): void
   /** Shutdown: writes what is queued within budgetMs; what is left is counted dropped. */
   stop(budgetMs: number): Promise<void>
@@ -73,8 +76,10 @@ const sinkFor = ({ target, flushMs, maxBytes, files }: PayloadWriterOptions): Si
 /** Why a write failed, in a few stable words: a sink's own reason, or an errno's code (`ENOSPC`). */
 const reasonOf = (error: unknown): string => (error instanceof SinkError ? error.message : describeError(error))
 
+type FailureLog = Readonly<{ failed(reason: string): void; written(): void }>
+
 /** Logs a failure when its reason is new, and a recovery once after failures. */
-const failureLog = (logger: Logger, sink: PayloadTarget['kind']) => {
+const failureLog = (logger: Logger, sink: PayloadTarget['kind']): FailureLog => {
   let last: string | undefined
   return {
     failed: (reason: string): void => {
@@ -94,149 +99,177 @@ export const createPayloadWriter = (options: PayloadWriterOptions): PayloadWrite
   const { capacity, metrics, isUnderPressure } = options
   const queue = createRing<() => string>(capacity)
   const cells = createPayloadMetrics(metrics, () => queue.size)
-  const batches = createBatches(sinkFor(options), queue, cells, options)
+  const drain = new Drain(sinkFor(options), queue, cells, options)
   return {
     enqueue: (build) => {
-      if (batches.isStopping() || isUnderPressure() || !queue.put(build)) cells.outcomes.dropped.value++
-      else batches.queued()
+      if (drain.isStopping || isUnderPressure() || !queue.put(build)) cells.outcomes.dropped.value++
+      else drain.queued()
     },
-    stop: batches.stop,
+    stop: (budgetMs) => (drain.stopped ??= drain.stop(budgetMs)),
   }
 }
 
-type Queue = ReturnType<typeof createRing<() => string>>
+type Queue = Ring<() => string>
 
-/** The drain: builds batches from `queue`, writes them one at a time, retries and counts them. */
-const createBatches = (sink: Sink, queue: Queue, cells: PayloadCells, options: PayloadWriterOptions) => {
-  const { isUnderPressure, timeoutMs = WRITE_TIMEOUT_MS, retryDelaysMs = RETRY_DELAYS_MS } = options
-  const log = failureLog(options.logger, options.target.kind)
-  const { outcomes } = cells
-  /** The batch being written or waiting for its retry, and its failed attempts. */
-  let [batch, attempts] = [undefined as string[] | undefined, 0]
-  let [isWriting, isSinkDown, isStopping, isClosed] = [false, false, false, false]
-  let wake: ReturnType<typeof setTimeout> | undefined
-  /** When the oldest queued event came: a sink's batch leaves `lingerMs` after it. */
-  let oldestAt = 0
-  let onIdle: (() => void) | undefined
-
-  const arm = (delayMs: number): void => {
-    wake = setTimeout(drain, delayMs)
-  }
-  // Outside the request's store (header); `exit` only inside one: on Node 20 it toggles async hooks.
-  const schedule = (delayMs: number): void => {
-    if (wake !== undefined || isWriting || isClosed) return
-    if (requestStore.getStore() === undefined) arm(delayMs)
-    else requestStore.exit(arm, delayMs)
-  }
-  const dueIn = (): number => (isStopping || queue.size >= MAX_BATCH ? 0 : Math.max(0, oldestAt + sink.lingerMs - performance.now()))
-
-  /** Builds up to MAX_BATCH events; a builder that throws fails its event alone. */
-  const take = (): string[] => {
-    const events: string[] = []
-    for (let n = Math.min(queue.size, MAX_BATCH); n > 0; n--) {
-      try {
-        events.push(queue.take()())
-      } catch (error: unknown) {
-        outcomes.failed.value++
-        log.failed(`event not built: ${describeError(error)}`)
-      }
-    }
-    oldestAt = performance.now()
-    return events
-  }
-
-  const dropQueued = (): void => {
-    while (queue.size > 0) {
-      queue.take()
-      outcomes.dropped.value++
-    }
-  }
-
-  const drain = (): void => {
-    wake = undefined
-    if (batch === undefined) {
-      if (isUnderPressure() && !isStopping) dropQueued()
-      ;[batch, attempts] = [take(), 0]
-    }
-    if (batch.length > 0) return void write(batch)
-    batch = undefined
-    next()
-  }
-
-  /** After a batch: the next one, or, stopping with nothing left, the end of `stop`'s wait. */
-  const next = (): void => {
-    if (batch !== undefined || queue.size > 0) return schedule(batch === undefined ? dueIn() : 0)
-    if (isStopping) onIdle?.()
-  }
-
-  const write = async (events: string[]): Promise<void> => {
-    const start = performance.now()
-    const signal = AbortSignal.timeout(timeoutMs)
-    isWriting = true
-    let reason: string | undefined
+/** Builds up to MAX_BATCH events; a builder that throws fails its event alone. */
+const take = (queue: Queue, cells: PayloadCells, log: FailureLog): string[] => {
+  const events: string[] = []
+  for (let n = Math.min(queue.size, MAX_BATCH); n > 0; n--) {
     try {
-      await sink.write(events, signal)
+      events.push(queue.take()())
     } catch (error: unknown) {
-      reason = signal.aborted ? `no answer within ${timeoutMs} ms` : reasonOf(error)
+      cells.outcomes.failed.value++
+      log.failed(`event not built: ${describeError(error)}`)
     }
-    isWriting = false
-    // `stop` gave up on this write and counted its events dropped.
-    if (isClosed) return
-    observe(cells.duration, (performance.now() - start) / 1000, undefined)
-    if (reason === undefined) written(events)
-    else failed(events, reason)
   }
+  return events
+}
 
-  const written = (events: string[]): void => {
-    outcomes.written.value += events.length
-    ;[batch, isSinkDown] = [undefined, false]
-    log.written()
-    next()
+const dropQueued = (queue: Queue, cells: PayloadCells): void => {
+  while (queue.size > 0) {
+    queue.take()
+    cells.outcomes.dropped.value++
   }
+}
 
-  const failed = (events: string[], reason: string): void => {
-    log.failed(reason)
-    const delayMs = isStopping || isSinkDown ? undefined : retryDelaysMs[attempts++]
-    if (delayMs !== undefined) return schedule(delayMs)
-    outcomes.failed.value += events.length
-    batch = undefined
-    isSinkDown = !isStopping
-    next()
+/**
+ * The drain: builds batches from the queue, writes them one at a time, retries and counts them. A
+ * class: a dozen fields of state every step reads, in one fixed shape.
+ */
+class Drain {
+  isStopping = false
+  stopped: Promise<void> | undefined
+  readonly #sink: Sink
+  readonly #queue: Queue
+  readonly #cells: PayloadCells
+  readonly #log: FailureLog
+  readonly #isUnderPressure: () => boolean
+  readonly #timeoutMs: number
+  readonly #retryDelaysMs: readonly number[]
+  /** The batch being written or waiting for its retry, and its failed attempts. */
+  #batch: string[] | undefined
+  #attempts = 0
+  #isWriting = false
+  /** The last batch used up its retries: until one is written, each batch gets one attempt. */
+  #isSinkDown = false
+  #isClosed = false
+  #wake: ReturnType<typeof setTimeout> | undefined
+  /** When the oldest queued event came: a sink's batch leaves `lingerMs` after it. */
+  #oldestAt = 0
+  #onIdle: (() => void) | undefined
+
+  constructor(sink: Sink, queue: Queue, cells: PayloadCells, options: PayloadWriterOptions) {
+    this.#sink = sink
+    this.#queue = queue
+    this.#cells = cells
+    this.#log = failureLog(options.logger, options.target.kind)
+    this.#isUnderPressure = options.isUnderPressure
+    this.#timeoutMs = options.timeoutMs ?? WRITE_TIMEOUT_MS
+    this.#retryDelaysMs = options.retryDelaysMs ?? RETRY_DELAYS_MS
   }
 
   /** An event is in the queue: a drain is due unless one is already, or sooner once MAX_BATCH wait. */
-  const queued = (): void => {
-    if (queue.size === 1) oldestAt = performance.now()
-    if (wake === undefined) {
-      if (!isWriting) schedule(dueIn())
-    } else if (queue.size === MAX_BATCH && batch === undefined) {
-      clearTimeout(wake)
-      wake = undefined
-      schedule(0)
+  queued(): void {
+    const size = this.#queue.size
+    if (size === 1) this.#oldestAt = performance.now()
+    if (this.#wake === undefined) {
+      if (!this.#isWriting) this.#schedule(this.#dueIn())
+    } else if (size === MAX_BATCH && this.#batch === undefined) {
+      clearTimeout(this.#wake)
+      this.#wake = undefined
+      this.#schedule(0)
     }
   }
 
-  const stop = async (budgetMs: number): Promise<void> => {
-    isStopping = true
+  async stop(budgetMs: number): Promise<void> {
+    this.isStopping = true
     // A linger or a retry's wait is cut short: what is queued goes now.
-    clearTimeout(wake)
-    wake = undefined
+    clearTimeout(this.#wake)
+    this.#wake = undefined
     let deadline: ReturnType<typeof setTimeout> | undefined
     const idle = new Promise<void>((resolve) => {
-      onIdle = resolve
+      this.#onIdle = resolve
       deadline = setTimeout(resolve, budgetMs)
     })
-    next()
+    this.#next()
     await idle
     clearTimeout(deadline)
-    isClosed = true
-    clearTimeout(wake)
-    outcomes.dropped.value += batch?.length ?? 0
-    batch = undefined
-    dropQueued()
-    await sink.close()
+    this.#isClosed = true
+    clearTimeout(this.#wake)
+    this.#cells.outcomes.dropped.value += this.#batch?.length ?? 0
+    this.#batch = undefined
+    dropQueued(this.#queue, this.#cells)
+    await this.#sink.close()
   }
 
-  let stopped: Promise<void> | undefined
-  return { isStopping: () => isStopping, queued, stop: (budgetMs: number): Promise<void> => (stopped ??= stop(budgetMs)) }
+  readonly #arm = (delayMs: number): void => {
+    this.#wake = setTimeout(this.#drain, delayMs)
+  }
+
+  // Outside the request's store (header); `exit` only inside one: on Node 20 it toggles async hooks.
+  #schedule(delayMs: number): void {
+    if (this.#wake !== undefined || this.#isWriting || this.#isClosed) return
+    if (requestStore.getStore() === undefined) this.#arm(delayMs)
+    else requestStore.exit(this.#arm, delayMs)
+  }
+
+  #dueIn(): number {
+    if (this.isStopping || this.#queue.size >= MAX_BATCH) return 0
+    return Math.max(0, this.#oldestAt + this.#sink.lingerMs - performance.now())
+  }
+
+  readonly #drain = (): void => {
+    this.#wake = undefined
+    if (this.#batch === undefined) {
+      if (this.#isUnderPressure() && !this.isStopping) dropQueued(this.#queue, this.#cells)
+      this.#batch = take(this.#queue, this.#cells, this.#log)
+      this.#attempts = 0
+      this.#oldestAt = performance.now()
+    }
+    if (this.#batch.length > 0) return void this.#write(this.#batch)
+    this.#batch = undefined
+    this.#next()
+  }
+
+  /** After a batch: the next one, or, stopping with nothing left, the end of `stop`'s wait. */
+  #next(): void {
+    if (this.#batch !== undefined || this.#queue.size > 0) return this.#schedule(this.#batch === undefined ? this.#dueIn() : 0)
+    if (this.isStopping) this.#onIdle?.()
+  }
+
+  async #write(events: string[]): Promise<void> {
+    const start = performance.now()
+    const signal = AbortSignal.timeout(this.#timeoutMs)
+    this.#isWriting = true
+    let reason: string | undefined
+    try {
+      await this.#sink.write(events, signal)
+    } catch (error: unknown) {
+      reason = signal.aborted ? `no answer within ${this.#timeoutMs} ms` : reasonOf(error)
+    }
+    this.#isWriting = false
+    // `stop` gave up on this write and counted its events dropped.
+    if (this.#isClosed) return
+    observe(this.#cells.duration, (performance.now() - start) / 1000, undefined)
+    if (reason === undefined) this.#written(events)
+    else this.#failed(events, reason)
+  }
+
+  #written(events: string[]): void {
+    this.#cells.outcomes.written.value += events.length
+    this.#batch = undefined
+    this.#isSinkDown = false
+    this.#log.written()
+    this.#next()
+  }
+
+  #failed(events: string[], reason: string): void {
+    this.#log.failed(reason)
+    const delayMs = this.isStopping || this.#isSinkDown ? undefined : this.#retryDelaysMs[this.#attempts++]
+    if (delayMs !== undefined) return this.#schedule(delayMs)
+    this.#cells.outcomes.failed.value += events.length
+    this.#batch = undefined
+    this.#isSinkDown = !this.isStopping
+    this.#next()
+  }
 }

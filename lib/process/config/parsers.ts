@@ -96,7 +96,8 @@ export const payloadTarget: Parser<PayloadTarget> = (raw) => {
     const url = httpUrl(raw)
     return url instanceof Invalid ? expected('a file path, or an http:// or https:// URL') : { kind: 'http', url }
   }
-  return raw === '' ? expected('a file path, or an http:// or https:// URL') : { kind: 'file', path: raw }
+  // The reader treats an empty variable as unset: text here is never empty.
+  return { kind: 'file', path: raw }
 }
 
 /** Comma-separated names, trimmed, empty ones left out (SVC_PAYLOAD_LOG_EXCLUDE's inputs). */
