@@ -38,12 +38,11 @@ const eventsWhen = async (path: string, count: number): Promise<Event[]> => {
   return (await readLines(path)).map((line) => JSON.parse(line) as Event)
 }
 
-/** Starts the service with its payload log in a fresh directory; the writer is stopped at teardown. */
+/** Starts the service with its payload log in a fresh directory (startApp stops the writer at teardown). */
 const startLogged = async (t: Test, manifest: Record<string, unknown>, env: Record<string, string> = {}, routes: RouteDef[] = []) => {
   const root = await tempTree(t, irisVersions(manifest))
   const path = join(root, 'payload.jsonl')
   const running = await startApp(t, { SVC_MODEL_STORE: root, SVC_PAYLOAD_LOG: path, ...env }, routes)
-  t.teardown(() => running.app.payloadLog?.stop(1000))
   return { root, path, running }
 }
 
@@ -213,7 +212,6 @@ t.test("a manifest's log percent overrides SVC_PAYLOAD_LOG_PERCENT at reload; a 
 t.test('with SVC_PAYLOAD_LOG=/dev/full every prediction is still answered 200, and the events count failed', async (t) => {
   const root = await tempTree(t, irisVersions({ default_version: '1' }))
   const running = await startApp(t, { SVC_MODEL_STORE: root, SVC_PAYLOAD_LOG: '/dev/full' })
-  t.teardown(() => running.app.payloadLog?.stop(100))
   const answers = await inParallel(200, 8, (i) => predictIris(running.base, { instances: [irisRow(i)] }))
   t.ok(
     answers.every((a) => a.status === 200),

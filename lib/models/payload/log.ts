@@ -11,7 +11,7 @@
 // the reply written is the endpoint's (a reply the server had to replace is no answer to log). The
 // event is built later still, in the writer's drain turn (writer.ts).
 import type { Ctx } from '../../core/http/context.js'
-import { keyPoint } from '../registry/rollout.js'
+import { keyPoint, prefixState } from '../registry/rollout.js'
 import type { LabelCapture, PayloadEvents, PredictionCapture } from './events.js'
 import type { PayloadWriter } from './writer.js'
 
@@ -37,9 +37,12 @@ export type PayloadLogOptions = Readonly<{
   now?: () => number
 }>
 
+/** FNV-1a's state after `log:`: a key's point from it is that of `log:` + key, with no string built per request. */
+const LOG_STATE = prefixState('log:')
+
 /** Whether a request falls in the logged `percent`: by its key's `log:` point when it has one, else at random. */
 export const isLogged = (percent: number, key: string | undefined): boolean =>
-  percent >= 100 || (key === undefined ? Math.random() * 100 : keyPoint(`log:${key}`)) < percent
+  percent >= 100 || (key === undefined ? Math.random() * 100 : keyPoint(key, LOG_STATE)) < percent
 
 export const createPayloadLog = ({ writer, events, percent, percentOf, now = Date.now }: PayloadLogOptions): PayloadLog => ({
   isSampled: (model, key) => isLogged(percentOf(model) ?? percent, key),

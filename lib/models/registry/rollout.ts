@@ -19,15 +19,24 @@ const FNV_PRIME = 0x01000193
 /** 2³² / 100: a 32-bit hash over this is a point in [0, 100). */
 const POINTS_PER_PERCENT = 4294967296 / 100
 
+/** FNV-1a's state after `text`'s UTF-16 code units, from `hash`. */
+const fnv = (hash: number, text: string): number => {
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME)
+  return hash
+}
+
+/** The state after `prefix`: a key's point from it is the point of `prefix + key`, with no string built. */
+export const prefixState = (prefix: string): number => fnv(FNV_OFFSET, prefix)
+
 /**
  * A routing key's fixed point in [0, 100), the same on every host: FNV-1a over its UTF-16 code
  * units, then MurmurHash3's finaliser. FNV-1a alone spreads keys that differ only in their last
  * characters (`user-1`, `user-2`, …) unevenly over the range: 6 % off in a tenth of it over 10⁵
- * such keys; the finaliser mixes every bit into every other.
+ * such keys; the finaliser mixes every bit into every other. `state` (prefixState) hashes it after
+ * a prefix, so another use (the payload log's `log:`) draws apart from the canary.
  */
-export const keyPoint = (key: string): number => {
-  let hash = FNV_OFFSET
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), FNV_PRIME)
+export const keyPoint = (key: string, state = FNV_OFFSET): number => {
+  let hash = fnv(state, key)
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
   hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35)
   return ((hash ^ (hash >>> 16)) >>> 0) / POINTS_PER_PERCENT
