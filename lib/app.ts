@@ -1,4 +1,6 @@
 // Wires the service once at start-up: telemetry, the route table with its pipelines, the server.
+import { hostname } from 'node:os'
+import type { AddressInfo } from 'node:net'
 import type { Config } from './process/config/config.js'
 import { EXTERNAL_DATA_DOC, getExternalData } from './endpoints/external-data.js'
 import { getHealth, getReady, getStartup, HEALTH_DOC, READY_DOC, STARTUP_DOC } from './endpoints/health.js'
@@ -18,6 +20,9 @@ import { createStore } from './models/store/open.js'
 import type { Runtime } from './models/runtime.js'
 import { createShadowCopies, type ShadowCopies } from './models/shadow/copies.js'
 import { createFeedback, type Feedback } from './models/feedback/feedback.js'
+import { createPayloadWriter, type PayloadWriter } from './models/payload/writer.js'
+import { createPayloadEvents } from './models/payload/events.js'
+import { createPayloadLog, type PayloadLog } from './models/payload/log.js'
 import { feedbackRoutes } from './endpoints/feedback.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
@@ -67,6 +72,8 @@ export type App = Readonly<{
   shedding: Shedding
   /** The shadow copies waiting or running (lib/models/shadow/). */
   shadows: ShadowCopies
+  /** The payload log's writer (lib/models/payload/), undefined when SVC_PAYLOAD_LOG is unset; `stop` flushes it (shutdown). */
+  payloadLog: PayloadWriter | undefined
 }>
 
 export const createApp = ({ config, logger, routes = [], writeConsole, droppedLogLines, runtimes }: AppOptions): App => {
@@ -75,7 +82,8 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const { models, drift, shadows, predictions, feedback } = createModels(config, logger, metricsRegistry, shedding, runtimes)
+  const source = (): string => listenerSource(server)
+  const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(config, logger, metricsRegistry, shedding, runtimes, source)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -93,6 +101,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     shadows,
     routingHeader: config.models.routingHeader,
     feedback,
+    payload,
   }
   const table: RouteDef[] = [
     {
@@ -145,14 +154,34 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
     config.admin === undefined
       ? undefined
       : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: metricsRegistry.http, address: config.admin })
-  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows }
+  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows, payloadLog }
+}
+
+/** The payload log's writer when SVC_PAYLOAD_LOG is set; unset, nothing is built. It drops events first when the service nears shedding. */
+const payloadWriterOf = (config: Config, logger: Logger, metricsRegistry: MetricsRegistry, shedding: Shedding): PayloadWriter | undefined => {
+  const log = config.models.payloadLog
+  if (log === undefined) return undefined
+  const { target, queue: capacity, flushMs, maxBytes, files } = log
+  return createPayloadWriter({ target, capacity, flushMs, maxBytes, files, metrics: metricsRegistry.prom, logger, isUnderPressure: shedding.isUnderPressure })
+}
+
+/** A payload log event's `source`: the listener's port, read once the first event is built, after listening. */
+const listenerSource = (server: SvcServer): string => `svc://${hostname()}:${(server.http.address() as AddressInfo).port}`
+
+/** What the endpoints log through, when there is a writer: events, sampling (each model's manifest percent, else the configured one). */
+const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source: () => string, models: () => ModelRegistry): PayloadLog | undefined => {
+  const log = config.models.payloadLog
+  if (writer === undefined || log === undefined) return undefined
+  const events = createPayloadEvents({ source, exclude: log.exclude })
+  return createPayloadLog({ writer, events, percent: log.percent, percentOf: (name) => models().logPercentOf(name) })
 }
 
 /**
- * The model registry, drift monitoring, shadow copies, prediction series and feedback, wired
- * together: each publish makes the series of the bin counters, the shadows and the feedback of the
- * builds it serves, before any request reaches them, and drops the per-version series of the
- * versions it no longer serves (feedback's once their tokens expire).
+ * The model registry, drift monitoring, shadow copies, prediction series, feedback and the payload
+ * log, wired together: each publish makes the series of the bin counters, the shadows and the
+ * feedback of the builds it serves, before any request reaches them, and drops the per-version
+ * series of the versions it no longer serves (feedback's once their tokens expire). An accepted
+ * label goes to the payload log.
  */
 const createModels = (
   config: Config,
@@ -160,9 +189,24 @@ const createModels = (
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
   runtimes: readonly Runtime[] | undefined,
-): Readonly<{ models: ModelRegistry; drift: App['drift']; shadows: ShadowCopies; predictions: ModelMetrics; feedback: Feedback | undefined }> => {
+  source: () => string,
+): Readonly<{
+  models: ModelRegistry
+  drift: App['drift']
+  shadows: ShadowCopies
+  predictions: ModelMetrics
+  feedback: Feedback | undefined
+  payload: PayloadLog | undefined
+  payloadLog: PayloadWriter | undefined
+}> => {
   const predictions = createModelMetrics(metricsRegistry.prom)
-  const feedback = config.models.feedback === undefined ? undefined : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom })
+  // The registry is made below, and a request reaches the payload log only once it is.
+  const payloadLog = payloadWriterOf(config, logger, metricsRegistry, shedding)
+  const payload = payloadLogOf(config, payloadLog, source, () => models)
+  const feedback =
+    config.models.feedback === undefined
+      ? undefined
+      : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom, onLabel: payload?.label })
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
     store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
@@ -189,7 +233,7 @@ const createModels = (
     isUnderPressure: shedding.isUnderPressure,
     onRows: drift?.monitor.count,
   })
-  return { models, drift, shadows, predictions, feedback }
+  return { models, drift, shadows, predictions, feedback, payload, payloadLog }
 }
 
 const createDrift = (config: Config, models: ModelRegistry, metricsRegistry: MetricsRegistry, logger: Logger, counters: BinCounters): App['drift'] => {

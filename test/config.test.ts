@@ -73,6 +73,8 @@ t.test('config is frozen all the way down, every optional section present', asyn
     SVC_EXTERNAL_API_URL: 'https://status.example/health',
     OTLP_ENDPOINT: 'collector:4317',
     SVC_MODEL_STORE: 'https://models.internal/svc/',
+    SVC_PAYLOAD_LOG: 'https://sink.internal/events',
+    SVC_PAYLOAD_LOG_EXCLUDE: 'email',
   })
   t.same(unfrozen(config, 'config'), [])
 })
@@ -305,6 +307,49 @@ t.test('model variables: the store in any accepted form, the reload interval and
   t.match(error.problems[1], /^SVC_MODEL_RELOAD_INTERVAL_S=86401: expected an integer from 0 to 86400$/)
   t.match(error.problems[2], /^SVC_MAX_BATCH=0: expected an integer from 1 to 100000$/)
   t.notMatch(error.message, /secret/, 'a password in the store URL is never repeated')
+})
+
+t.test('the payload log: unset, nothing; a file path or an http(s) sink, its queue, rotation, flush, share and exclusions, each checked', async (t) => {
+  t.equal(readConfig({}).models.payloadLog, undefined)
+  t.equal(readConfig({ SVC_PAYLOAD_LOG_QUEUE: '5' }).models.payloadLog, undefined, 'settings alone turn nothing on')
+  t.same(readConfig({ SVC_PAYLOAD_LOG: '/var/log/svc/payload.jsonl' }).models.payloadLog, {
+    target: { kind: 'file', path: '/var/log/svc/payload.jsonl' },
+    queue: 10_000,
+    maxBytes: 100 * 1024 * 1024,
+    files: 5,
+    flushMs: 1000,
+    percent: 100,
+    exclude: [],
+  })
+  const sink = readConfig({
+    SVC_PAYLOAD_LOG: 'https://user:pw@sink.internal/events',
+    SVC_PAYLOAD_LOG_QUEUE: '50',
+    SVC_PAYLOAD_LOG_MAX_BYTES: '2048',
+    SVC_PAYLOAD_LOG_FILES: '2',
+    SVC_PAYLOAD_LOG_FLUSH_MS: '250',
+    SVC_PAYLOAD_LOG_PERCENT: '0',
+    SVC_PAYLOAD_LOG_EXCLUDE: ' email, phone,,email ',
+  }).models.payloadLog
+  t.match(sink, { target: { kind: 'http' }, queue: 50, maxBytes: 2048, files: 2, flushMs: 250, percent: 0, exclude: ['email', 'phone'] })
+  t.equal(sink?.target.kind === 'http' ? sink.target.url.href : undefined, 'https://user:pw@sink.internal/events')
+  t.match(readConfig({ SVC_PAYLOAD_LOG: 'payload.jsonl' }).models.payloadLog?.target, { kind: 'file', path: 'payload.jsonl' }, 'a relative path')
+  const error = t.throws(() =>
+    readConfig({
+      SVC_PAYLOAD_LOG: 'ftp://user:secret@host/events',
+      SVC_PAYLOAD_LOG_QUEUE: '0',
+      SVC_PAYLOAD_LOG_FILES: '0',
+      SVC_PAYLOAD_LOG_FLUSH_MS: '5',
+      SVC_PAYLOAD_LOG_PERCENT: '101',
+    }),
+  ) as ConfigError
+  t.same(error.problems, [
+    'SVC_PAYLOAD_LOG=ftp://***@host/events: expected a file path, or an http:// or https:// URL',
+    'SVC_PAYLOAD_LOG_QUEUE=0: expected an integer from 1 to 1000000',
+    'SVC_PAYLOAD_LOG_FILES=0: expected an integer from 1 to 1000',
+    'SVC_PAYLOAD_LOG_FLUSH_MS=5: expected an integer from 10 to 60000',
+    'SVC_PAYLOAD_LOG_PERCENT=101: expected a number from 0 to 100',
+  ])
+  t.notMatch(error.message, /secret/, 'a password in the sink URL is never repeated')
 })
 
 t.test('drift variables: window, minimum, schedule, thresholds and bin series, each checked', async (t) => {

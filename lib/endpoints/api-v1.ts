@@ -103,7 +103,7 @@ const predictEndpoint = (options: ModelRoutesOptions): Handler => {
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>
     try {
-      reply = infer(ctx, served, request, cells)
+      reply = infer(ctx, served, request, cells, request.version !== undefined)
     } catch (error: unknown) {
       throw counted(cells, error)
     }

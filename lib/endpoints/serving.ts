@@ -39,6 +39,7 @@ import { isInShare } from '../models/registry/rollout.js'
 import type { Input, ModelVersion, Prediction } from '../models/runtime.js'
 import type { ShadowCopies } from '../models/shadow/copies.js'
 import type { Feedback } from '../models/feedback/feedback.js'
+import type { PayloadLog, Role } from '../models/payload/log.js'
 import type { TensorMetadata } from './model-schemas.js'
 import { toHttpError } from './problems.js'
 
@@ -54,6 +55,8 @@ export type ModelRoutesOptions = Readonly<{
   routingHeader?: string | undefined
   /** Signs a feedback token per answered row; undefined when feedback is off. */
   feedback?: Feedback | undefined
+  /** Writes a sampled share of the answers after the reply (SVC_PAYLOAD_LOG); undefined when off. */
+  payload?: PayloadLog | undefined
 }>
 
 const fail = (status: number, code: string, detail: string, extra?: ProblemExtra): HttpError =>
@@ -153,8 +156,8 @@ export type Serving = Readonly<{
   find(name: string, version: string | undefined, extra?: ProblemExtra): ServedModel
   /** hot path: the version that answers a checked request: the one it names, else the split's (`id` its routing key); throws as `find`. */
   choose(ctx: Ctx, name: string, version: string | undefined, id: string | undefined): ServedModel
-  /** Encodes and predicts one checked request; throws RequestError for inputs the model refuses. */
-  infer(ctx: Ctx, served: ServedModel, request: InferRequest, cells: ModelCells): Reply | Promise<Reply>
+  /** Encodes and predicts one checked request (`isNamed`: it named its version); throws RequestError for inputs the model refuses. */
+  infer(ctx: Ctx, served: ServedModel, request: InferRequest, cells: ModelCells, isNamed: boolean): Reply | Promise<Reply>
 }>
 
 /** The members `served` adds to its request_completed line. */
@@ -166,16 +169,32 @@ export const TOKEN_MEMBERS = Object.freeze({
   v2: (tokens: string): string => `,"parameters":{"feedback_tokens":${tokens}}`,
 })
 
-export const createServing = ({ models, maxBatch, drift, shadows, routingHeader, feedback }: ModelRoutesOptions, api: keyof typeof TOKEN_MEMBERS): Serving => {
+/** Queues a sampled answer for the payload log once its reply is written: references only, the event is built later; undefined when the log is off. */
+const payloadLogger = (payload: PayloadLog | undefined, models: ModelRegistry, routingHeader: string | undefined) =>
+  payload === undefined
+    ? undefined
+    : (
+        ctx: Ctx,
+        served: ServedModel,
+        request: InferRequest,
+        features: Float64Array,
+        prediction: Prediction,
+        tokens: string | undefined,
+        seconds: number,
+        isNamed: boolean,
+      ): void => {
+        if (!payload.isSampled(served.name, routingHeader === undefined ? request.id : ctx.header(routingHeader))) return
+        const role: Role = isNamed ? 'named' : models.resolve(served.name) === served ? 'default' : 'canary'
+        const { rows } = request
+        const requestId = request.id ?? ctx.requestId
+        payload.prediction(ctx, { served, requestId, role, rows, features, prediction, tokens, durationMs: seconds * 1000, traceId: ctx.traceId })
+      }
+
+export const createServing = (
+  { models, maxBatch, drift, shadows, routingHeader, feedback, payload }: ModelRoutesOptions,
+  api: keyof typeof TOKEN_MEMBERS,
+): Serving => {
   const tokenMember = TOKEN_MEMBERS[api]
-  /** The members an answer adds after its outputs: the rows' feedback tokens when feedback is on. */
-  const members =
-    feedback === undefined
-      ? undefined
-      : (served: ServedModel, prediction: Prediction, rows: number): string => {
-          const tokens = feedback.tokens(served, prediction, rows)
-          return tokens === undefined ? '' : tokenMember(tokens)
-        }
   const find = (name: string, version: string | undefined, extra?: ProblemExtra): ServedModel => {
     const served = models.resolve(name, version)
     if (served !== undefined) return served
@@ -195,6 +214,8 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
           shadows.copy(ctx, { shadow: shadow.served, primary: served, request, answered: prediction })
         }
 
+  const log = payloadLogger(payload, models, routingHeader)
+
   /** Records and counts a prediction of `served`, and builds its reply. */
   const answer = (
     ctx: Ctx,
@@ -205,6 +226,7 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
     prediction: Prediction,
     start: number,
     selected: readonly number[] | undefined,
+    isNamed: boolean,
   ): Reply => {
     if (drift !== undefined) {
       if (models.resolve(served.name) === served) drift.record(served, features, request.rows, prediction)
@@ -212,12 +234,16 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
     }
     copy?.(ctx, served, request, prediction)
     ctx.logMembers = answeredBy(served)
-    cells.duration.observe((performance.now() - start) / 1000)
+    const seconds = (performance.now() - start) / 1000
+    cells.duration.observe(seconds)
     cells.predictions.inc(request.rows)
     cells.batchSize.observe(request.rows)
     cells.outcomes.success.inc()
     const id = request.id ?? ctx.requestId
-    const tail = members?.(served, prediction, request.rows)
+    const tokens = feedback?.tokens(served, prediction, request.rows)
+    // The members an answer adds after its outputs: the rows' feedback tokens when feedback is on.
+    const tail = feedback === undefined ? undefined : tokens === undefined ? '' : tokenMember(tokens)
+    log?.(ctx, served, request, features, prediction, tokens, seconds, isNamed)
     const json =
       selected === undefined
         ? inferResponseJson(served.model, prediction, request.rows, id, tail)
@@ -232,14 +258,14 @@ export const createServing = ({ models, maxBatch, drift, shadows, routingHeader,
       if (version !== undefined) return find(name, version)
       return models.route(name, routingHeader === undefined ? id : ctx.header(routingHeader)) ?? find(name, undefined)
     },
-    infer: (ctx, served, request, cells) => {
+    infer: (ctx, served, request, cells, isNamed) => {
       const start = performance.now()
       const features = encodeInputs(request, served.model)
       // Checked before predicting: a name the model lacks is the client's 400, and nothing is recorded.
       const selected = request.outputs === undefined ? undefined : selectOutputs(request.outputs, served.model)
       const prediction = served.predictor.predict(features, request.rows)
-      if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start, selected))
-      return answer(ctx, served, request, cells, features, prediction, start, selected)
+      if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start, selected, isNamed))
+      return answer(ctx, served, request, cells, features, prediction, start, selected, isNamed)
     },
   }
 }

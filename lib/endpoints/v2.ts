@@ -65,7 +65,7 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
     cells.inFlight.inc()
     let reply: Reply | Promise<Reply>
     try {
-      reply = infer(ctx, served, request, cells)
+      reply = infer(ctx, served, request, cells, ctx.params.version !== undefined)
     } catch (error: unknown) {
       throw counted(cells, error)
     }

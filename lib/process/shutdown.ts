@@ -4,6 +4,7 @@ import { constants } from 'node:os'
 import type { SvcServer } from '../core/server/server.js'
 import type { DriftScheduler } from '../drift/scheduler.js'
 import type { Shedding } from '../layers/shedding.js'
+import type { PayloadWriter } from '../models/payload/writer.js'
 import type { ModelRegistry } from '../models/registry/registry.js'
 import type { Tracing } from '../telemetry/tracer.js'
 import { errorFields, type Logger } from '../telemetry/logger.js'
@@ -24,11 +25,14 @@ export const exitOnFatal = (processLog: Logger, exit: Exit): void => {
 
 /** How long queued spans may take to reach the collector once the drain is over. */
 export const SPAN_FLUSH_TIMEOUT_MS = 5000
+/** How long queued payload log events may take to be written, alongside the spans: what is left is counted dropped. */
+export const PAYLOAD_FLUSH_TIMEOUT_MS = SPAN_FLUSH_TIMEOUT_MS
 
 /**
  * First signal: readiness turns 503 (the server state is `draining`), the listener closes after
  * the shutdown delay, in-flight requests and streams finish within the drain timeout, queued
- * spans are flushed (those of the drain included), exit 0 — the 'exit' hook then flushes logs.
+ * spans and payload log events are flushed (those of the drain included), exit 0 — the 'exit'
+ * hook then flushes logs.
  * A second signal exits at once with 128 + its number, as a shell reports a process killed by it.
  */
 export const stopOnSignals = (
@@ -39,6 +43,7 @@ export const stopOnSignals = (
     models,
     drift,
     shedding,
+    payloadLog,
   }: Readonly<{
     server: SvcServer
     admin?: SvcServer | undefined
@@ -46,6 +51,7 @@ export const stopOnSignals = (
     models: Pick<ModelRegistry, 'stop'>
     drift?: Readonly<{ scheduler: Pick<DriftScheduler, 'stop'> }> | undefined
     shedding?: Pick<Shedding, 'stop'>
+    payloadLog?: Pick<PayloadWriter, 'stop'> | undefined
   }>,
   logger: Logger,
   limits: Readonly<{ drainTimeoutMs: number; shutdownDelayMs: number }>,
@@ -64,7 +70,7 @@ export const stopOnSignals = (
     logger.info('shutdown_started', { signal, shutdown_delay_ms: limits.shutdownDelayMs, drain_timeout_ms: limits.drainTimeoutMs })
     // The admin listener drains alongside: its /ready answers 503 for the same delay, then closes.
     void Promise.all([server.drain(), admin?.drain()]).then(async ([{ isComplete }]) => {
-      const spans = await tracing.shutdown(SPAN_FLUSH_TIMEOUT_MS)
+      const [spans] = await Promise.all([tracing.shutdown(SPAN_FLUSH_TIMEOUT_MS), payloadLog?.stop(PAYLOAD_FLUSH_TIMEOUT_MS)])
       if (!spans.isComplete) logger.warning('trace_flush_incomplete', { timeout_ms: SPAN_FLUSH_TIMEOUT_MS })
       if (isComplete) logger.info('application_stopped', { signal })
       else logger.warning('application_stopped', { signal, reason: `drain timeout after ${limits.drainTimeoutMs} ms; open connections were closed` })

@@ -35,7 +35,11 @@ t.test("CSV, TSV and NDJSON rows come out as the model's inputs, other columns l
     { x: -20, colour: 'green' },
     { x: null, colour: null },
   ])
-  t.same(await readRows(source(root, 'rows.tsv'), INPUTS, 'm'), { rows: [{ x: 1.5, colour: 'red' }], truths: [] }, 'no truths without a label column')
+  t.same(
+    await readRows(source(root, 'rows.tsv'), INPUTS, 'm'),
+    { rows: [{ x: 1.5, colour: 'red' }], truths: [], skipped: 0 },
+    'no truths without a label column',
+  )
   t.same((await readRows(source(root, 'rows.ndjson'), INPUTS, 'm')).rows, [
     { x: 1.5, colour: 'red' },
     { x: null, colour: null },

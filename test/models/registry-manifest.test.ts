@@ -4,7 +4,7 @@ import t from 'tap'
 import { compareVersions, parseManifest } from '../../lib/models/store/manifest.js'
 
 const parse = (text: string) => parseManifest(Buffer.from(text))
-const NO_ROLLOUT = { canary: undefined, shadow: undefined, rolloutError: undefined }
+const NO_ROLLOUT = { canary: undefined, shadow: undefined, logPercent: undefined, rolloutError: undefined }
 
 t.test('a manifest names the default version; versions adds others, sorted, the default included once', async (t) => {
   t.strictSame(parse('{"default_version":"1"}'), { defaultVersion: '1', versions: ['1'], ...NO_ROLLOUT })
@@ -24,7 +24,7 @@ const REFUSED: ReadonlyArray<readonly [string, string | Buffer, RegExp | string]
   ['an array', '["1"]', '(document): must be a JSON object'],
   ['null', 'null', '(document): must be a JSON object'],
   ['a string', '"1"', '(document): must be a JSON object'],
-  ['an unknown member', '{"default_version":"1","versoins":["2"]}', 'versoins: is not a member of a manifest (default_version, versions, canary, shadow)'],
+  ['an unknown member', '{"default_version":"1","versoins":["2"]}', 'versoins: is not a member of a manifest (default_version, versions, canary, shadow, log)'],
   ['no default', '{"versions":["1"]}', 'default_version: is missing'],
   ['a numeric default', '{"default_version":1}', 'default_version: must be a version string matching /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/'],
   ['a default that is a path', '{"default_version":"1/../2"}', /^default_version: must be a version string/],
@@ -47,6 +47,7 @@ t.test('a canary and a shadow name a listed version other than the default, with
     versions: ['1', '2', '3'],
     canary: { version: '2', percent: 5 },
     shadow: { version: '3', percent: 100 },
+    logPercent: undefined,
     rolloutError: undefined,
   })
   t.ok(Object.isFrozen(manifest.canary) && Object.isFrozen(manifest.shadow))
@@ -78,11 +79,26 @@ const ROLLOUT_REFUSED: ReadonlyArray<readonly [string, Record<string, unknown>, 
     'shadow.version: "1" is the default version; a shadow must be another listed version',
   ],
   ['a version not listed', { canary: { version: '3', percent: 5 } }, 'canary.version: "3" is not listed in versions'],
+  ['a log that is not an object', { log: 10 }, 'log: must be an object {"percent": …}'],
+  ['an unknown log member', { log: { percent: 10, rate: 1 } }, 'log.rate: is not a member of log (percent)'],
+  ['a log without a percent', { log: {} }, 'log.percent: must be a number from 0 to 100, is missing'],
+  ['a log percent over 100', { log: { percent: 150 } }, 'log.percent: must be a number from 0 to 100, is 150'],
+  ['a good log beside a bad canary', { log: { percent: 10 }, canary: { version: '3', percent: 5 } }, 'canary.version: "3" is not listed in versions'],
 ]
+
+t.test("a log member sets the share of the model's requests the payload log writes", async (t) => {
+  t.equal(parse('{"default_version":"1","log":{"percent":12.5}}').logPercent, 12.5)
+  t.equal(parse('{"default_version":"1","log":{"percent":0}}').logPercent, 0, '0 %: nothing of this model is logged')
+  t.equal(parse('{"default_version":"1"}').logPercent, undefined, 'absent: SVC_PAYLOAD_LOG_PERCENT')
+})
 
 t.test('a rollout that is wrong is refused with the member named, and the rest of the manifest stands', async (t) => {
   for (const [what, rollout, message] of ROLLOUT_REFUSED) {
     const manifest = parse(JSON.stringify({ default_version: '1', versions: ['2'], ...rollout }))
-    t.strictSame(manifest, { defaultVersion: '1', versions: ['1', '2'], canary: undefined, shadow: undefined, rolloutError: message }, what)
+    t.strictSame(
+      manifest,
+      { defaultVersion: '1', versions: ['1', '2'], canary: undefined, shadow: undefined, logPercent: undefined, rolloutError: message },
+      what,
+    )
   }
 })

@@ -31,6 +31,7 @@ const manifestOf = (defaultVersion: string, versions: readonly string[] = [defau
   versions,
   canary: undefined,
   shadow: undefined,
+  logPercent: undefined,
   rolloutError: undefined,
 })
 
@@ -296,7 +297,7 @@ t.test('a build kept only for its etags is held until a later pass drops it too'
 })
 
 const iris2 = build('iris', '2')
-const rolloutManifest = (rollout: Partial<Pick<Manifest, 'canary' | 'shadow' | 'rolloutError'>>, defaultVersion = '1'): Manifest => ({
+const rolloutManifest = (rollout: Partial<Pick<Manifest, 'canary' | 'shadow' | 'logPercent' | 'rolloutError'>>, defaultVersion = '1'): Manifest => ({
   ...manifestOf(defaultVersion, ['1', '2']),
   ...rollout,
 })
@@ -321,6 +322,18 @@ t.test('a canary and a shadow are served as declared, on the entry and the slot,
   )
   t.same(same.events, [], 'the same split again changes nothing')
   t.equal(same.state.slots.get('iris')?.rollout.canary?.served, iris2)
+})
+
+t.test("a manifest's log percent is served with the split; a new one is a reload, a refused one keeps the last", async (t) => {
+  const first = nextState(EMPTY, snapshot(model('iris', rolloutManifest({ logPercent: 10 }), [loaded(iris1), loaded(iris2)])))
+  t.same(first.state.slots.get('iris')?.rollout, { canary: undefined, shadow: undefined, logPercent: 10 })
+  const lowered = nextState(first.state, snapshot(model('iris', rolloutManifest({ logPercent: 1 }), [loaded(iris1), loaded(iris2)], '"m2"')))
+  t.same(lowered.events, [{ event: 'model_reloaded', fields: { model: 'iris', version: '1', versions: ['1', '2'] } }])
+  t.equal(lowered.state.slots.get('iris')?.rollout.logPercent, 1)
+  const bad = rolloutManifest({ rolloutError: 'log.percent: must be a number from 0 to 100, is 150' })
+  const refused = nextState(lowered.state, snapshot(model('iris', bad, [loaded(iris1), loaded(iris2)], '"m3"')))
+  t.equal(refused.state.slots.get('iris')?.rollout.logPercent, 1, 'the percent served before')
+  t.match(refused.state.slots.get('iris')?.entry, { state: 'READY', rolloutError: 'log.percent: must be a number from 0 to 100, is 150' })
 })
 
 t.test('a refused rollout keeps the previous slot serving, says why on the entry, and is logged once', async (t) => {

@@ -1,7 +1,7 @@
 // The split itself (lib/models/registry/rollout.ts): a key's point is fixed and spread evenly, a
 // share is a probability without a key, and a slot routes by both.
 import t from 'tap'
-import { isInShare, keyPoint, routeOf } from '../../lib/models/registry/rollout.js'
+import { isInShare, keyPoint, prefixState, routeOf } from '../../lib/models/registry/rollout.js'
 import { NO_ROLLOUT, type ModelSlot, type ServedModel } from '../../lib/models/registry/state.js'
 
 const build = (version: string): ServedModel => ({ name: 'iris', version }) as unknown as ServedModel
@@ -25,6 +25,8 @@ const reference = (key: string): number => {
 
 t.test("a key's point is a fixed hash of it, the same on every call and every host, in [0, 100), spread evenly", async (t) => {
   for (const key of ['', 'a', 'user-42', 'é-ü-√', 'x'.repeat(300)]) t.equal(keyPoint(key), reference(key), JSON.stringify(key).slice(0, 20))
+  const logState = prefixState('log:')
+  for (const key of ['', 'user-42']) t.equal(keyPoint(key, logState), reference(`log:${key}`), 'after a prefix: the point of prefix + key')
   const buckets = new Array<number>(10).fill(0)
   let outside = 0
   for (let i = 0; i < 100_000; i++) {

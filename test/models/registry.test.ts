@@ -180,7 +180,7 @@ t.test('a manifest that is not valid makes the model UNAVAILABLE with the manife
   t.same(registry.entry('iris'), {
     name: 'iris',
     state: 'UNAVAILABLE',
-    reason: 'iris/manifest.json: versoins: is not a member of a manifest (default_version, versions, canary, shadow)',
+    reason: 'iris/manifest.json: versoins: is not a member of a manifest (default_version, versions, canary, shadow, log)',
     defaultVersion: undefined,
     versions: [],
     versionStates: [],

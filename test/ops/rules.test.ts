@@ -28,6 +28,7 @@ const ALERTS = [
   'SvcModelRmseHigh',
   'SvcFeedbackRefusedHigh',
   'SvcCanaryQualityLow',
+  'SvcPayloadLogLossHigh',
   'SvcTargetDown',
   'Watchdog',
 ]

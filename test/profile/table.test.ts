@@ -28,7 +28,7 @@ const failure = (promise: Promise<unknown>): Promise<ProfileInputError> => rejec
 
 t.test('CSV: the header, then rows of as many fields', async (t) => {
   t.same(await scan(source('a.csv', 'x,y\n1,2\n\n3,4\n')), {
-    rows: 2,
+    rows: { rows: 2, skipped: 0 },
     seen: [
       ['header', ['x', 'y'], 1],
       ['row', ['1', '2'], 2],
@@ -40,18 +40,49 @@ t.test('CSV: the header, then rows of as many fields', async (t) => {
   t.equal(error.message, 'train.csv:3: expected 5 fields, found 4')
   t.equal((await failure(scan(source('e.csv', '')))).message, 'e.csv:1: the file is empty: expected a header row')
   t.equal((await failure(scan(source('h.csv', '\n\na,b\r\n\r\n')))).message, 'h.csv:3: a header but no rows')
-  t.equal(await scanTable(source('n.csv', 'a\n1\n'), { row: () => {} }), 1, 'a visitor without a header callback')
+  t.same(await scanTable(source('n.csv', 'a\n1\n'), { row: () => {} }), { rows: 1, skipped: 0 }, 'a visitor without a header callback')
 })
 
 t.test('NDJSON: every object is a row', async (t) => {
   t.same(await scan(source('a.ndjson', '{"x":1}\n\n{"y":"b"}', 'ndjson')), {
-    rows: 2,
+    rows: { rows: 2, skipped: 0 },
     seen: [
       ['row', { x: 1 }, 1],
       ['row', { y: 'b' }, 3],
     ],
   })
   t.equal((await failure(scan(source('e.ndjson', '\n \n', 'ndjson')))).message, 'e.ndjson:1: the file is empty: expected one JSON object per line')
+})
+
+/** A payload log line (lib/models/payload/events.ts): a CloudEvent of `type`, data `data`. */
+const event = (type: string, data: Record<string, unknown>): string =>
+  JSON.stringify({ specversion: '1.0', id: 'a', source: 'svc://h:1', type, subject: 'm/1', data })
+
+t.test("NDJSON: a payload log's prediction events give their rows; other events are skipped and counted", async (t) => {
+  const log = [
+    event('svc.prediction', { model: 'iris', rows: [{ x: 1 }, { x: 2 }] }),
+    event('svc.label', { token: 't', model: 'iris' }),
+    event('svc.prediction', { model: 'cars', rows: [{ y: 1 }] }),
+    event('other.type', {}),
+    JSON.stringify({ specversion: '1.0', type: 'svc.prediction', data: 'text' }),
+    event('svc.prediction', { model: 'iris', rows: [{ x: 3 }] }),
+  ].join('\n')
+  const iris = { ...source('payload.jsonl', log, 'ndjson'), model: 'iris' }
+  t.same(await scan(iris), {
+    rows: { rows: 3, skipped: 4 },
+    seen: [
+      ['row', { x: 1 }, 1],
+      ['row', { x: 2 }, 1],
+      ['row', { x: 3 }, 6],
+    ],
+  })
+  t.same((await scan(source('all.jsonl', log, 'ndjson'))).rows, { rows: 4, skipped: 3 }, 'no model named: every prediction event')
+  const none = { ...source('payload.jsonl', log, 'ndjson'), model: 'wine' }
+  t.equal((await failure(scan(none))).message, 'payload.jsonl: no rows: 6 payload log events skipped, none a svc.prediction event of the model')
+  const bad = source('bad.jsonl', event('svc.prediction', { model: 'iris', rows: [1] }), 'ndjson')
+  t.equal((await failure(scan(bad))).message, "bad.jsonl:1: data.rows: expected the event's rows, an array of objects")
+  const noRows = source('none.jsonl', event('svc.prediction', { model: 'iris' }), 'ndjson')
+  t.equal((await failure(scan(noRows))).message, "none.jsonl:1: data.rows: expected the event's rows, an array of objects")
 })
 
 t.test('what a cell means: missing, a number, a level', async (t) => {

@@ -72,8 +72,13 @@ t.test('the Logs table names every event the service logs, and no other', async 
 })
 
 t.test('the Metrics table lists every series a running service declares, with its type, and no other', async (t) => {
-  // Every optional series on: tracing (console spans), load shedding (a limit never reached) and feedback.
-  const running = await startApp(t, { ENABLE_CONSOLE_TRACES: 'true', SVC_MAX_IN_FLIGHT: '10000', SVC_FEEDBACK_SECRET: 'a-secret-of-the-readme-test' })
+  // Every optional series on: tracing (console spans), load shedding (a limit never reached), feedback and the payload log (to /dev/null).
+  const running = await startApp(t, {
+    ENABLE_CONSOLE_TRACES: 'true',
+    SVC_MAX_IN_FLIGHT: '10000',
+    SVC_FEEDBACK_SECRET: 'a-secret-of-the-readme-test',
+    SVC_PAYLOAD_LOG: '/dev/null',
+  })
   const text = await (await fetch(`${running.base}/metrics`)).text()
   const declared = new Map(
     [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].filter((m) => !/^(process|nodejs)_/.test(m[1] as string)).map((m) => [m[1] as string, m[2] as string]),

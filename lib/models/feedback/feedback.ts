@@ -7,7 +7,7 @@ import type { FeedbackConfig } from '../../process/config/config.js'
 import type { ServedModel } from '../registry/registry.js'
 import type { ClassPrediction, Prediction, ValuePrediction } from '../runtime.js'
 import { createFeedbackMetrics } from './metrics.js'
-import { createFeedbackScorer, type FeedbackItem, type FeedbackResult } from './score.js'
+import { createFeedbackScorer, type AcceptedLabel, type FeedbackItem, type FeedbackResult } from './score.js'
 import { createSeenSet } from './seen.js'
 import { mintTokens } from './token.js'
 import { createFeedbackVersions } from './versions.js'
@@ -26,16 +26,18 @@ export type FeedbackOptions = Readonly<{
   metrics: Registry
   /** Milliseconds since the epoch; tests bring their own clock. */
   now?: () => number
+  /** Each accepted label (the payload log's `svc.label` events); undefined when the log is off. */
+  onLabel?: ((label: AcceptedLabel) => void) | undefined
 }>
 
-export const createFeedback = ({ config, metrics, now = Date.now }: FeedbackOptions): Feedback => {
+export const createFeedback = ({ config, metrics, now = Date.now, onLabel }: FeedbackOptions): Feedback => {
   const secrets = {
     current: Buffer.from(config.secret, 'utf8'),
     previous: config.previousSecret === undefined ? undefined : Buffer.from(config.previousSecret, 'utf8'),
   }
   const series = createFeedbackMetrics(metrics)
   const versions = createFeedbackVersions(secrets, config.maxAgeS, series)
-  const scorer = createFeedbackScorer({ versions, seen: createSeenSet(config.seen), maxAgeS: config.maxAgeS, refused: series.refused })
+  const scorer = createFeedbackScorer({ versions, seen: createSeenSet(config.seen), maxAgeS: config.maxAgeS, refused: series.refused, onLabel })
   const seconds = (): number => Math.floor(now() / 1000)
   return {
     publish: (served) => versions.publish(served, seconds()),

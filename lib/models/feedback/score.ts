@@ -3,6 +3,8 @@
 // item refused is counted in svc_feedback_refused_total{reason} and nowhere else, and an item whose
 // truth is refused is not remembered as seen, so a corrected resend is scored.
 //
+// An accepted label is handed to `onLabel` (the payload log's `svc.label` event) when it is set.
+//
 // Order of the checks: the token (format and tag: `invalid_token`), its age (`expired`), the build
 // it names (`unknown_version`), the truth (`invalid_truth`), then whether it was scored already here
 // (`duplicate`).
@@ -17,6 +19,18 @@ export type FeedbackItem = Readonly<{ token: string; truth: unknown }>
 export type Refused = Readonly<{ index: number; reason: FeedbackRefusal }>
 export type FeedbackResult = Readonly<{ accepted: number; refused: readonly Refused[] }>
 
+/** An accepted label, as the payload log writes it: the token joins it to the answer that carried it. */
+export type AcceptedLabel = Readonly<{
+  token: string
+  model: string
+  version: string
+  build: string
+  truth: string | number
+  /** The answer the token carries: a class name, or a regressor's value. */
+  predicted: string | number
+  delayS: number
+}>
+
 export type FeedbackScorer = Readonly<{
   /** Scores a batch of labels at `nowS` (whole seconds since the epoch). */
   score(items: readonly FeedbackItem[], nowS: number): FeedbackResult
@@ -28,6 +42,8 @@ export type ScorerOptions = Readonly<{
   /** SVC_FEEDBACK_MAX_AGE_S: a token older than this is `expired`. */
   maxAgeS: number
   refused: Readonly<Record<FeedbackRefusal, { value: number }>>
+  /** Each accepted label; undefined when nothing takes them (no payload log). */
+  onLabel?: ((label: AcceptedLabel) => void) | undefined
 }>
 
 /** The truth as the class index or value the answer is compared with, or undefined when the version cannot take it. */
@@ -56,7 +72,7 @@ const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
   overestimate.count++
 }
 
-export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells }: ScorerOptions): FeedbackScorer => {
+export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells, onLabel }: ScorerOptions): FeedbackScorer => {
   /** The reason an item is refused, or the build and truth it is scored with. */
   const check = (item: FeedbackItem, nowS: number): FeedbackRefusal | readonly [KnownBuild, TokenClaims, number] => {
     const claims = readToken(item.token, versions.ring)
@@ -84,8 +100,13 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
         }
         const [build, claims, truth] = checked
         count(build, claims, truth)
-        observe(build.delay, Math.max(0, nowS - claims.issuedS), undefined)
+        const delayS = Math.max(0, nowS - claims.issuedS)
+        observe(build.delay, delayS, undefined)
         accepted++
+        if (onLabel === undefined) return
+        const { model, version, build: id, answer } = claims
+        const predicted = build.classes === undefined ? answer : (build.classes[answer] as string)
+        onLabel({ token: item.token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
       })
       return { accepted, refused }
     },

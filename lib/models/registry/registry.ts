@@ -43,6 +43,8 @@ export type ModelRegistry = Readonly<{
   route(name: string, key: string | undefined): ServedModel | undefined
   /** The model's shadow and its share now, if its manifest declares one. */
   shadowOf(name: string): RolloutArm | undefined
+  /** hot path, logged requests only: the share of the model's requests the payload log writes, if its manifest sets one. */
+  logPercentOf(name: string): number | undefined
   /** True when at least one model is READY (an empty registry is not ready). */
   isReady(): boolean
   /** One hot-reload pass (also what the cron job runs); never rejects; passes never overlap. */
@@ -156,6 +158,7 @@ export const createModelRegistry = ({
       return slot === undefined ? undefined : routeOf(slot, key)
     },
     shadowOf: (name) => state.slots.get(name)?.rollout.shadow,
+    logPercentOf: (name) => state.slots.get(name)?.rollout.logPercent,
     isReady: () => state.isReady,
     start: () => {
       if (plan === undefined || stopJob !== undefined) return

@@ -46,7 +46,7 @@ export type ModelEntry = Readonly<{
   canary: RolloutTarget | undefined
   shadow: RolloutTarget | undefined
   /**
-   * Why the manifest's latest `canary` or `shadow` was refused, naming the member; the split served
+   * Why the manifest's latest `canary`, `shadow` or `log` was refused, naming the member; the split served
    * before serves on. Undefined when accepted. Apart from `reason`, which means UNAVAILABLE.
    */
   rolloutError: string | undefined
@@ -55,10 +55,13 @@ export type ModelEntry = Readonly<{
 /** A version taking a share of a model's traffic, as served: the build and its percent. */
 export type RolloutArm = Readonly<{ served: ServedModel; percent: number }>
 
-/** A model's split: the canary's share of requests naming no version, and the shadow's copies. */
-export type Rollout = Readonly<{ canary: RolloutArm | undefined; shadow: RolloutArm | undefined }>
+/**
+ * A model's split: the canary's share of requests naming no version, and the shadow's copies; and
+ * the share of its requests the payload log writes, when its manifest sets one (`log.percent`).
+ */
+export type Rollout = Readonly<{ canary: RolloutArm | undefined; shadow: RolloutArm | undefined; logPercent: number | undefined }>
 
-export const NO_ROLLOUT: Rollout = Object.freeze({ canary: undefined, shadow: undefined })
+export const NO_ROLLOUT: Rollout = Object.freeze({ canary: undefined, shadow: undefined, logPercent: undefined })
 
 /** Why a file or version failed: safe to show a client, and, from a store, the detail to log. */
 export type Refusal = Readonly<{ reason: string; detail: string | undefined }>

@@ -35,7 +35,7 @@ import { requestStore } from '../../telemetry/request-store.js'
 import type { ServedModel } from '../registry/registry.js'
 import type { Prediction } from '../runtime.js'
 import { createShadowMetrics, type ShadowCells } from './metrics.js'
-import { createCopyQueue, type CopyQueue } from './queue.js'
+import { createRing, type Ring } from '../../core/ring.js'
 import { createCopyRunner, type ShadowCopy } from './run.js'
 
 export type { ShadowCopy } from './run.js'
@@ -68,7 +68,7 @@ export type ShadowCopies = Readonly<{
 }>
 
 /** Empties `queue`, each copy counted as dropped against its shadow (a build no longer one has no series). */
-const dropAll = (queue: CopyQueue, byBuild: ReadonlyMap<ServedModel, ShadowCells>): void => {
+const dropAll = (queue: Ring<ShadowCopy>, byBuild: ReadonlyMap<ServedModel, ShadowCells>): void => {
   while (queue.size > 0) {
     const cells = byBuild.get(queue.take().shadow)
     if (cells !== undefined) cells.dropped.value++
@@ -78,7 +78,7 @@ const dropAll = (queue: CopyQueue, byBuild: ReadonlyMap<ServedModel, ShadowCells
 export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, tolerance, isUnderPressure, onRows }: ShadowOptions): ShadowCopies => {
   const series = createShadowMetrics(metrics)
   let byBuild = new Map<ServedModel, ShadowCells>()
-  const queue = createCopyQueue(capacity)
+  const queue = createRing<ShadowCopy>(capacity)
   /** A run in flight until its prediction settles; `isOverdue` once it has timed out. */
   let [isRunning, isOverdue, isScheduled] = [false, false, false]
 

@@ -8,10 +8,12 @@
 //                    that share of the requests naming no version (the default takes the rest)
 //   shadow           optional: `{"version": "3", "percent": 100}`, the listed version that also
 //                    predicts that share of requests, after the reply (lib/models/shadow/)
+//   log              optional: `{"percent": 10}`, the share of this model's requests the payload log
+//                    writes, instead of SVC_PAYLOAD_LOG_PERCENT (lib/models/payload/)
 //
 // Checked as strictly as the artifact itself: any other member is refused, so a misspelt
 // `versoins` stops the model with a reason instead of silently serving fewer versions. What is
-// wrong with `canary` or `shadow` is not the manifest's failure but the rollout's (`rolloutError`,
+// wrong with `canary`, `shadow` or `log` is not the manifest's failure but the rollout's (`rolloutError`,
 // naming the member): the registry keeps the split it served and the model READY
 // (lib/models/registry/rollout.ts), since a bad rollout must never take the default out of service.
 import { errorMessage, SvcError } from '../../core/errors.js'
@@ -19,7 +21,7 @@ import { isObject, parseJson } from '../../core/json.js'
 
 /** Versions as `parseArtifact` accepts them, so a manifest cannot name a version no artifact can carry. */
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-const MEMBERS: readonly string[] = ['default_version', 'versions', 'canary', 'shadow']
+const MEMBERS: readonly string[] = ['default_version', 'versions', 'canary', 'shadow', 'log']
 const TARGET_MEMBERS: readonly string[] = ['version', 'percent']
 
 // Numeric-aware, so `10` sorts after `2`; a fixed locale, so the order is the same on every host.
@@ -34,7 +36,9 @@ export type Manifest = Readonly<{
   versions: readonly string[]
   canary: RolloutTarget | undefined
   shadow: RolloutTarget | undefined
-  /** Why `canary` or `shadow` is refused, naming the member (`canary.percent: …`); both are undefined then. */
+  /** The share of requests the payload log writes (`log.percent`); undefined for SVC_PAYLOAD_LOG_PERCENT. */
+  logPercent: number | undefined
+  /** Why `canary`, `shadow` or `log` is refused, naming the member (`canary.percent: …`); all three are undefined then. */
   rolloutError: string | undefined
 }>
 
@@ -46,6 +50,14 @@ export class ManifestError extends SvcError {
 
 /** The order versions are listed in: numeric runs compared as numbers (`2` before `10`). */
 export const compareVersions = (a: string, b: string): number => collator.compare(a, b)
+
+/** A share from 0 to 100; throws ManifestError naming `field`. */
+const percentOf = (value: unknown, field: string): number => {
+  if (typeof value !== 'number' || !(value >= 0 && value <= 100)) {
+    throw new ManifestError(`${field}: must be a number from 0 to 100, is ${JSON.stringify(value) ?? 'missing'}`)
+  }
+  return value
+}
 
 const version = (value: unknown, field: string): string => {
   if (typeof value !== 'string' || !VERSION.test(value)) throw new ManifestError(`${field}: must be a version string matching ${String(VERSION)}`)
@@ -60,10 +72,7 @@ const target = (value: unknown, role: 'canary' | 'shadow', defaultVersion: strin
     if (!TARGET_MEMBERS.includes(key)) throw new ManifestError(`${role}.${key}: is not a member of ${role} (version, percent)`)
   if (!Object.hasOwn(value, 'version')) throw new ManifestError(`${role}.version: is missing`)
   const targetVersion = version(value['version'], `${role}.version`)
-  const percent = value['percent']
-  if (typeof percent !== 'number' || !(percent >= 0 && percent <= 100)) {
-    throw new ManifestError(`${role}.percent: must be a number from 0 to 100, is ${JSON.stringify(percent) ?? 'missing'}`)
-  }
+  const percent = percentOf(value['percent'], `${role}.percent`)
   if (targetVersion === defaultVersion) {
     throw new ManifestError(`${role}.version: ${JSON.stringify(targetVersion)} is the default version; a ${role} must be another listed version`)
   }
@@ -71,20 +80,29 @@ const target = (value: unknown, role: 'canary' | 'shadow', defaultVersion: strin
   return Object.freeze({ version: targetVersion, percent })
 }
 
+/** The `log` member's percent; throws ManifestError. */
+const logPercentOf = (value: unknown): number | undefined => {
+  if (value === undefined) return undefined
+  if (!isObject(value)) throw new ManifestError('log: must be an object {"percent": …}')
+  for (const key of Object.keys(value)) if (key !== 'percent') throw new ManifestError(`log.${key}: is not a member of log (percent)`)
+  return percentOf(value['percent'], 'log.percent')
+}
+
 /** The rollout members, or why they are refused: never the manifest's own failure. */
 const rollout = (
   raw: Readonly<Record<string, unknown>>,
   defaultVersion: string,
   versions: ReadonlySet<string>,
-): Pick<Manifest, 'canary' | 'shadow' | 'rolloutError'> => {
+): Pick<Manifest, 'canary' | 'shadow' | 'logPercent' | 'rolloutError'> => {
   try {
     return {
       canary: target(raw['canary'], 'canary', defaultVersion, versions),
       shadow: target(raw['shadow'], 'shadow', defaultVersion, versions),
+      logPercent: logPercentOf(raw['log']),
       rolloutError: undefined,
     }
   } catch (error: unknown) {
-    return { canary: undefined, shadow: undefined, rolloutError: errorMessage(error) }
+    return { canary: undefined, shadow: undefined, logPercent: undefined, rolloutError: errorMessage(error) }
   }
 }
 
@@ -111,6 +129,6 @@ export const parseManifest = (bytes: Buffer): Manifest => {
       versions.add(listedVersion)
     })
   }
-  const { canary, shadow, rolloutError } = rollout(raw, defaultVersion, versions)
-  return Object.freeze({ defaultVersion, versions: Object.freeze([...versions].sort(compareVersions)), canary, shadow, rolloutError })
+  const { canary, shadow, logPercent, rolloutError } = rollout(raw, defaultVersion, versions)
+  return Object.freeze({ defaultVersion, versions: Object.freeze([...versions].sort(compareVersions)), canary, shadow, logPercent, rolloutError })
 }

@@ -8,7 +8,7 @@ import { SvcError } from '../../core/errors.js'
 import { deepFreeze } from '../../core/freeze.js'
 import type { Environment, LogFormat, LogLevel, RateProviderName, SamplerName } from './choices.js'
 import type { StoreSpec } from './model-store.js'
-import type { OtlpEndpoint } from './parsers.js'
+import type { OtlpEndpoint, PayloadTarget } from './parsers.js'
 import { type Env, Reader } from './reader.js'
 import { formatUsage } from './usage.js'
 import { type Name, SHUTDOWN_DELAY_MS_DEFAULTS, VARIABLES } from './variables.js'
@@ -26,6 +26,7 @@ export {
   type SamplerName,
 } from './choices.js'
 export type { Env } from './reader.js'
+export type { PayloadTarget } from './parsers.js'
 
 export type Config = Readonly<{
   name: string
@@ -129,6 +130,22 @@ export type ModelsConfig = Readonly<{
   shadow: Readonly<{ queue: number; timeoutMs: number; tolerance: number }>
   /** Labels sent back (lib/README.md §10); undefined when no secret is set: feedback is off. */
   feedback: FeedbackConfig | undefined
+  /** The payload log (lib/README.md §10); undefined when SVC_PAYLOAD_LOG is unset: nothing is built. */
+  payloadLog: PayloadLogConfig | undefined
+}>
+
+/**
+ * Where prediction events go and how: the queue's size, a file's rotation (size, files kept), a
+ * sink's flush interval, the share of requests logged and the inputs never written.
+ */
+export type PayloadLogConfig = Readonly<{
+  target: PayloadTarget
+  queue: number
+  maxBytes: number
+  files: number
+  flushMs: number
+  percent: number
+  exclude: readonly string[]
 }>
 
 /** Feedback tokens and labels: the fleet's secrets (never logged), a token's lifetime, the seen set's size. */
@@ -278,7 +295,21 @@ const readModels = (r: Reader): ModelsConfig => ({
   routingHeader: r.read('SVC_ROLLOUT_KEY_HEADER'),
   shadow: { queue: r.read('SVC_SHADOW_QUEUE'), timeoutMs: r.read('SVC_SHADOW_TIMEOUT_MS'), tolerance: r.read('SVC_SHADOW_TOLERANCE') },
   feedback: readFeedback(r),
+  payloadLog: readPayloadLog(r),
 })
+
+const readPayloadLog = (r: Reader): PayloadLogConfig | undefined => {
+  const target = r.read('SVC_PAYLOAD_LOG')
+  const settings = {
+    queue: r.read('SVC_PAYLOAD_LOG_QUEUE'),
+    maxBytes: r.read('SVC_PAYLOAD_LOG_MAX_BYTES'),
+    files: r.read('SVC_PAYLOAD_LOG_FILES'),
+    flushMs: r.read('SVC_PAYLOAD_LOG_FLUSH_MS'),
+    percent: r.read('SVC_PAYLOAD_LOG_PERCENT'),
+    exclude: r.read('SVC_PAYLOAD_LOG_EXCLUDE') ?? [],
+  }
+  return target === undefined ? undefined : { target, ...settings }
+}
 
 const readFeedback = (r: Reader): FeedbackConfig | undefined => {
   const secret = r.read('SVC_FEEDBACK_SECRET')

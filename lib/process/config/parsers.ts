@@ -88,6 +88,21 @@ export const httpUrl: Parser<URL> = (raw) => {
   return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') ? url : expected('an http:// or https:// URL')
 }
 
+/** Where the payload log goes: an http(s):// URL (a sink POSTed to), or any other text a file path. */
+export type PayloadTarget = Readonly<{ kind: 'file'; path: string }> | Readonly<{ kind: 'http'; url: URL }>
+
+export const payloadTarget: Parser<PayloadTarget> = (raw) => {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw)) {
+    const url = httpUrl(raw)
+    return url instanceof Invalid ? expected('a file path, or an http:// or https:// URL') : { kind: 'http', url }
+  }
+  // The reader treats an empty variable as unset: text here is never empty.
+  return { kind: 'file', path: raw }
+}
+
+/** Comma-separated names, trimmed, empty ones left out (SVC_PAYLOAD_LOG_EXCLUDE's inputs). */
+export const names: Parser<readonly string[]> = (raw) => [...new Set(raw.split(',').map((name) => name.trim()))].filter((name) => name !== '')
+
 /** A base URL a client appends paths to: no credentials, query or fragment to lose or leak. */
 export const baseUrl: Parser<URL> = (raw) => {
   const url = httpUrl(raw)

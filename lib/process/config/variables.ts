@@ -15,8 +15,10 @@ import {
   httpUrl,
   integer,
   listOf,
+  names,
   oneOf,
   otlpEndpoint,
+  payloadTarget,
   type Parser,
   serviceName,
   storeSpec,
@@ -155,6 +157,22 @@ export const VARIABLES = {
     default: '0.05',
     parse: decimal(0, 1, true),
   },
+  SVC_PAYLOAD_LOG: {
+    help: 'where prediction events are written: a file path (JSON lines, rotated) or an http(s):// sink; unset, off',
+    parse: payloadTarget,
+    // A sink's URL may hold a password.
+    redact: redactStoreSpec,
+  },
+  SVC_PAYLOAD_LOG_QUEUE: { help: 'most payload events waiting to be written; more are dropped and counted', default: '10000', parse: integer(1, 1_000_000) },
+  SVC_PAYLOAD_LOG_MAX_BYTES: {
+    help: 'size in bytes past which the payload log file is rotated',
+    default: String(100 * MIB),
+    parse: integer(1024, 1024 * 1024 * MIB),
+  },
+  SVC_PAYLOAD_LOG_FILES: { help: 'rotated payload log files kept (<path>.1 … <path>.N)', default: '5', parse: integer(1, 1000) },
+  SVC_PAYLOAD_LOG_FLUSH_MS: { help: 'longest an event waits before it is POSTed to the sink, in ms', default: '1000', parse: integer(10, 60_000) },
+  SVC_PAYLOAD_LOG_PERCENT: { help: 'share of prediction requests logged, 0 to 100', default: '100', parse: decimal(0, 100, true) },
+  SVC_PAYLOAD_LOG_EXCLUDE: { help: 'comma-separated input names never written to the payload log (personal data)', parse: names },
 
   SVC_DRIFT_ENABLED: { help: 'false turns drift monitoring off', default: 'true', parse: boolean },
   SVC_DRIFT_WINDOW: { help: 'input rows kept per model for drift checks', default: '1000', parse: integer(1, 1_000_000) },

@@ -73,7 +73,8 @@ Sends rows to a running svc as prediction traffic: every row once per cycle, in 
 order, optionally shifted to make drift.
   --model NAME        model to predict with (required)
   --rows FILE         the rows to send: CSV, TSV or NDJSON by extension (.csv, .tsv, .ndjson,
-                      .jsonl), read as svc profile reads them; only the model's inputs are sent,
+                      .jsonl), read as svc profile reads them (a payload log replays the rows of
+                      its svc.prediction events of --model); only the model's inputs are sent,
                       an empty CSV field or NDJSON null as null, and with --feedback the labels
                       (default: for a model shipped with svc, the rows its reference was built
                       from, with their labels)
@@ -412,7 +413,7 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   const shifted = shiftedInputs(model.inputs, options.features, options.shift, options.model)
   const source = options.rows ?? (await shippedRows(options.model, model.version, model.sha256))
   const label = labelColumn(options, model)
-  const { rows, truths } = await readRows(source, model.inputs, options.model, label)
+  const { rows, truths, skipped } = await readRows(source, model.inputs, options.model, label)
   const bases = options.urls.map(withSlash)
   const labels: Labels | undefined =
     label === undefined
@@ -426,7 +427,8 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
     labels,
   }
   const names = options.urls.map(nameOf)
-  write(startLine(options, model.version, names, rows.length, source.file, shifted) + labelsText(options, label))
+  const file = skipped === 0 ? source.file : `${source.file} (${skipped} other payload log events skipped)`
+  write(startLine(options, model.version, names, rows.length, file, shifted) + labelsText(options, label))
   const instances = names.map((url) => ({ url, sent: 0, ok: 0, failed: 0, byStatus: {} }))
   const tally: Tally = { sent: 0, ok: 0, skipped: 0, inFlight: 0, byStatus: {}, instances }
   const start = performance.now()

@@ -12,6 +12,10 @@
 // input's member (a missing value is written null), a value of the wrong kind, a level the model
 // does not know.
 //
+// A payload log the service wrote (lib/models/payload/) is read as it stands: its svc.prediction
+// events of the model give their logged rows, and every other event is skipped and counted
+// (table.ts).
+//
 // With --feedback one more column is read, the label (labels.ts): a CSV header without it is a
 // usage error naming the file and the column; a row without a label, or with one the model cannot
 // have answered, a ProfileInputError.
@@ -63,8 +67,11 @@ const reader = (input: Input, source: TableSource): Read => {
   }
 }
 
-/** Rows as read, and with --feedback each one's truth, in the same order (empty without a label column). */
-export type ReadRows = Readonly<{ rows: Row[]; truths: Truth[] }>
+/**
+ * Rows as read, and with --feedback each one's truth, in the same order (empty without a label
+ * column); `skipped`, the payload log events that are not predictions of the model.
+ */
+export type ReadRows = Readonly<{ rows: Row[]; truths: Truth[]; skipped: number }>
 
 /** The header's column `name`; throws a LineError when it appears twice, `absent()` when not at all. */
 const columnOf = (header: readonly string[], line: number, name: string, absent: () => Error): CellOf => {
@@ -87,33 +94,36 @@ export const readRows = async (source: TableSource, inputs: readonly Input[], mo
   let truthOf: CellOf | undefined = label === undefined ? undefined : memberOf(label.name)
   const rows: Row[] = []
   const truths: Truth[] = []
-  await scanTable(source, {
-    header: (header, line) => {
-      cellOf = names.map((name) =>
-        columnOf(header, line, name, () => new LineError(line, `the header has no column ${quote(name)}, an input of model ${model}`)),
-      )
-      if (label !== undefined)
-        truthOf = columnOf(
-          header,
-          line,
-          label.name,
-          () => new LoadgenUsageError(`--feedback: ${source.file} has no column ${quote(label.name)} (${label.namedBy}) to read the labels from`),
+  const { skipped } = await scanTable(
+    { ...source, model },
+    {
+      header: (header, line) => {
+        cellOf = names.map((name) =>
+          columnOf(header, line, name, () => new LineError(line, `the header has no column ${quote(name)}, an input of model ${model}`)),
         )
+        if (label !== undefined)
+          truthOf = columnOf(
+            header,
+            line,
+            label.name,
+            () => new LoadgenUsageError(`--feedback: ${source.file} has no column ${quote(label.name)} (${label.namedBy}) to read the labels from`),
+          )
+      },
+      row: (cells: Cells, line: number) => {
+        const row: Row = {}
+        for (let j = 0; j < names.length; j++) {
+          const name = names[j] as string
+          // A CSV record has every column (table.ts checks its width); an NDJSON line may lack one.
+          if (source.format === 'ndjson' && !Object.hasOwn(cells, name))
+            throw new LineError(line, `no member ${quote(name)}, an input of model ${model} (write null for a missing value)`)
+          row[name] = (reads[j] as Read)((cellOf[j] as CellOf)(cells), line)
+        }
+        rows.push(row)
+        if (readTruth !== undefined) truths.push(readTruth((truthOf as CellOf)(cells), line))
+      },
     },
-    row: (cells: Cells, line: number) => {
-      const row: Row = {}
-      for (let j = 0; j < names.length; j++) {
-        const name = names[j] as string
-        // A CSV record has every column (table.ts checks its width); an NDJSON line may lack one.
-        if (source.format === 'ndjson' && !Object.hasOwn(cells, name))
-          throw new LineError(line, `no member ${quote(name)}, an input of model ${model} (write null for a missing value)`)
-        row[name] = (reads[j] as Read)((cellOf[j] as CellOf)(cells), line)
-      }
-      rows.push(row)
-      if (readTruth !== undefined) truths.push(readTruth((truthOf as CellOf)(cells), line))
-    },
-  })
-  return { rows, truths }
+  )
+  return { rows, truths, skipped }
 }
 
 /** The sha256 member of a shipped model.json; undefined when there is no such file to read. */

@@ -54,6 +54,8 @@ export type ProfileOutcome = Readonly<{
   profile: Profile
   /** Rows left out for a missing value (`dropMissing`). */
   dropped: number
+  /** Payload log events skipped: not predictions of the model (table.ts). */
+  skipped: number
   columns: readonly Readonly<{ name: string; type: ColumnType }>[]
 }>
 
@@ -327,7 +329,7 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   let rows = 0
   let dropped = 0
 
-  await scanTable(source, {
+  const { skipped } = await scanTable(source, {
     header: (header, line) => {
       cellOf = columnsInHeader(profiled, header, line).indexes.map(fieldOf)
       if (target !== undefined) truthOf = fieldOf(headerIndexes(header, [target.column.name], line, 'named by --target')[0] as number)
@@ -364,5 +366,5 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
     ...(predictions === undefined ? {} : { predictions: predictions.reference(bins) }),
     ...(target === undefined ? {} : { quality: target.score.quality() }),
   }
-  return { profile, dropped, columns: columns.map(({ name, type }) => ({ name, type })) }
+  return { profile, dropped, skipped, columns: columns.map(({ name, type }) => ({ name, type })) }
 }

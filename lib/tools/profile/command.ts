@@ -64,7 +64,8 @@ also those of the model's answers on the rows, and with --target their quality a
 answers. JSON, on standard output or in --output.
 
 Input
-  --input FILE          the training rows (required)
+  --input FILE          the training rows (required); a payload log (SVC_PAYLOAD_LOG) as the
+                        service writes it gives the rows of its svc.prediction events of --model
   --format F            csv or ndjson (default: from the extension: .csv, .tsv, .ndjson, .jsonl)
   --delimiter C         CSV field separator: one character, or tab (default ",", tab for .tsv)
 
@@ -276,9 +277,10 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
     const {
       profile,
       dropped,
+      skipped,
       columns: typed,
     } = await buildProfile({
-      source: { path: options.input, file: options.input, format: options.format, delimiter: options.delimiter },
+      source: { path: options.input, file: options.input, format: options.format, delimiter: options.delimiter, model: options.model },
       columns,
       bins: options.bins,
       maxLevels: options.maxLevels,
@@ -293,6 +295,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
     return [
       `svc profile: wrote ${options.output ?? 'the profile to standard output'}: ${profile.rows} rows of ${options.input}`,
       dropped === 0 ? '' : ` (${dropped} more left out for a missing value)`,
+      skipped === 0 ? '' : ` (${skipped} other payload log events skipped)`,
       `, ${numerical} numerical and ${typed.length - numerical} categorical columns`,
       served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
       profile.quality === undefined ? '' : ` scored against ${options.target}: ${qualityText(profile.quality)}`,

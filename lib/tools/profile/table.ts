@@ -9,6 +9,12 @@
 //
 // Only finite numbers count as numbers (`1e400` does not), so a numerical column never holds
 // Infinity.
+//
+// A payload log (lib/models/payload/) is read as the service writes it: an NDJSON line that is a
+// CloudEvent (it has `specversion`) stands for the rows of its `data.rows` when it is an
+// `svc.prediction` event of the model read for (all models when none is named), and is skipped
+// otherwise (labels, other models), counted in `skipped`.
+import { isObject } from '../../core/json.js'
 import { createCsvParser, type CsvRecord } from './csv.js'
 import { LineError, ProfileInputError } from './errors.js'
 import { createNdjsonParser, type NdjsonRecord } from './ndjson.js'
@@ -29,7 +35,15 @@ export type TableSource = Readonly<{
   delimiter: string
   /** Bytes read at a time (read.ts); tests make it small. */
   chunkBytes?: number
+  /** NDJSON only: the model whose logged rows a payload log's events give; undefined for every model's. */
+  model?: string | undefined
 }>
+
+/** What a scan read: the rows, and the payload log events it skipped (not a prediction of the model). */
+export type Scanned = Readonly<{ rows: number; skipped: number }>
+
+/** The type of a payload log's prediction events (lib/models/payload/events.ts). */
+export const PREDICTION_EVENT = 'svc.prediction'
 
 /** A record's cells: a CSV record's fields, or an NDJSON line's object. */
 export type Cells = readonly string[] | Readonly<Record<string, unknown>>
@@ -81,13 +95,28 @@ export const fieldOf =
   (cells) =>
     (cells as readonly string[])[index]
 
+/** The rows a payload log event stands for: its `data.rows`, or undefined when it is skipped. */
+const eventRows = (value: Readonly<Record<string, unknown>>, line: number, model: string | undefined): readonly Cells[] | undefined => {
+  const data = value['data']
+  if (value['type'] !== PREDICTION_EVENT || !isObject(data) || (model !== undefined && data['model'] !== model)) return undefined
+  const rows = data['rows']
+  if (!Array.isArray(rows) || !rows.every(isObject)) throw new LineError(line, `data.rows: expected the event's rows, an array of objects`)
+  return rows
+}
+
+/** Visits an event's rows in turn, each waited for. */
+const eachRow = async (cells: readonly Cells[], line: number, visitor: TableVisitor): Promise<void> => {
+  for (const row of cells) await visitor.row(row, line)
+}
+
 /**
  * Reads every record of the table: for CSV the first is the header and every other must have as
- * many fields. A table without a row is refused. Resolves with the number of rows; throws
- * ProfileInputError.
+ * many fields. A table without a row is refused. Resolves with the number of rows and of the
+ * events skipped; throws ProfileInputError.
  */
-export const scanTable = async (source: TableSource, visitor: TableVisitor): Promise<number> => {
+export const scanTable = async (source: TableSource, visitor: TableVisitor): Promise<Scanned> => {
   let rows = 0
+  let skipped = 0
   let width = -1
   let headerLine = 0
   if (source.format === 'csv') {
@@ -115,12 +144,24 @@ export const scanTable = async (source: TableSource, visitor: TableVisitor): Pro
       source.file,
       createNdjsonParser(),
       ({ value, line }: NdjsonRecord) => {
-        rows++
-        return visitor.row(value, line)
+        if (!Object.hasOwn(value, 'specversion')) {
+          rows++
+          return visitor.row(value, line)
+        }
+        const cells = eventRows(value, line, source.model)
+        if (cells === undefined) {
+          skipped++
+          return undefined
+        }
+        rows += cells.length
+        return eachRow(cells, line, visitor)
       },
       source.chunkBytes,
     )
+    if (rows === 0 && skipped > 0) {
+      throw new ProfileInputError(source.file, undefined, `no rows: ${skipped} payload log events skipped, none a ${PREDICTION_EVENT} event of the model`)
+    }
     if (rows === 0) throw new ProfileInputError(source.file, 1, 'the file is empty: expected one JSON object per line')
   }
-  return rows
+  return { rows, skipped }
 }

@@ -1,0 +1,174 @@
+// The payload log's events (lib/README.md §10): CloudEvents 1.0 in the structured JSON format
+// (https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md), one
+// `svc.prediction` per logged request and one `svc.label` per label POST /api/v1/feedback accepts.
+//
+// - Built after the reply, never before. The request path keeps references only (the checked
+//   request, the build that answered, the features and prediction arrays, the tokens' JSON text):
+//   nothing is copied or serialised until the writer's drain turn runs the builder (writer.ts).
+// - `rows` are the model's inputs by name, decoded from the features the model was fed (a level's
+//   index back to the level), so a row reads as an /api/v1 `instances` row whatever form the request
+//   took; the inputs SVC_PAYLOAD_LOG_EXCLUDE names are left out of the columns, so no byte of them is
+//   ever written. `answers` are per row, by output name.
+// - `source` is `svc://<hostname>:<port>`, the listener's port, read once on the first event (a
+//   request can only come once the listener is bound); `time` is when the reply was written.
+import { randomUUID } from 'node:crypto'
+import type { ServedModel } from '../registry/registry.js'
+import type { ClassPrediction, Prediction, ValuePrediction } from '../runtime.js'
+
+export type Role = 'default' | 'canary' | 'named'
+
+/** What the request path keeps of a logged prediction: references, no copies. */
+export type PredictionCapture = Readonly<{
+  served: ServedModel
+  /** The answer's `id`: the request's own, else the request id. */
+  requestId: string
+  role: Role
+  rows: number
+  features: Float64Array
+  prediction: Prediction
+  /** The JSON array text of the rows' feedback tokens; undefined when feedback is off. */
+  tokens: string | undefined
+  durationMs: number
+  traceId: string | undefined
+}>
+
+/** What an accepted label's event says. */
+export type LabelCapture = Readonly<{
+  token: string
+  model: string
+  version: string
+  build: string
+  truth: string | number
+  /** The answer the token carries: a class name, or a regressor's value. */
+  predicted: string | number
+  delayS: number
+}>
+
+/** How one input column of a row is written: its member's key, and its levels' JSON for a categorical one. */
+type Column = Readonly<{
+  index: number
+  key: string
+  levels: readonly string[] | undefined
+}>
+/** How one output of a row's answer is written. */
+type Answer = Readonly<{
+  key: string
+  kind: 'label' | 'probabilities' | 'value'
+}>
+type Layout = Readonly<{
+  width: number
+  columns: readonly Column[]
+  answers: readonly Answer[]
+  /** The classes' JSON, by index. */
+  classes: readonly string[]
+  /** `subject`'s JSON, and the data's `"model":…,"version":…` members. */
+  subject: string
+  names: string
+}>
+
+const number = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
+
+/** How a build's events are written, its excluded inputs left out. */
+const layoutFor = (served: ServedModel, excluded: ReadonlySet<string>): Layout => {
+  const { model } = served
+  const columns: Column[] = []
+  model.inputs.forEach((input, index) => {
+    if (!excluded.has(input.name))
+      columns.push({
+        index,
+        key: JSON.stringify(input.name),
+        levels: input.type === 'categorical' ? input.levels.map((level) => JSON.stringify(level)) : undefined,
+      })
+  })
+  return {
+    width: model.inputs.length,
+    columns,
+    answers: model.outputs.map((output) => ({
+      key: JSON.stringify(output.name),
+      kind: output.type,
+    })),
+    classes: model.task === 'classification' ? model.classes.map((label) => JSON.stringify(label)) : [],
+    subject: JSON.stringify(`${served.name}/${served.version}`),
+    names: `"model":${JSON.stringify(served.name)},"version":${JSON.stringify(served.version)}`,
+  }
+}
+
+const rowsJson = ({ width, columns }: Layout, features: Float64Array, rows: number): string => {
+  const out: string[] = []
+  for (let i = 0; i < rows; i++) {
+    const base = i * width
+    const members = columns.map(({ index, key, levels }) => {
+      const value = features[base + index] as number
+      return `${key}:${levels === undefined ? number(value) : (levels[value] as string)}`
+    })
+    out.push(`{${members.join(',')}}`)
+  }
+  return `[${out.join(',')}]`
+}
+
+const answersJson = ({ answers, classes }: Layout, prediction: Prediction, rows: number): string => {
+  const out: string[] = []
+  const { labels, probabilities } = prediction as ClassPrediction
+  const { values } = prediction as ValuePrediction
+  const width = classes.length
+  for (let i = 0; i < rows; i++) {
+    const members = answers.map(({ key, kind }) => {
+      if (kind === 'label') return `${key}:${classes[labels[i] as number] as string}`
+      if (kind === 'value') return `${key}:${number(values[i] as number)}`
+      return `${key}:[${Array.from(probabilities.subarray(i * width, (i + 1) * width), number).join(',')}]`
+    })
+    out.push(`{${members.join(',')}}`)
+  }
+  return `[${out.join(',')}]`
+}
+
+export type PayloadEvents = Readonly<{
+  /** The `svc.prediction` event's JSON text, at `timeMs`. */
+  prediction(capture: PredictionCapture, timeMs: number): string
+  /** The `svc.label` event's JSON text, at `timeMs`. */
+  label(capture: LabelCapture, timeMs: number): string
+}>
+
+export type PayloadEventsOptions = Readonly<{
+  /** The instance: `svc://<hostname>:<port>`; read on the first event. */
+  source: () => string
+  /** Inputs never written (SVC_PAYLOAD_LOG_EXCLUDE). */
+  exclude: readonly string[]
+}>
+
+export const createPayloadEvents = ({ source, exclude }: PayloadEventsOptions): PayloadEvents => {
+  const excluded = new Set(exclude)
+  let sourceJson: string | undefined
+  /** The members every event starts with, `type` and `subject` apart. */
+  const envelope = (type: string, subject: string, timeMs: number): string => {
+    sourceJson ??= JSON.stringify(source())
+    return (
+      `{"specversion":"1.0","id":"${randomUUID()}","source":${sourceJson},"type":"${type}",` +
+      `"time":"${new Date(timeMs).toISOString()}","subject":${subject},"datacontenttype":"application/json","data":`
+    )
+  }
+
+  // Per build, kept with it: a reload brings a new ServedModel, so a new layout.
+  const layouts = new WeakMap<ServedModel, Layout>()
+  const layoutOf = (served: ServedModel): Layout => {
+    let layout = layouts.get(served)
+    if (layout === undefined) layouts.set(served, (layout = layoutFor(served, excluded)))
+    return layout
+  }
+
+  return {
+    prediction: (capture, timeMs) => {
+      const layout = layoutOf(capture.served)
+      const tokens = capture.tokens === undefined ? '' : `,"feedback_tokens":${capture.tokens}`
+      return (
+        `${envelope('svc.prediction', layout.subject, timeMs)}{"request_id":${JSON.stringify(capture.requestId)},${layout.names},"role":"${capture.role}",` +
+        `"rows":${rowsJson(layout, capture.features, capture.rows)},"answers":${answersJson(layout, capture.prediction, capture.rows)}${tokens},` +
+        `"duration_ms":${number(capture.durationMs)},"trace_id":${capture.traceId === undefined ? 'null' : JSON.stringify(capture.traceId)}}}`
+      )
+    },
+    label: ({ token, model, version, build, truth, predicted, delayS }, timeMs) =>
+      `${envelope('svc.label', JSON.stringify(`${model}/${version}`), timeMs)}{"token":${JSON.stringify(token)},"model":${JSON.stringify(model)},` +
+      `"version":${JSON.stringify(version)},"build":${JSON.stringify(build)},"truth":${JSON.stringify(truth)},` +
+      `"predicted":${JSON.stringify(predicted)},"delay_s":${delayS}}}`,
+  }
+}

@@ -1,0 +1,275 @@
+// The payload log's writer (lib/README.md §10): events queued after the reply, built and written
+// from a later turn to the file (file-sink.ts) or the HTTP sink (http-sink.ts). Never in the way of
+// an answer:
+// - `enqueue` is O(1) and allocates nothing: the caller's builder goes into a ring allocated once
+//   (lib/core/ring.ts), and the event's JSON text is built in the drain turn, not the request's.
+// - Bounded. At most SVC_PAYLOAD_LOG_QUEUE events wait; past that, or while the service is near
+//   shedding (`isUnderPressure`, the shedding layer's half-way marks), an event is dropped and
+//   counted, before any request is shed.
+// - Drained from a later turn, outside the request's store, as lib/models/shadow/copies.ts does and
+//   for the same reasons: a drain's log lines are not the request's, and no request's context is
+//   kept alive by a queued event; `requestStore.exit` only inside a store (~0.4 µs on Node 20).
+// - One write in flight. A batch is everything queued (at most MAX_BATCH events); a file's is written
+//   from the next timer turn, a sink's once its oldest event has waited SVC_PAYLOAD_LOG_FLUSH_MS, sooner
+//   when MAX_BATCH are waiting. Meanwhile events queue, then drop: a sink that hangs costs one POST
+//   (bounded by `timeoutMs`) and a full queue, never memory beyond it.
+// - A failed write (ENOSPC, EACCES, a refused connection, a 5xx, no answer in time) is retried after
+//   each of `retryDelaysMs`, then its events are counted `failed`. Once a batch has used up its
+//   retries the sink is down: later batches get one attempt each, until one is written. Each new
+//   reason is logged once (`payload_log_failed`); the first write after failures logs
+//   `payload_log_recovered`.
+// - `stop` (shutdown) writes what is queued within its budget, without retries; what is left, the
+//   write still in flight included, is counted `dropped`, and a late answer is not counted again.
+import { performance } from 'node:perf_hooks'
+import type { Registry } from 'prom-client'
+import { describeError } from '../../core/net/describe-error.js'
+import { createRing, type Ring } from '../../core/ring.js'
+import type { PayloadTarget } from '../../process/config/config.js'
+import { observe } from '../../telemetry/cells.js'
+import type { Logger } from '../../telemetry/logger.js'
+import { requestStore } from '../../telemetry/request-store.js'
+import { createFileSink } from './file-sink.js'
+import { createHttpSink } from './http-sink.js'
+import { createPayloadMetrics, type PayloadCells } from './metrics.js'
+import { type Sink, SinkError } from './sink.js'
+
+/** Most events in one write: a sink's POST body stays around a megabyte at ~1 kB an event. */
+export const MAX_BATCH = 1000
+/** How long one write or POST may take before it counts as failed. */
+export const WRITE_TIMEOUT_MS = 5000
+/** The waits before each retry of a failed batch: about 2.6 s, then its events are `failed`. */
+export const RETRY_DELAYS_MS: readonly number[] = [100, 500, 2000]
+
+export type PayloadWriter = Readonly<{
+  /**
+   * hot path: after the reply; queues `event` (a function building the event's JSON text, run in
+   * the drain turn) or drops it (queue full, under pressure). Never throws.
+   */
+  enqueue(build: () => string): void
+  /** Shutdown: writes what is queued within budgetMs; what is left is counted dropped. */
+  stop(budgetMs: number): Promise<void>
+}>
+
+export type PayloadWriterOptions = Readonly<{
+  target: PayloadTarget
+  /** Most events waiting (SVC_PAYLOAD_LOG_QUEUE). */
+  capacity: number
+  /** Longest an event waits for a sink's POST (SVC_PAYLOAD_LOG_FLUSH_MS); a file is written from the next turn. */
+  flushMs: number
+  /** A file's size past which it is rotated (SVC_PAYLOAD_LOG_MAX_BYTES). */
+  maxBytes: number
+  /** Rotated files kept (SVC_PAYLOAD_LOG_FILES). */
+  files: number
+  metrics: Registry
+  logger: Logger
+  /** True while the service is near shedding: events are dropped instead of queued or built. */
+  isUnderPressure: () => boolean
+  /** WRITE_TIMEOUT_MS unless a test brings its own. */
+  timeoutMs?: number
+  /** RETRY_DELAYS_MS unless a test brings its own. */
+  retryDelaysMs?: readonly number[]
+}>
+
+const sinkFor = ({ target, flushMs, maxBytes, files }: PayloadWriterOptions): Sink =>
+  target.kind === 'file' ? createFileSink({ path: target.path, maxBytes, files }) : createHttpSink({ url: target.url, flushMs })
+
+/** Why a write failed, in a few stable words: a sink's own reason, or an errno's code (`ENOSPC`). */
+const reasonOf = (error: unknown): string => (error instanceof SinkError ? error.message : describeError(error))
+
+type FailureLog = Readonly<{ failed(reason: string): void; written(): void }>
+
+/** Logs a failure when its reason is new, and a recovery once after failures. */
+const failureLog = (logger: Logger, sink: PayloadTarget['kind']): FailureLog => {
+  let last: string | undefined
+  return {
+    failed: (reason: string): void => {
+      if (reason === last) return
+      last = reason
+      logger.warning('payload_log_failed', { sink, reason })
+    },
+    written: (): void => {
+      if (last === undefined) return
+      last = undefined
+      logger.info('payload_log_recovered', { sink })
+    },
+  }
+}
+
+export const createPayloadWriter = (options: PayloadWriterOptions): PayloadWriter => {
+  const { capacity, metrics, isUnderPressure } = options
+  const queue = createRing<() => string>(capacity)
+  const cells = createPayloadMetrics(metrics, () => queue.size)
+  const drain = new Drain(sinkFor(options), queue, cells, options)
+  return {
+    enqueue: (build) => {
+      if (drain.isStopping || isUnderPressure() || !queue.put(build)) cells.outcomes.dropped.value++
+      else drain.queued()
+    },
+    stop: (budgetMs) => (drain.stopped ??= drain.stop(budgetMs)),
+  }
+}
+
+type Queue = Ring<() => string>
+
+/** Builds up to MAX_BATCH events; a builder that throws fails its event alone. */
+const take = (queue: Queue, cells: PayloadCells, log: FailureLog): string[] => {
+  const events: string[] = []
+  for (let n = Math.min(queue.size, MAX_BATCH); n > 0; n--) {
+    try {
+      events.push(queue.take()())
+    } catch (error: unknown) {
+      cells.outcomes.failed.value++
+      log.failed(`event not built: ${describeError(error)}`)
+    }
+  }
+  return events
+}
+
+const dropQueued = (queue: Queue, cells: PayloadCells): void => {
+  while (queue.size > 0) {
+    queue.take()
+    cells.outcomes.dropped.value++
+  }
+}
+
+/**
+ * The drain: builds batches from the queue, writes them one at a time, retries and counts them. A
+ * class: a dozen fields of state every step reads, in one fixed shape.
+ */
+class Drain {
+  isStopping = false
+  stopped: Promise<void> | undefined
+  readonly #sink: Sink
+  readonly #queue: Queue
+  readonly #cells: PayloadCells
+  readonly #log: FailureLog
+  readonly #isUnderPressure: () => boolean
+  readonly #timeoutMs: number
+  readonly #retryDelaysMs: readonly number[]
+  /** The batch being written or waiting for its retry, and its failed attempts. */
+  #batch: string[] | undefined
+  #attempts = 0
+  #isWriting = false
+  /** The last batch used up its retries: until one is written, each batch gets one attempt. */
+  #isSinkDown = false
+  #isClosed = false
+  #wake: ReturnType<typeof setTimeout> | undefined
+  /** When the oldest queued event came: a sink's batch leaves `lingerMs` after it. */
+  #oldestAt = 0
+  #onIdle: (() => void) | undefined
+
+  constructor(sink: Sink, queue: Queue, cells: PayloadCells, options: PayloadWriterOptions) {
+    this.#sink = sink
+    this.#queue = queue
+    this.#cells = cells
+    this.#log = failureLog(options.logger, options.target.kind)
+    this.#isUnderPressure = options.isUnderPressure
+    this.#timeoutMs = options.timeoutMs ?? WRITE_TIMEOUT_MS
+    this.#retryDelaysMs = options.retryDelaysMs ?? RETRY_DELAYS_MS
+  }
+
+  /** An event is in the queue: a drain is due unless one is already, or sooner once MAX_BATCH wait. */
+  queued(): void {
+    const size = this.#queue.size
+    if (size === 1) this.#oldestAt = performance.now()
+    if (this.#wake === undefined) {
+      if (!this.#isWriting) this.#schedule(this.#dueIn())
+    } else if (size === MAX_BATCH && this.#batch === undefined) {
+      clearTimeout(this.#wake)
+      this.#wake = undefined
+      this.#schedule(0)
+    }
+  }
+
+  async stop(budgetMs: number): Promise<void> {
+    this.isStopping = true
+    // A linger or a retry's wait is cut short: what is queued goes now.
+    clearTimeout(this.#wake)
+    this.#wake = undefined
+    let deadline: ReturnType<typeof setTimeout> | undefined
+    const idle = new Promise<void>((resolve) => {
+      this.#onIdle = resolve
+      deadline = setTimeout(resolve, budgetMs)
+    })
+    this.#next()
+    await idle
+    clearTimeout(deadline)
+    this.#isClosed = true
+    clearTimeout(this.#wake)
+    this.#cells.outcomes.dropped.value += this.#batch?.length ?? 0
+    this.#batch = undefined
+    dropQueued(this.#queue, this.#cells)
+    await this.#sink.close()
+  }
+
+  readonly #arm = (delayMs: number): void => {
+    this.#wake = setTimeout(this.#drain, delayMs)
+  }
+
+  // Outside the request's store (header); `exit` only inside one: on Node 20 it toggles async hooks.
+  #schedule(delayMs: number): void {
+    if (this.#wake !== undefined || this.#isWriting || this.#isClosed) return
+    if (requestStore.getStore() === undefined) this.#arm(delayMs)
+    else requestStore.exit(this.#arm, delayMs)
+  }
+
+  #dueIn(): number {
+    if (this.isStopping || this.#queue.size >= MAX_BATCH) return 0
+    return Math.max(0, this.#oldestAt + this.#sink.lingerMs - performance.now())
+  }
+
+  readonly #drain = (): void => {
+    this.#wake = undefined
+    if (this.#batch === undefined) {
+      if (this.#isUnderPressure() && !this.isStopping) dropQueued(this.#queue, this.#cells)
+      this.#batch = take(this.#queue, this.#cells, this.#log)
+      this.#attempts = 0
+      this.#oldestAt = performance.now()
+    }
+    if (this.#batch.length > 0) return void this.#write(this.#batch)
+    this.#batch = undefined
+    this.#next()
+  }
+
+  /** After a batch: the next one, or, stopping with nothing left, the end of `stop`'s wait. */
+  #next(): void {
+    if (this.#batch !== undefined || this.#queue.size > 0) return this.#schedule(this.#batch === undefined ? this.#dueIn() : 0)
+    if (this.isStopping) this.#onIdle?.()
+  }
+
+  async #write(events: string[]): Promise<void> {
+    const start = performance.now()
+    const signal = AbortSignal.timeout(this.#timeoutMs)
+    this.#isWriting = true
+    let reason: string | undefined
+    try {
+      await this.#sink.write(events, signal)
+    } catch (error: unknown) {
+      reason = signal.aborted ? `no answer within ${this.#timeoutMs} ms` : reasonOf(error)
+    }
+    this.#isWriting = false
+    // `stop` gave up on this write and counted its events dropped.
+    if (this.#isClosed) return
+    observe(this.#cells.duration, (performance.now() - start) / 1000, undefined)
+    if (reason === undefined) this.#written(events)
+    else this.#failed(events, reason)
+  }
+
+  #written(events: string[]): void {
+    this.#cells.outcomes.written.value += events.length
+    this.#batch = undefined
+    this.#isSinkDown = false
+    this.#log.written()
+    this.#next()
+  }
+
+  #failed(events: string[], reason: string): void {
+    this.#log.failed(reason)
+    const delayMs = this.isStopping || this.#isSinkDown ? undefined : this.#retryDelaysMs[this.#attempts++]
+    if (delayMs !== undefined) return this.#schedule(delayMs)
+    this.#cells.outcomes.failed.value += events.length
+    this.#batch = undefined
+    this.#isSinkDown = !this.isStopping
+    this.#next()
+  }
+}
