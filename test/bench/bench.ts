@@ -34,12 +34,16 @@
 // feedback.ts), and the same 64 replayed (every label then a duplicate); and in process, minting and
 // reading tokens.
 //
+// The payload log (lib/models/payload/): the CLI's batch-1 predict with SVC_PAYLOAD_LOG set to a file
+// and every request sampled out (SVC_PAYLOAD_LOG_PERCENT=0), and with every one logged, on either
+// side of its logging-off twin in every round; and in process, building an event and the writer.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_LOADGEN (wrk if
 // installed, else autocannon), BENCH_ONLY (a regular expression: only the variants whose names
 // match, with their bare counterparts; the account then prints only the rows it has).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync } from 'node:fs'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -48,6 +52,7 @@ import { startCollector } from './collector.js'
 import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
 import { FEEDBACK_SECRET, feedbackBodies, inProcessFeedbackUs, LABELS_PER_REQUEST } from './feedback.js'
+import { inProcessPayloadUs } from './payload.js'
 import { postPathPieces } from './post-path.js'
 import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
 import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rollout.js'
@@ -194,6 +199,8 @@ const PREDICT_1_FEEDBACK = 'svc CLI: predict iris, batch 1, feedback on'
 const PREDICT_64_FEEDBACK = 'svc CLI: predict iris, batch 64, feedback on'
 const FEEDBACK_64 = 'svc CLI: feedback, 64 labels, fresh tokens'
 const FEEDBACK_64_REPLAYED = 'svc CLI: feedback, the same 64 labels (duplicates)'
+const PREDICT_1_PAYLOAD_OUT = 'svc CLI: predict iris, batch 1, payload log, sampled out'
+const PREDICT_1_PAYLOAD = 'svc CLI: predict iris, batch 1, payload log to a file'
 // The conventional stack (fastify.ts): fastify 5 + pino + fastify-metrics, and with OpenTelemetry always-on.
 const FASTIFY = 'fastify + pino + fastify-metrics'
 const FASTIFY_ALWAYS_ON = 'fastify stack + OTel always-on (OTLP)'
@@ -210,6 +217,14 @@ const labelBodies = await feedbackBodies(FEEDBACK_BODIES)
 const feedbackPost = (bodies: readonly string[]): Post => ({ path: '/api/v1/feedback', body: bodies[0] as string, rows: LABELS_PER_REQUEST, bodies })
 const FRESH_LABELS = feedbackPost(labelBodies)
 const REPLAYED_LABELS = feedbackPost(labelBodies.slice(0, 1))
+
+// The payload log to a file of the run's temporary directory, one file a variant (rotated at the
+// default size, so a run keeps a bounded amount): every request sampled out, or every one logged.
+const payloadDir = await mkdtemp(join(tmpdir(), 'svc-bench-payload-'))
+const payloadLog = (file: string, percent: number): Readonly<Record<string, string>> => ({
+  SVC_PAYLOAD_LOG: join(payloadDir, file),
+  SVC_PAYLOAD_LOG_PERCENT: String(percent),
+})
 
 const onPredict = (name: string, args: string[], env: Readonly<Record<string, string>> = {}): Variant => ({
   name,
@@ -249,9 +264,12 @@ const VARIANTS_ALL: readonly Variant[] = [
   onPredict(POST_RESPONSE, server('post-response')),
   onPredict(POST_LOGGING, server('post-logging')),
   onPredict(POST_BOTH, server('post-both')),
-  // Feedback on, off, and drift off back to back, so their per-round differences compare the machine in one state.
+  // Feedback on, off, and drift off back to back, so their per-round differences compare the machine
+  // in one state; the payload log's two on either side of them, each next to logging off with BENCH_ONLY.
+  { ...onPredict(PREDICT_1_PAYLOAD_OUT, CLI, payloadLog('sampled-out.jsonl', 0)), scrape: true },
   onPredict(PREDICT_1_FEEDBACK, CLI, FEEDBACK_ON),
   onPredict(PREDICT_1, CLI),
+  { ...onPredict(PREDICT_1_PAYLOAD, CLI, payloadLog('logged.jsonl', 100)), scrape: true },
   onPredict(PREDICT_1_NO_DRIFT, CLI, NO_DRIFT),
   { name: INFER_1, args: CLI, post: inferTensors(1), base: BARE_POST_V2 },
   { name: PREDICT_64_FEEDBACK, args: CLI, env: FEEDBACK_ON, post: predict(64), base: BARE_POST_64 },
@@ -614,6 +632,50 @@ if ([PREDICT_1_FEEDBACK, PREDICT_64_FEEDBACK, FEEDBACK_64, FEEDBACK_64_REPLAYED]
   process.stdout.write(text)
 }
 
+// The payload log. Its targets: sampled out, the ratio to the bare POST at most 0.1 over logging
+// off's (the median of per-round differences; the canary's bound for "the same, within noise");
+// every request logged to a file, CPU per request at most 15 % over logging off's (the median of
+// per-round quotients). The two ran on either side of logging off in every round.
+const PAYLOAD_OUT_MAX_OVER = 0.1
+const PAYLOAD_MAX_QUOTIENT = 1.15
+if ([PREDICT_1_PAYLOAD_OUT, PREDICT_1_PAYLOAD].some(has) && has(PREDICT_1)) {
+  const events = (name: string, outcome: string): number =>
+    rounds.reduce((sum, r) => sum + metricTotal(get(r, name).metrics ?? '', 'svc_payload_log_events_total', { outcome }), 0)
+  const answered = (name: string): number =>
+    rounds.reduce((sum, r) => sum + metricTotal(get(r, name).metrics ?? '', 'svc_model_prediction_requests_total', { model: 'iris', outcome: 'success' }), 0)
+  let text =
+    '\nPayload log, batch 1, CPU µs per request (× the bare POST with the same body; medians of per-round figures):\n' +
+    accountRow(`logging off (× bare ${cpuRatio(PREDICT_1, BARE_POST).toFixed(2)})`, cpuOf(PREDICT_1))
+  if (has(PREDICT_1_PAYLOAD_OUT)) {
+    const outOver = perRound((r) => (get(r, PREDICT_1_PAYLOAD_OUT).cpuUsPerRequest - get(r, PREDICT_1).cpuUsPerRequest) / get(r, BARE_POST).cpuUsPerRequest)
+    text +=
+      accountRow(`sampled out, percent 0 (× bare ${cpuRatio(PREDICT_1_PAYLOAD_OUT, BARE_POST).toFixed(2)})`, cpuOf(PREDICT_1_PAYLOAD_OUT)) +
+      accountRow(`  × bare POST over logging off's (target ≤ +${PAYLOAD_OUT_MAX_OVER}: ${verdict(outOver <= PAYLOAD_OUT_MAX_OVER)})`, outOver, 3) +
+      accountRow('  minus off, µs (median of per-round differences)', over(PREDICT_1_PAYLOAD_OUT, PREDICT_1)) +
+      accountRow('  events written, all rounds (0 expected)', events(PREDICT_1_PAYLOAD_OUT, 'written'), 0)
+  }
+  if (has(PREDICT_1_PAYLOAD)) {
+    const quotient = perRound((r) => get(r, PREDICT_1_PAYLOAD).cpuUsPerRequest / get(r, PREDICT_1).cpuUsPerRequest)
+    const [written, dropped, failed] = ['written', 'dropped', 'failed'].map((outcome) => events(PREDICT_1_PAYLOAD, outcome)) as [number, number, number]
+    text +=
+      accountRow(`every request logged, to a file (× bare ${cpuRatio(PREDICT_1_PAYLOAD, BARE_POST).toFixed(2)})`, cpuOf(PREDICT_1_PAYLOAD)) +
+      accountRow(`  logged ÷ off (target ≤ ${PAYLOAD_MAX_QUOTIENT}: ${verdict(quotient <= PAYLOAD_MAX_QUOTIENT)})`, quotient, 3) +
+      accountRow('  minus off, µs (median of per-round differences)', over(PREDICT_1_PAYLOAD, PREDICT_1)) +
+      accountRow(
+        '  p99 ms, logged over off (median of per-round differences)',
+        perRound((r) => get(r, PREDICT_1_PAYLOAD).p99Ms - get(r, PREDICT_1).p99Ms),
+      ) +
+      accountRow(`  events written, % of the answers, warm-ups included (dropped ${dropped}, failed ${failed})`, (written * 100) / answered(PREDICT_1_PAYLOAD))
+  }
+  const us = await inProcessPayloadUs(predict(1).body)
+  text +=
+    'In process, CPU µs:\n' +
+    accountRow(`building one batch-1 prediction event (${us.bytes} bytes)`, us.build, 3) +
+    accountRow('enqueue, 50 a turn (the drain not included)', us.enqueue, 3) +
+    accountRow(`the writer per event: enqueue, drain, write to a file (${(us.written * 100).toFixed(1)} % written)`, us.writer, 3)
+  process.stdout.write(text)
+}
+
 const rows64 = (name: string): number => perRound((r) => rowsPerCpuSecond(r, name, 64))
 if (store.skipped !== undefined) {
   process.stdout.write(`ONNX: skipped, ${store.skipped}\n`)
@@ -717,4 +779,5 @@ if ([ROLLOUT_NONE, ROLLOUT_CANARY, ROLLOUT_SHADOW].some(has)) {
 collector.close()
 await store.remove()
 await rollouts.remove()
+await rm(payloadDir, { recursive: true, force: true })
 if (rounds.some((r) => [...r.values()].some((result) => result.errors > 0))) process.exitCode = 1

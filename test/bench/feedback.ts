@@ -61,13 +61,13 @@ export const feedbackBodies = async (count: number): Promise<string[]> => {
   return Array.from({ length: count }, () => JSON.stringify({ feedback: itemsOf(tokensOf(iris), iris.classes) }))
 }
 
-const cpuUs = (): number => {
+export const cpuUs = (): number => {
   const { user, system } = process.cpuUsage()
   return user + system
 }
 
 /** CPU µs per call of `call`: a warm-up, then calls in thousands until a quarter-second of CPU time; the median of 5 such samples. */
-const perCallUs = (call: () => void): number => {
+export const perCallUs = (call: () => void): number => {
   for (let i = 0; i < 20_000; i++) call()
   const samples: number[] = []
   for (let s = 0; s < 5; s++) {

@@ -1,0 +1,117 @@
+// The payload log (lib/models/payload/) in process, for the benchmark, on the shipped iris as the
+// service serves it, CPU µs:
+// - building one batch-1 `svc.prediction` event (`events.prediction`, what the writer's drain turn
+//   runs for each queued request), the median of 5 quarter-second samples;
+// - `enqueue` alone, as a reply's hook calls it: 50 a turn as 50 connections bring them, timed
+//   around the 50 calls only;
+// - the writer per event, all of it: `enqueue`, the drain's timer turn and a write of the event's
+//   bytes to a file (an event built once, so building is not counted twice), 50 a turn, less the
+//   same turns without events. The written share is read from the writer's own series.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { Registry } from 'prom-client'
+import { encodeInputs } from '../../lib/models/inference/features.js'
+import { readPredictRequest } from '../../lib/models/inference/request.js'
+import { createPayloadEvents, type PredictionCapture } from '../../lib/models/payload/events.js'
+import { createPayloadWriter } from '../../lib/models/payload/writer.js'
+import { createModelRegistry } from '../../lib/models/registry/registry.js'
+import type { Prediction } from '../../lib/models/runtime.js'
+import { createStore } from '../../lib/models/store/open.js'
+import { readConfig } from '../../lib/process/config/config.js'
+import { createLogger } from '../../lib/telemetry/logger.js'
+import { cpuUs, perCallUs } from './feedback.js'
+import { metricTotal } from './load-tools.js'
+
+const TURNS = 20_000
+const PER_TURN = 50
+const silent = createLogger({ name: 'bench', level: 'error', format: 'json', write: () => {} })
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+export type PayloadUs = Readonly<{
+  /** One batch-1 prediction event's JSON text. */
+  build: number
+  /** Its length in bytes. */
+  bytes: number
+  /** One `enqueue`, the drain not included. */
+  enqueue: number
+  /** One event through the writer to a file: enqueue, drain, write. */
+  writer: number
+  /** Events written over events queued (1 when none was dropped or failed). */
+  written: number
+}>
+
+/** The payload log's in-process figures for `body`, a batch-1 /api/v1/predict request of iris. */
+export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
+  const config = readConfig({})
+  const registry = createModelRegistry({ store: createStore(config.models.store), logger: silent, metrics: new Registry(), reloadIntervalS: 0 })
+  await registry.load()
+  const served = registry.resolve('iris')
+  if (served === undefined) throw new Error('the shipped iris did not load')
+  const request = readPredictRequest(JSON.parse(body), { maxBatch: 1000 })
+  const features = encodeInputs(request, served.model)
+  const prediction = served.predictor.predict(features, request.rows) as Prediction
+  const capture: PredictionCapture = {
+    served,
+    requestId: '0b6f8c1e-5d4a-4f7e-9c3b-2a1d0e9f8c7b',
+    role: 'default',
+    rows: request.rows,
+    features,
+    prediction,
+    tokens: undefined,
+    durationMs: 0.042,
+    traceId: undefined,
+  }
+  const events = createPayloadEvents({ source: () => 'svc://bench:8000', exclude: [] })
+  let sink = 0
+  const build = perCallUs(() => (sink += events.prediction(capture, Date.now()).length))
+  const event = events.prediction(capture, Date.now())
+
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-payload-'))
+  // The service's defaults, as SVC_PAYLOAD_LOG alone set gives them.
+  const log = readConfig({ SVC_PAYLOAD_LOG: join(dir, 'payload.jsonl') }).models.payloadLog
+  if (log === undefined) throw new Error('SVC_PAYLOAD_LOG set but no payload log configured')
+  const metrics = new Registry()
+  const writer = createPayloadWriter({
+    target: log.target,
+    capacity: log.queue,
+    flushMs: log.flushMs,
+    maxBytes: log.maxBytes,
+    files: log.files,
+    metrics,
+    logger: silent,
+    isUnderPressure: () => false,
+  })
+  const builder = (): string => event
+  let enqueueMs = 0
+  const turns = async (count: number, withEvents: boolean): Promise<number> => {
+    const before = cpuUs()
+    for (let t = 0; t < count; t++) {
+      if (withEvents) {
+        const start = performance.now()
+        for (let e = 0; e < PER_TURN; e++) writer.enqueue(builder)
+        enqueueMs += performance.now() - start
+      }
+      await nextTurn()
+    }
+    return cpuUs() - before
+  }
+  await turns(TURNS / 10, true)
+  await turns(TURNS / 10, false)
+  enqueueMs = 0
+  const queued = (TURNS / 10 + TURNS) * PER_TURN
+  const withEvents = await turns(TURNS, true)
+  const without = await turns(TURNS, false)
+  await writer.stop(5000)
+  const written = metricTotal(await metrics.metrics(), 'svc_payload_log_events_total', { outcome: 'written' }) / queued
+  await rm(dir, { recursive: true, force: true })
+  if (sink < 0) throw new Error('unreachable: a length is never negative')
+  return {
+    build,
+    bytes: Buffer.byteLength(event),
+    enqueue: (enqueueMs * 1000) / (TURNS * PER_TURN),
+    writer: (withEvents - without) / (TURNS * PER_TURN),
+    written,
+  }
+}
