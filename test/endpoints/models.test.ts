@@ -499,3 +499,16 @@ t.test('with no model ready, /v2/health/ready is 503; a model without a manifest
     reason: /cars\/manifest\.json/,
   })
 })
+
+t.test('a version whose tokens cannot be signed (feedback on, no key for it) answers without a feedback_tokens member', async (t) => {
+  const h = harness()
+  await h.registry.load()
+  t.teardown(() => h.registry.stop())
+  const feedback = { publish: () => {}, tokens: () => undefined, score: () => ({ accepted: 0, refused: [] }) }
+  const options = { models: h.registry, metrics: createModelMetrics(h.metrics), maxBatch: 10, drift: undefined, feedback }
+  const router = createRouter(apiV1Routes(options), [])
+  const ctx = request('POST', '/api/v1/predict', { model: 'iris', id: 'x', instances: IRIS_ROWS })
+  const entry = router.find(ctx)
+  const reply = await (entry.handlers.get('POST') ?? entry.otherMethod)(ctx)
+  t.same(Object.keys(bodyOf(reply)), ['model_name', 'model_version', 'id', 'outputs'])
+})

@@ -234,11 +234,16 @@ t.test(`above ${MAX_CONFUSION_CLASSES} classes a version keeps 2·C confusion se
   metrics.drop('wide', '1')
   metrics.drop('wide', '1')
   t.notMatch(await registry.metrics(), /model="wide"/)
+  const regressor = metrics.track('value', '1', undefined, { rmse: 2 })
+  regressor.rows.value++
+  const errors = regressor.errors as NonNullable<typeof regressor.errors>
+  errors.absolute.sum += 3
+  errors.absolute.count++
   registry.resetMetrics()
-  t.equal(
-    sample(await registry.metrics(), 'svc_model_feedback_confusion_total', { model: 'narrow', version: '1', actual: 'c4', predicted: 'c7', correct: 'false' }),
-    0,
-  )
+  const reset = await registry.metrics()
+  t.equal(sample(reset, 'svc_model_feedback_confusion_total', { model: 'narrow', version: '1', actual: 'c4', predicted: 'c7', correct: 'false' }), 0)
+  t.equal(sample(reset, 'svc_model_feedback_absolute_error_sum', { model: 'value', version: '1' }), 0, 'summaries reset too')
+  t.equal(sample(reset, 'svc_model_feedback_absolute_error_count', { model: 'value', version: '1' }), 0)
 })
 
 t.test('a version whose name cannot be carried gets no tokens', async (t) => {

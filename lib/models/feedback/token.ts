@@ -33,8 +33,7 @@ const CLASS_BYTES = 2
 const VALUE_BYTES = 8
 const KIND_CLASS = 1
 const KIND_VALUE = 2
-/** The most rows a request may have: the row index is 24 bits (SVC_MAX_BATCH is at most 100 000). */
-export const MAX_ROWS = 0xffffff
+// The row index is 24 bits: SVC_MAX_BATCH is at most 100 000, far below 2^24.
 /** Longest model name or version in a token, in UTF-8 bytes: one length byte each. */
 export const MAX_NAME_BYTES = 255
 /** Longer text is no token: a 255-byte name and version come to under 700 characters. */

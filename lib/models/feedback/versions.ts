@@ -4,7 +4,7 @@
 // the answer), the keys, and the version's series. Lost on restart: a label for a build this
 // process never served is `unknown_version` (README, Model quality from labels).
 import type { HistogramCell } from '../../telemetry/cells.js'
-import type { ServedModel } from '../registry/registry.js'
+import { buildId, type ServedModel } from '../registry/registry.js'
 import type { FeedbackMetrics, VersionFeedback } from './metrics.js'
 import { versionKey, type KeyRing, type VersionKey } from './token.js'
 
@@ -34,8 +34,8 @@ export type FeedbackVersions = Readonly<{
   ring: KeyRing
 }>
 
-/** The sha256 prefix that names a build in logs, the drift series and tokens. */
-export const buildOf = (served: ServedModel): string => served.model.sha256.slice(0, 12)
+/** The build a token names: the same sha256 prefix as in logs and the drift series. */
+const buildOf = (served: ServedModel): string => buildId(served.model)
 
 const keyName = (model: string, version: string, build: string): string => `${model}\0${version}\0${build}`
 

@@ -171,11 +171,9 @@ export const token: Parser<string | undefined> = (raw) => {
 /** Shortest feedback secret, in UTF-8 bytes: 128 bits when it is random. */
 export const MIN_SECRET_BYTES = 16
 
-/** A feedback secret: at least MIN_SECRET_BYTES bytes, blank is none. */
-export const feedbackSecret: Parser<string | undefined> = (raw) => {
-  if (raw === '') return undefined
-  return Buffer.byteLength(raw, 'utf8') >= MIN_SECRET_BYTES ? raw : expected(`at least ${MIN_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`)
-}
+/** A feedback secret: at least MIN_SECRET_BYTES bytes (a blank variable is unset, the reader's rule). */
+export const feedbackSecret: Parser<string> = (raw) =>
+  Buffer.byteLength(raw, 'utf8') >= MIN_SECRET_BYTES ? raw : expected(`at least ${MIN_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`)
 
 /** SVC_MODEL_STORE in one of STORE_SPEC_FORMS. */
 export const storeSpec: Parser<StoreSpec> = (raw) => parseStoreSpec(raw) ?? expected(STORE_SPEC_FORMS)

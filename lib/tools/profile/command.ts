@@ -8,7 +8,7 @@
 // checked by `parseProfile`, as whatever reads it will check it, before it is written. Exit
 // status: 0 written, 1 the model could not be loaded or the profile not written, 2 a bad command
 // line or bad input (`train.csv:17: expected 5 fields, found 4`).
-import { rename, rm, writeFile } from 'node:fs/promises'
+import { writeWhole } from '../write-whole.js'
 import { extname, isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
@@ -233,14 +233,11 @@ export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions
   }
 }
 
-/** Writes `text` to a file beside `path`, then renames it over `path`: a reader never sees half a profile. */
-const writeWhole = async (path: string, text: string): Promise<void> => {
-  const temporary = `${path}.${process.pid}.tmp`
+/** Writes the profile whole (write-whole.ts): a reader never sees half a profile. */
+const writeProfile = async (path: string, text: string): Promise<void> => {
   try {
-    await writeFile(temporary, text)
-    await rename(temporary, path)
+    await writeWhole(path, text)
   } catch (error: unknown) {
-    await rm(temporary, { force: true })
     // A file system error: it has a code.
     throw new ProfileWriteError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`)
   }
@@ -290,7 +287,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
     // What reads it checks it so; a profile this writes must pass.
     parseProfile(text, served === undefined ? undefined : { inputs: served.model.inputs, predictions: predictionInput(served.model) })
     if (options.output === undefined) io.stdout(text)
-    else await writeWhole(options.output, text)
+    else await writeProfile(options.output, text)
     const numerical = typed.filter((column) => column.type === 'numerical').length
     return [
       `svc profile: wrote ${options.output ?? 'the profile to standard output'}: ${profile.rows} rows of ${options.input}`,

@@ -6,7 +6,8 @@
 // Every file is handled, whatever befell the one before; the exit status is the worst of them:
 // 0 signed (or right), 1 a sha256 is wrong (--check) or a file could not be written, 2 a bad
 // command line or a file that is missing, not JSON or no artifact svc serves.
-import { readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
+import { writeWhole } from '../write-whole.js'
 import { extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
@@ -29,18 +30,6 @@ files as it loads them, and that hash is what it shows.
 Exit status: 0 every file signed or, with --check, right; 1 a sha256 wrong (--check) or a file not
 written; 2 a bad command line, or a file missing, not JSON, or no model artifact.
 `
-
-/** Writes `text` beside `path`, then renames it over `path`: a reloading svc never reads half a file. */
-const writeWhole = async (path: string, text: string): Promise<void> => {
-  const temporary = `${path}.${process.pid}.tmp`
-  try {
-    await writeFile(temporary, text)
-    await rename(temporary, path)
-  } catch (error: unknown) {
-    await rm(temporary, { force: true, recursive: true })
-    throw error
-  }
-}
 
 /** Signs or checks one file; its exit status. */
 const signFile = async (file: string, isChecking: boolean, io: SignIo): Promise<number> => {
