@@ -3,7 +3,7 @@
 import { CodedError } from '../../core/errors.js'
 
 export type Sink = Readonly<{
-  /** How long an event may wait for its batch: 0 writes from the next turn (a file), a sink's flush interval batches POSTs. */
+  /** How long an event may wait for its batch: a tenth of a second for a file, a sink's flush interval for its POSTs. */
   lingerMs: number
   /** Writes one batch, each event its JSON text; rejects with why it could not, `signal` aborting it past its timeout. */
   write(events: readonly string[], signal: AbortSignal): Promise<void>

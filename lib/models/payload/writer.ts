@@ -9,10 +9,10 @@
 // - Drained from a later turn, outside the request's store, as lib/models/shadow/copies.ts does and
 //   for the same reasons: a drain's log lines are not the request's, and no request's context is
 //   kept alive by a queued event; `requestStore.exit` only inside a store (~0.4 µs on Node 20).
-// - One write in flight. A batch is everything queued (at most MAX_BATCH events); a file's is written
-//   from the next timer turn, a sink's once its oldest event has waited SVC_PAYLOAD_LOG_FLUSH_MS, sooner
-//   when MAX_BATCH are waiting. Meanwhile events queue, then drop: a sink that hangs costs one POST
-//   (bounded by `timeoutMs`) and a full queue, never memory beyond it.
+// - One write in flight. A batch is everything queued (at most MAX_BATCH events), written once its
+//   oldest event has waited the sink's linger (a file's FILE_LINGER_MS, a sink's
+//   SVC_PAYLOAD_LOG_FLUSH_MS), sooner when MAX_BATCH are waiting. Meanwhile events queue, then drop:
+//   a sink that hangs costs one POST (bounded by `timeoutMs`) and a full queue, never memory beyond it.
 // - A failed write (ENOSPC, EACCES, a refused connection, a 5xx, no answer in time) is retried after
 //   each of `retryDelaysMs`, then its events are counted `failed`. Once a batch has used up its
 //   retries the sink is down: later batches get one attempt each, until one is written. Each new
@@ -54,7 +54,7 @@ export type PayloadWriterOptions = Readonly<{
   target: PayloadTarget
   /** Most events waiting (SVC_PAYLOAD_LOG_QUEUE). */
   capacity: number
-  /** Longest an event waits for a sink's POST (SVC_PAYLOAD_LOG_FLUSH_MS); a file is written from the next turn. */
+  /** Longest an event waits for a sink's POST (SVC_PAYLOAD_LOG_FLUSH_MS); a file's batch waits FILE_LINGER_MS. */
   flushMs: number
   /** A file's size past which it is rotated (SVC_PAYLOAD_LOG_MAX_BYTES). */
   maxBytes: number
