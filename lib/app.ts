@@ -82,8 +82,8 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const tracing = createTracing({ config: config.tracing, service, logger, metrics: metricsRegistry.prom, writeConsole })
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
-  const source = (): string => listenerSource(server)
-  const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(config, logger, metricsRegistry, shedding, runtimes, source)
+  const source = listenerSource()
+  const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(config, logger, metricsRegistry, shedding, runtimes, source.read)
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -150,6 +150,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const optional = [traced, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
   const layers = [logging(logger), metrics(metricsRegistry.http), ...optional]
   const server = createServer({ config, router: createRouter(served, layers), logger, lifecycle, metrics: metricsRegistry.http })
+  source.follow(server)
   const admin =
     config.admin === undefined
       ? undefined
@@ -165,8 +166,17 @@ const payloadWriterOf = (config: Config, logger: Logger, metricsRegistry: Metric
   return createPayloadWriter({ target, capacity, flushMs, maxBytes, files, metrics: metricsRegistry.prom, logger, isUnderPressure: shedding.isUnderPressure })
 }
 
-/** A payload log event's `source`: the listener's port, read once the first event is built, after listening. */
-const listenerSource = (server: SvcServer): string => `svc://${hostname()}:${(server.http.address() as AddressInfo).port}`
+/**
+ * A payload log event's `source`, `svc://<hostname>:<port>`: taken when the listener is bound, since a
+ * shutdown's flush builds events after it has closed.
+ */
+const listenerSource = (): Readonly<{ read: () => string; follow: (server: SvcServer) => void }> => {
+  let text = ''
+  const bound = (server: SvcServer): void => {
+    text = `svc://${hostname()}:${(server.http.address() as AddressInfo).port}`
+  }
+  return { read: () => text, follow: (server) => void server.http.once('listening', () => bound(server)) }
+}
 
 /** What the endpoints log through, when there is a writer: events, sampling (each model's manifest percent, else the configured one). */
 const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source: () => string, models: () => ModelRegistry): PayloadLog | undefined => {

@@ -5,7 +5,7 @@
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { PAYLOAD_FLUSH_TIMEOUT_MS, stopOnSignals } from '../../lib/process/shutdown.js'
@@ -85,6 +85,22 @@ t.test('on SIGTERM, queued events are written before the process exits, without 
   t.same(sink.bodies, [[0, 1, 2, 3, 4].map((i) => JSON.parse(event(i)))], 'the sink had them when the process exited')
   const text = await running.app.metrics.prom.metrics()
   t.equal(sample(text, 'svc_payload_log_events_total', { outcome: 'written', environment: 'dev' }), 5)
+})
+
+t.test('a prediction answered just before SIGTERM is written at the flush, its source the port the listener had', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-payload-app-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const path = join(dir, 'payload.jsonl')
+  const running = await startApp(t, { SVC_PAYLOAD_LOG: path })
+  const instances = [{ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 }]
+  const answer = await fetch(`${running.base}/api/v1/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'iris', instances }) })
+  t.equal(answer.status, 200)
+  // Within the file's linger: the event is built by the flush, after the listener has closed.
+  const { code } = await terminate(t, running)
+  t.equal(code, 0)
+  const lines = (await readFile(path, 'utf8')).trim().split('\n')
+  t.equal(lines.length, 1)
+  t.equal(JSON.parse(lines[0] as string).source, `svc://${hostname()}:${new URL(running.base).port}`)
 })
 
 t.test('on SIGTERM against a sink that hangs, the flush keeps to its budget and what is left is dropped', async (t) => {
