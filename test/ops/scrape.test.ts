@@ -85,8 +85,9 @@ const namesUsed = async (): Promise<Map<string, string[]>> => {
 }
 
 t.test('every metric name a rule, a panel or a rule test reads is declared by the running service', async (t) => {
-  // Every optional series on: load shedding (a limit never reached) and tracing (console spans).
-  const service = await serve(t, { SVC_MAX_IN_FLIGHT: '10000', ENABLE_CONSOLE_TRACES: 'true', ...FEEDBACK })
+  // Every optional series on: load shedding (a limit never reached), tracing (console spans),
+  // feedback and the payload log (to a device: written, never rotated).
+  const service = await serve(t, { SVC_MAX_IN_FLIGHT: '10000', ENABLE_CONSOLE_TRACES: 'true', SVC_PAYLOAD_LOG: '/dev/null', ...FEEDBACK })
   const declared = declaredMetrics(await service.metrics())
   const recorded = new Set((await recordingRules()).map((r) => r.record))
   const used = await namesUsed()
