@@ -37,4 +37,8 @@ export abstract class FieldError<Code extends string> extends CodedError<Code> {
  * own message). Catch clauses bind `unknown`; this is how they read it, never through a cast.
  */
 export const errorMessage = (error: unknown): string =>
-  String((typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined) ?? error)
+  String((typeof error === 'object' && error !== null && 'message' in error ? error.message : undefined) ?? error)
+
+/** What was thrown, by Node's error code (`ENOENT`, `EADDRINUSE`): undefined when it carries no code in a string. */
+export const errorCode = (error: unknown): string | undefined =>
+  typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined

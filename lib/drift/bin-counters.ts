@@ -36,7 +36,7 @@ import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../models/profile.js'
 import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/cells.js'
 import type { Logger } from '../telemetry/logger.js'
-import { binOf, compileBins, type FeatureBins } from './psi.js'
+import { binOf, compileBins, f64At, type FeatureBins } from './psi.js'
 
 /** The seed's advice for one metric: fewer label combinations than this. */
 export const SERIES_LIMIT = 1000
@@ -122,7 +122,11 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
   const side = (which: 'below' | 'above') => slots(ranges.map((range, j) => (range === undefined ? undefined : { ...labelsOf(j), side: which })))
   const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(labelsOf(j), bins)) : []
   const offsets = new Int32Array(perInput.length)
-  for (let j = 1; j < perInput.length; j++) offsets[j] = (offsets[j - 1] as number) + (perInput[j - 1] as Labels[]).length
+  let offset = 0
+  perInput.forEach((labels, j) => {
+    offsets[j] = offset
+    offset += labels.length
+  })
   return {
     inputBins,
     offsets,
@@ -144,8 +148,9 @@ const read = (builds: readonly BuildCounts[], pick: (build: BuildCounts) => read
   const values: SeriesValue[] = []
   for (const build of builds) {
     for (const { values: numbers, labels } of pick(build)) {
-      labels.forEach((l, i) => {
-        if (l !== undefined) values.push({ labels: l, value: numbers[i] as number })
+      numbers.forEach((value, i) => {
+        const l = labels[i]
+        if (l !== undefined) values.push({ labels: l, value })
       })
     }
   }
@@ -251,21 +256,27 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
       for (let r = 0; r < rows; r++) {
         const row = r * width
         for (let j = 0; j < width; j++) {
-          const value = features[row + j] as number
+          const value = f64At(features, row + j)
           if (Number.isNaN(value)) {
-            ;(missing[j] as number)++
+            missing[j] = f64At(missing, j) + 1
             continue
           }
-          if (isBinned) (binned[(offsets[j] as number) + binOf(inputBins[j] as FeatureBins, value)] as number)++
-          if (value < (min[j] as number)) (below[j] as number)++
-          else if (value > (max[j] as number)) (above[j] as number)++
+          if (isBinned) {
+            const slot = (offsets[j] as number) + binOf(inputBins[j] as FeatureBins, value)
+            binned[slot] = f64At(binned, slot) + 1
+          }
+          if (value < f64At(min, j)) below[j] = f64At(below, j) + 1
+          else if (value > f64At(max, j)) above[j] = f64At(above, j) + 1
         }
       }
       if (answerBins === undefined || answers === undefined) return
       const answered = build.answers.values
       for (let r = 0; r < rows; r++) {
         const answer = answers[r] as number
-        if (!Number.isNaN(answer)) (answered[binOf(answerBins, answer)] as number)++
+        if (!Number.isNaN(answer)) {
+          const slot = binOf(answerBins, answer)
+          answered[slot] = f64At(answered, slot) + 1
+        }
       }
     },
     seriesCounts: () => countSeries(tracked),

@@ -35,6 +35,12 @@ export type Thresholds = Readonly<{
 }>
 
 /**
+ * `a[i]` for an index the loop keeps in range, which noUncheckedIndexedAccess cannot see: drift's
+ * numeric reads of its Float64Arrays go through this one assertion (small enough to be inlined).
+ */
+export const f64At = (a: Float64Array, i: number): number => a[i] as number
+
+/**
  * The bin of `value` against a numerical reference's `edges`: the number of edges <= value, so 0
  * below the first edge and `edges.length` at or above the last. Binary search; `value` is finite.
  * References are built with it (lib/drift/reference.ts: training and `svc profile`), so both sides bin alike.
@@ -100,7 +106,7 @@ export const psi = (bins: FeatureBins, counts: ArrayLike<number>, samples: numbe
   let sum = 0
   for (let b = 0; b < bins.reference.length; b++) {
     const share = floored((counts[b] as number) / samples)
-    sum += (share - (bins.reference[b] as number)) * (Math.log(share) - (bins.logReference[b] as number))
+    sum += (share - f64At(bins.reference, b)) * (Math.log(share) - f64At(bins.logReference, b))
   }
   return sum
 }
@@ -114,9 +120,12 @@ export const scoreColumn = (bins: FeatureBins, values: Float64Array, width: numb
   counts.fill(0, 0, bins.reference.length)
   let missing = 0
   for (let r = 0; r < rows; r++) {
-    const value = values[r * width + column] as number
+    const value = f64At(values, r * width + column)
     if (Number.isNaN(value)) missing++
-    else (counts[binOf(bins, value)] as number)++
+    else {
+      const bin = binOf(bins, value)
+      counts[bin] = f64At(counts, bin) + 1
+    }
   }
   const samples = rows - missing
   return { psi: samples === 0 ? Number.NaN : psi(bins, counts, samples), samples, missing }

@@ -8,7 +8,7 @@
 // so every number here is computed exactly as it was when they were trained: change the method
 // only together with the artifacts.
 import type { CategoricalReference, NumericalReference } from '../models/runtime.js'
-import { referenceBin } from './psi.js'
+import { f64At, referenceBin } from './psi.js'
 
 /** The first index of ascending `sorted` whose value is at least `value`; `sorted.length` when none is. */
 const lowerBound = (sorted: Float64Array, value: number): number => {
@@ -16,7 +16,7 @@ const lowerBound = (sorted: Float64Array, value: number): number => {
   let high = sorted.length
   while (low < high) {
     const middle = (low + high) >>> 1
-    if ((sorted[middle] as number) < value) low = middle + 1
+    if (f64At(sorted, middle) < value) low = middle + 1
     else high = middle
   }
   return low
@@ -40,16 +40,20 @@ export const numericalReference = (name: string, values: ArrayLike<number>, bins
   const edges: number[] = []
   let start = 0
   for (let i = 1; i < bins; i++) {
-    const edge = sorted[Math.floor((i * n) / bins)] as number
+    const edge = f64At(sorted, Math.floor((i * n) / bins))
     const below = lowerBound(sorted, edge)
     if (below - start >= minimum) {
       edges.push(edge)
       start = below
     }
   }
-  const counts = new Array<number>(edges.length + 1).fill(0)
-  for (let i = 0; i < n; i++) (counts[referenceBin(edges, values[i] as number)] as number)++
-  return { name, type: 'numerical', edges, proportions: counts.map((c) => c / n), min: sorted[0] as number, max: sorted[n - 1] as number }
+  // Counted over `sorted`, the same values: a count does not depend on the order it is made in.
+  const counts = new Float64Array(edges.length + 1)
+  for (const value of sorted) {
+    const bin = referenceBin(edges, value)
+    counts[bin] = f64At(counts, bin) + 1
+  }
+  return { name, type: 'numerical', edges, proportions: Array.from(counts, (c) => c / n), min: f64At(sorted, 0), max: f64At(sorted, n - 1) }
 }
 
 /** A categorical reference from the count of each level, in `levels` order; the counts sum to more than 0. */
@@ -66,7 +70,7 @@ export const categoricalReference = (name: string, values: readonly string[], le
   for (const value of values) {
     const i = index.get(value)
     if (i === undefined) throw new Error(`${name} has values outside its levels`)
-    counts[i] = (counts[i] as number) + 1
+    counts[i] = f64At(counts, i) + 1
   }
   return countedReference(name, levels, counts)
 }

@@ -7,6 +7,8 @@
 //
 // hot path: `record` runs inside every successful prediction. It copies values into preallocated
 // memory and allocates nothing, per row or per call.
+import { f64At } from './psi.js'
+
 export class FeatureWindow {
   /** Values per row: the model's input count. */
   readonly width: number
@@ -51,7 +53,7 @@ export class FeatureWindow {
     for (let r = skipped; r < rows; r++) {
       const from = r * inputs
       const to = slot * width
-      for (let j = 0; j < inputs; j++) values[to + j] = features[from + j] as number
+      for (let j = 0; j < inputs; j++) values[to + j] = f64At(features, from + j)
       if (inputs < width) values[to + inputs] = answers === undefined ? Number.NaN : (answers[r] as number)
       slot = slot + 1 === capacity ? 0 : slot + 1
     }

@@ -5,7 +5,7 @@
 // over a credential file; a variable and its *_FILE together are a mistake.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { errorMessage } from '../core/errors.js'
+import { errorCode, errorMessage } from '../core/errors.js'
 import { ConfigError, type Env } from './config/config.js'
 
 /** Credential file name → the variable it stands for. */
@@ -63,7 +63,7 @@ export const withCredentials = (env: Env, read: Read = (path) => readFileSync(pa
     try {
       filled[variable] = secret(variable, read(join(dir as string, file)))
     } catch (error: unknown) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+      if (errorCode(error) === 'ENOENT') continue
       throw new ConfigError([`credential ${file} in CREDENTIALS_DIRECTORY: ${errorMessage(error)}`])
     }
   }

@@ -3,6 +3,7 @@
 // nothing else to serve; so does every test that starts a service process (test/fixtures/serve.ts),
 // so the lifecycle tests exercise the very code the CLI runs.
 import { createApp, type App } from '../app.js'
+import { errorCode, errorMessage } from '../core/errors.js'
 import { ConfigError, type Env, readConfigAndDefaulted } from './config/config.js'
 import { withCredentials } from './credentials.js'
 import type { RouteDef } from '../core/pipeline.js'
@@ -70,8 +71,7 @@ export const start = async ({ argv, env, routes = [], exit = process.exit }: Sta
       adminPort = (await app.admin.listen()).port
     }
   } catch (error: unknown) {
-    const { code, message } = error as NodeJS.ErrnoException
-    process.stderr.write(`svc: cannot listen on ${at}: ${LISTEN_ERRORS[String(code)] ?? message}\n`)
+    process.stderr.write(`svc: cannot listen on ${at}: ${LISTEN_ERRORS[String(errorCode(error))] ?? errorMessage(error)}\n`)
     // The public listener may already be open when the admin one fails; it must not keep the process up.
     app.server.http.close()
     process.exitCode = 1

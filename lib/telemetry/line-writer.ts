@@ -6,6 +6,7 @@
 // Once the reader is gone (EPIPE, EBADF) nothing can be written any more: the process carries on,
 // and the lines lost are counted instead (`dropped()`, exposed as svc_log_lines_dropped_total).
 import { writeSync } from 'node:fs'
+import { errorCode } from '../core/errors.js'
 
 export type LineWriter = Readonly<{
   /** Queues one line (one chunk); the caller ends it with its newline. */
@@ -38,7 +39,7 @@ export const createLineWriter = (fd: number, write: WriteSync = writeSync, highW
         return once()
       } catch (error: unknown) {
         // A full non-blocking pipe: wait a moment for the reader rather than drop lines.
-        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') Atomics.wait(EAGAIN_PAUSE, 0, 0, 1)
+        if (errorCode(error) === 'EAGAIN') Atomics.wait(EAGAIN_PAUSE, 0, 0, 1)
         else {
           // The reader is gone (EPIPE, EBADF): nothing can be written any more.
           isBroken = true

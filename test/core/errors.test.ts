@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { CodedError, errorMessage, FieldError, SvcError } from '../../lib/core/errors.js'
+import { CodedError, errorCode, errorMessage, FieldError, SvcError } from '../../lib/core/errors.js'
 import { HttpError } from '../../lib/core/http/errors.js'
 import { ArtifactError } from '../../lib/models/artifact.js'
 import { InputError } from '../../lib/models/inference/input-error.js'
@@ -110,4 +110,14 @@ t.test('errorMessage reads what was thrown: a message, or the value as text', as
   t.equal(errorMessage(7), '7')
   t.equal(errorMessage({ code: 'X' }), '[object Object]', 'an object without a message as text')
   t.equal(errorMessage(Symbol('s')), 'Symbol(s)', 'never throws on a symbol, which a template literal would')
+})
+
+t.test("errorCode reads Node's error code from what was thrown, and nothing else", async (t) => {
+  const missing = Object.assign(new Error('no such file'), { code: 'ENOENT' })
+  t.equal(errorCode(missing), 'ENOENT')
+  t.equal(errorCode({ code: 'EAGAIN' }), 'EAGAIN', 'anything with a code, as native addons throw')
+  t.equal(errorCode({ code: 5 }), undefined, 'a code that is not a string is no errno name')
+  t.equal(errorCode(new Error('plain')), undefined)
+  t.equal(errorCode(null), undefined, 'never throws on null, which a property read would')
+  t.equal(errorCode('ENOENT'), undefined)
 })

@@ -1,6 +1,7 @@
 // Network errors in a few stable words, for whatever reports a failed connection to an operator or a
 // client: the probes (/ready bodies), the rate upstreams and the HTTP model store. No addresses and
 // no stack traces: these texts are shown in responses.
+import { errorCode } from '../errors.js'
 
 export const CONNECTION_CLOSED = 'connection closed'
 
@@ -15,7 +16,7 @@ const MESSAGES: Readonly<Record<string, string>> = {
 
 /** An error in words: a known cause spelled out, otherwise Node's error code, otherwise its message. */
 export const describeError = (error: unknown): string => {
-  const code = (error as NodeJS.ErrnoException).code
+  const code = errorCode(error)
   if (code !== undefined) return MESSAGES[code] ?? code
   return error instanceof Error ? error.message : String(error)
 }

@@ -116,14 +116,18 @@ let text = Buffer.alloc(4096)
 
 /** base64url's alphabet (RFC 4648 §5), as the byte of each character. */
 const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1')
-const char = (sextet: number): number => ALPHABET[sextet & 63] as number
+// `a[i]` for an index the caller keeps in range, which noUncheckedIndexedAccess cannot see: this
+// module's only numeric assertions, one per array type so that each stays monomorphic when inlined.
+const byteAt = (bytes: Buffer, i: number): number => bytes[i] as number
+const valueAt = (values: ArrayLike<number>, i: number): number => values[i] as number
+const char = (sextet: number): number => byteAt(ALPHABET, sextet & 63)
 
 /** Writes `bytes[0, size)` as unpadded base64url into `out` at `at`; returns the offset after it. */
 const encode = (bytes: Buffer, size: number, out: Buffer, at: number): number => {
   let o = at
   let i = 0
   for (; i + 3 <= size; i += 3) {
-    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number)
+    const n = (byteAt(bytes, i) << 16) | (byteAt(bytes, i + 1) << 8) | byteAt(bytes, i + 2)
     out[o] = char(n >>> 18)
     out[o + 1] = char(n >>> 12)
     out[o + 2] = char(n >>> 6)
@@ -131,7 +135,7 @@ const encode = (bytes: Buffer, size: number, out: Buffer, at: number): number =>
     o += 4
   }
   if (i === size) return o
-  const n = ((bytes[i] as number) << 16) | (i + 1 < size ? (bytes[i + 1] as number) << 8 : 0)
+  const n = (byteAt(bytes, i) << 16) | (i + 1 < size ? byteAt(bytes, i + 1) << 8 : 0)
   out[o] = char(n >>> 18)
   out[o + 1] = char(n >>> 12)
   if (i + 1 === size) return o + 2
@@ -165,7 +169,7 @@ const writeSecond = (block: Buffer, offset: number, answer: number, kind: number
 const macs = (cipher: Cipher, rows: number): Buffer => {
   const size = rows * BLOCK
   const chained = cipher.update(firsts.subarray(0, size))
-  for (let i = 0; i < size; i++) seconds[i] = (seconds[i] as number) ^ (chained[i] as number)
+  for (let i = 0; i < size; i++) seconds[i] = byteAt(seconds, i) ^ byteAt(chained, i)
   return cipher.update(seconds.subarray(0, size))
 }
 
@@ -188,9 +192,9 @@ export const mintTokens = (key: VersionKey, answers: ArrayLike<number>, rows: nu
   writeHead(firsts, issuedS, nonces.prefix, nonces.counter)
   for (let r = 0; r < rows; r++) {
     const at = r * BLOCK
-    if (r > 0) for (let i = 0; i < ROW_AT; i++) firsts[at + i] = firsts[i] as number
+    if (r > 0) for (let i = 0; i < ROW_AT; i++) firsts[at + i] = byteAt(firsts, i)
     writeRow(firsts, at, r)
-    writeSecond(seconds, at, answers[r] as number, kind)
+    writeSecond(seconds, at, valueAt(answers, r), kind)
   }
   const tags = macs(key.cipher, rows)
   const { middle } = key
@@ -206,12 +210,12 @@ export const mintTokens = (key: VersionKey, answers: ArrayLike<number>, rows: nu
   let o = 1
   for (let r = 0; r < rows; r++) {
     const at = r * BLOCK
-    raw[ROW_AT] = firsts[at + ROW_AT] as number
-    raw[ROW_AT + 1] = firsts[at + ROW_AT + 1] as number
-    raw[ROW_AT + 2] = firsts[at + ROW_AT + 2] as number
-    if (kind === KIND_CLASS) raw.writeUInt16BE(answers[r] as number, answerAt)
-    else raw.writeDoubleBE(answers[r] as number, answerAt)
-    for (let i = 0; i < TAG_BYTES; i++) raw[tagAt + i] = tags[at + i] as number
+    raw[ROW_AT] = byteAt(firsts, at + ROW_AT)
+    raw[ROW_AT + 1] = byteAt(firsts, at + ROW_AT + 1)
+    raw[ROW_AT + 2] = byteAt(firsts, at + ROW_AT + 2)
+    if (kind === KIND_CLASS) raw.writeUInt16BE(valueAt(answers, r), answerAt)
+    else raw.writeDoubleBE(valueAt(answers, r), answerAt)
+    for (let i = 0; i < TAG_BYTES; i++) raw[tagAt + i] = byteAt(tags, at + i)
     text[o] = QUOTE
     o = encode(raw, size, text, o + 1)
     text[o] = QUOTE
@@ -229,10 +233,10 @@ const parse = (text: string): Parsed | undefined => {
   if (text.length > MAX_TOKEN_CHARS || !BASE64URL.test(text)) return undefined
   const bytes = Buffer.from(text, 'base64url')
   if (bytes.length < BLOCK + 2 || bytes[0] !== TOKEN_FORMAT) return undefined
-  const nameLength = bytes[BLOCK] as number
+  const nameLength = byteAt(bytes, BLOCK)
   const versionAt = BLOCK + 1 + nameLength
   if (versionAt >= bytes.length) return undefined
-  const versionLength = bytes[versionAt] as number
+  const versionLength = byteAt(bytes, versionAt)
   const buildAt = versionAt + 1 + versionLength
   const answerAt = buildAt + BUILD_BYTES
   const answerBytes = bytes.length - answerAt - TAG_BYTES

@@ -62,20 +62,21 @@ export type RequestOptions = Readonly<{ maxBatch: number }>
 
 // Integer types: min <= x < limit, so 2 ** 63 (which 2 ** 63 - 1 rounds to) is out of INT64.
 // FP32 admits magnitudes below 2 ** 128; finiteness is checked first for every numeric type.
-type Range = Readonly<{ isInteger: boolean; min: number; limit: number }>
-const integers = (bits: number, isSigned: boolean): Range =>
-  isSigned ? { isInteger: true, min: -(2 ** (bits - 1)), limit: 2 ** (bits - 1) } : { isInteger: true, min: 0, limit: 2 ** bits }
-const RANGES: ReadonlyMap<string, Range> = new Map<NumericDatatype, Range>([
-  ['FP64', { isInteger: false, min: -Infinity, limit: Infinity }],
-  ['FP32', { isInteger: false, min: -(2 ** 128), limit: 2 ** 128 }],
-  ['INT64', integers(64, true)],
-  ['INT32', integers(32, true)],
-  ['INT16', integers(16, true)],
-  ['INT8', integers(8, true)],
-  ['UINT64', integers(64, false)],
-  ['UINT32', integers(32, false)],
-  ['UINT16', integers(16, false)],
-  ['UINT8', integers(8, false)],
+type Range = Readonly<{ datatype: NumericDatatype; isInteger: boolean; min: number; limit: number }>
+const integers = (datatype: NumericDatatype, bits: number, isSigned: boolean): Range =>
+  isSigned ? { datatype, isInteger: true, min: -(2 ** (bits - 1)), limit: 2 ** (bits - 1) } : { datatype, isInteger: true, min: 0, limit: 2 ** bits }
+// Keyed by unknown, so that a request's datatype, whatever it holds, is looked up without a cast.
+const RANGES: ReadonlyMap<unknown, Range> = new Map<NumericDatatype, Range>([
+  ['FP64', { datatype: 'FP64', isInteger: false, min: -Infinity, limit: Infinity }],
+  ['FP32', { datatype: 'FP32', isInteger: false, min: -(2 ** 128), limit: 2 ** 128 }],
+  ['INT64', integers('INT64', 64, true)],
+  ['INT32', integers('INT32', 32, true)],
+  ['INT16', integers('INT16', 16, true)],
+  ['INT8', integers('INT8', 8, true)],
+  ['UINT64', integers('UINT64', 64, false)],
+  ['UINT32', integers('UINT32', 32, false)],
+  ['UINT16', integers('UINT16', 16, false)],
+  ['UINT8', integers('UINT8', 8, false)],
 ])
 const DATATYPE_LIST = [...NUMERIC_DATATYPES, 'BOOL', 'BYTES'].join(', ')
 
@@ -120,6 +121,26 @@ const unnest = (data: readonly unknown[], shape: readonly number[], name: string
   return (data as readonly (readonly unknown[])[]).flat()
 }
 
+/** Throws unless every value of BYTES `data` is a string. */
+function checkStrings(data: readonly unknown[], name: string): asserts data is readonly string[] {
+  for (let k = 0; k < data.length; k++) {
+    if (typeof data[k] !== 'string') throw invalidInput(name, `input ${name}: data[${k}] must be a string (datatype BYTES)`)
+  }
+}
+
+/** Throws unless every value of `data` is a finite number of the range's datatype. */
+function checkNumbers(data: readonly unknown[], name: string, range: Range): asserts data is readonly number[] {
+  const { datatype } = range
+  for (let k = 0; k < data.length; k++) {
+    const x = data[k]
+    if (typeof x !== 'number') throw invalidInput(name, `input ${name}: data[${k}] must be a number (datatype ${datatype})`)
+    if (!Number.isFinite(x)) throw invalidInput(name, `input ${name}: data[${k}] must be a finite number`)
+    if ((range.isInteger && !Number.isInteger(x)) || x < range.min || x >= range.limit) {
+      throw invalidInput(name, `input ${name}: data[${k}] is ${x}, not a value of datatype ${datatype}`)
+    }
+  }
+}
+
 /** BOOL data as numbers, 1 for true: the features are numbers. */
 const readBooleans = (data: readonly unknown[], name: string): number[] => {
   const out = new Array<number>(data.length)
@@ -139,7 +160,7 @@ const readTensor = (value: unknown, i: number, maxBatch: number): Tensor => {
   const name = value['name']
   if (typeof name !== 'string' || name.length === 0) throw invalidInput(undefined, `inputs[${i}].name must be a non-empty string`)
   const datatype = value['datatype']
-  const range = RANGES.get(datatype as string)
+  const range = RANGES.get(datatype)
   if (datatype !== 'BYTES' && datatype !== 'BOOL' && range === undefined) throw invalidInput(name, `input ${name}: datatype must be one of ${DATATYPE_LIST}`)
 
   const shape = value['shape']
@@ -158,20 +179,11 @@ const readTensor = (value: unknown, i: number, maxBatch: number): Tensor => {
 
   if (datatype === 'BOOL') return { name, datatype, shape, data: readBooleans(data, name) }
   if (range === undefined) {
-    for (let k = 0; k < data.length; k++) {
-      if (typeof data[k] !== 'string') throw invalidInput(name, `input ${name}: data[${k}] must be a string (datatype BYTES)`)
-    }
-    return { name, datatype: 'BYTES', shape, data: data as readonly string[] }
+    checkStrings(data, name)
+    return { name, datatype: 'BYTES', shape, data }
   }
-  for (let k = 0; k < data.length; k++) {
-    const x = data[k]
-    if (typeof x !== 'number') throw invalidInput(name, `input ${name}: data[${k}] must be a number (datatype ${datatype as string})`)
-    if (!Number.isFinite(x)) throw invalidInput(name, `input ${name}: data[${k}] must be a finite number`)
-    if ((range.isInteger && !Number.isInteger(x)) || x < range.min || x >= range.limit) {
-      throw invalidInput(name, `input ${name}: data[${k}] is ${x}, not a value of datatype ${datatype as string}`)
-    }
-  }
-  return { name, datatype: datatype as NumericDatatype, shape, data: data as readonly number[] }
+  checkNumbers(data, name, range)
+  return { name, datatype: range.datatype, shape, data }
 }
 
 /** The names `outputs` asks for, each once; undefined when it names none (absent or empty): every output then. */

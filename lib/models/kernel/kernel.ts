@@ -13,6 +13,11 @@ import type { UnsignedArtifact } from '../artifact.js'
 import { InputError, inputProblem } from '../inference/input-error.js'
 import type { Input } from '../runtime.js'
 
+// `a[i]` for an index the loop keeps in range, which noUncheckedIndexedAccess cannot see: this
+// module's only numeric assertions, one per array type so that each stays monomorphic when inlined.
+const f64At = (a: Float64Array, i: number): number => a[i] as number
+const i32At = (a: Int32Array, i: number): number => a[i] as number
+
 /**
  * Standardised inputs are clamped to this many standard deviations. With parameters bounded by
  * MAX_PARAMETER (1e100) every product is at most 1e200 and a sum of D of them stays finite for any
@@ -57,13 +62,15 @@ const encodingOf = (artifact: UnsignedArtifact): Encoding => {
   const levelCount = new Int32Array(F)
   const mean = new Float64Array(F)
   const scale = new Float64Array(F)
+  const means = Float64Array.from(artifact.preprocessing.standardisation.mean)
+  const scales = Float64Array.from(artifact.preprocessing.standardisation.scale)
   let D = 0
   let numerical = 0
   inputs.forEach((input, j) => {
     column[j] = D
     if (input.type === 'numerical') {
-      mean[j] = artifact.preprocessing.standardisation.mean[numerical] as number
-      scale[j] = artifact.preprocessing.standardisation.scale[numerical] as number
+      mean[j] = f64At(means, numerical)
+      scale[j] = f64At(scales, numerical)
       numerical++
       D += 1
     } else {
@@ -85,12 +92,12 @@ const rowLoader = (inputs: readonly Input[], { column, levelCount, mean, scale }
   return (features, r) => {
     const base = r * F
     for (let j = 0; j < F; j++) {
-      const x = features[base + j] as number
-      const levels = levelCount[j] as number
-      const at = column[j] as number
+      const x = f64At(features, base + j)
+      const levels = i32At(levelCount, j)
+      const at = i32At(column, j)
       if (levels === 0) {
         if (!Number.isFinite(x)) throw new InputError([inputProblem(r, (inputs[j] as Input).name, 'NON_FINITE_VALUE', 'must be a finite number')])
-        let s = (x - (mean[j] as number)) / (scale[j] as number)
+        let s = (x - f64At(mean, j)) / f64At(scale, j)
         if (s > STANDARDISED_LIMIT) s = STANDARDISED_LIMIT
         else if (s < -STANDARDISED_LIMIT) s = -STANDARDISED_LIMIT
         scratch[at] = s
@@ -109,9 +116,9 @@ const linearScore = (artifact: UnsignedArtifact, D: number, scratch: Float64Arra
   const weights = Float64Array.from(artifact.parameters.weights.flat())
   const intercepts = Float64Array.from(artifact.parameters.intercepts)
   return (k) => {
-    let z = intercepts[k] as number
+    let z = f64At(intercepts, k)
     const row = k * D
-    for (let d = 0; d < D; d++) z += (weights[row + d] as number) * (scratch[d] as number)
+    for (let d = 0; d < D; d++) z += f64At(weights, row + d) * f64At(scratch, d)
     return z
   }
 }
@@ -170,11 +177,11 @@ const softmaxPredict =
       }
       let sum = 0
       for (let k = 0; k < C; k++) {
-        const e = Math.exp((probabilities[base + k] as number) - max)
+        const e = Math.exp(f64At(probabilities, base + k) - max)
         probabilities[base + k] = e
         sum += e
       }
-      for (let k = 0; k < C; k++) probabilities[base + k] = (probabilities[base + k] as number) / sum
+      for (let k = 0; k < C; k++) probabilities[base + k] = f64At(probabilities, base + k) / sum
       labels[r] = best
     }
   }

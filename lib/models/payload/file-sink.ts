@@ -6,6 +6,7 @@
 // A write that fails closes the file, so the next one opens it again: a file moved or deleted under
 // it, or a directory made writable again, is picked up without a restart.
 import { type FileHandle, open, rename } from 'node:fs/promises'
+import { errorCode } from '../../core/errors.js'
 import type { Sink } from './sink.js'
 
 /**
@@ -22,7 +23,7 @@ const shift = async (from: string, to: string): Promise<void> => {
   try {
     await rename(from, to)
   } catch (error: unknown) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    if (errorCode(error) !== 'ENOENT') throw error
   }
 }
 

@@ -6,6 +6,7 @@
 // someone who can write to the store and so can already replace the models themselves.
 import { readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
+import { errorCode } from '../../core/errors.js'
 import { describeError } from '../../core/net/describe-error.js'
 import { StoreError } from './error.js'
 import { checkPath, isSegment } from './path.js'
@@ -23,7 +24,7 @@ const etagOf = (info: { ino: bigint; mtimeNs: bigint; size: bigint }): string =>
   `"${info.ino.toString(16)}-${info.mtimeNs.toString(16)}-${info.size.toString(16)}"`
 
 const isMissing = (error: unknown): boolean => {
-  const code = (error as NodeJS.ErrnoException).code
+  const code = errorCode(error)
   return code === 'ENOENT' || code === 'ENOTDIR'
 }
 

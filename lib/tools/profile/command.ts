@@ -12,7 +12,7 @@ import { writeWhole } from '../write-whole.js'
 import { extname, isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
-import { errorMessage, SvcError } from '../../core/errors.js'
+import { errorCode, errorMessage, SvcError } from '../../core/errors.js'
 import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../../process/config/model-store.js'
 import type { ServedModel } from '../../models/registry/registry.js'
 import { binsWarning } from './bins-warning.js'
@@ -239,7 +239,7 @@ const writeProfile = async (path: string, text: string): Promise<void> => {
     await writeWhole(path, text)
   } catch (error: unknown) {
     // A file system error: it has a code.
-    throw new ProfileWriteError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`)
+    throw new ProfileWriteError(`cannot write ${path}: ${errorCode(error)}`)
   }
 }
 

@@ -4,6 +4,7 @@
 // the file, and the line when there is one: a parser's or a visitor's LineError, invalid UTF-8 (at
 // the line of its first bad byte), and a file that cannot be read at all.
 import { createReadStream } from 'node:fs'
+import { errorCode } from '../../core/errors.js'
 import { decodeUtf8 } from '../../core/utf8.js'
 import { LineError, ProfileInputError } from './errors.js'
 
@@ -47,7 +48,7 @@ const REASONS: Readonly<Record<string, string>> = {
 
 /** A file system error (it has a code) as the reason a file cannot be read. */
 const unreadable = (file: string, error: unknown): ProfileInputError => {
-  const code = (error as NodeJS.ErrnoException).code as string
+  const code = String(errorCode(error))
   return new ProfileInputError(file, undefined, REASONS[code] ?? `cannot be read (${code})`)
 }
 
