@@ -144,18 +144,37 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const isShedding = shedding.layer !== undefined
   served.push(openApiRoute({ routes: served, info: { title: config.name, version: VERSION }, security, isShedding }), ...routes)
 
+  const { server, admin } = listenersOf({ config, logger, lifecycle, metricsRegistry, tracing, shedding }, served, operational)
+  source.follow(server)
+  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows, payloadLog }
+}
+
+type ListenerParts = Readonly<{
+  config: Config
+  logger: Logger
+  lifecycle: Lifecycle
+  metricsRegistry: MetricsRegistry
+  tracing: Tracing
+  shedding: Shedding
+}>
+
+/** The public listener and, with SVC_ADMIN_PORT, the admin one, each routing through the layers. */
+const listenersOf = (
+  { config, logger, lifecycle, metricsRegistry, tracing, shedding }: ListenerParts,
+  served: readonly RouteDef[],
+  operational: readonly RouteDef[],
+): Readonly<{ server: SvcServer; admin: SvcServer | undefined }> => {
   // Outermost first, as lib/README.md §11 orders them (and says why); tracing only when an exporter is configured. Refusals
   // (a missing token, shed load) happen inside, so they are logged, counted and traced like any answer.
   const traced = tracing.server === undefined ? undefined : tracingLayer(tracing.server.tracer, tracing.server.decideRoot)
   const optional = [traced, bearerAuth(config.auth), shedding.layer].filter((layer) => layer !== undefined)
   const layers = [logging(logger), metrics(metricsRegistry.http), ...optional]
   const server = createServer({ config, router: createRouter(served, layers), logger, lifecycle, metrics: metricsRegistry.http })
-  source.follow(server)
   const admin =
     config.admin === undefined
       ? undefined
       : createServer({ config, router: createRouter(operational, layers), logger, lifecycle, metrics: metricsRegistry.http, address: config.admin })
-  return { server, admin, metrics: metricsRegistry, lifecycle, tracing, models, drift, shedding, shadows, payloadLog }
+  return { server, admin }
 }
 
 /** The payload log's writer when SVC_PAYLOAD_LOG is set; unset, nothing is built. It drops events first when the service nears shedding. */

@@ -93,7 +93,11 @@ t.test('a prediction answered just before SIGTERM is written at the flush, its s
   const path = join(dir, 'payload.jsonl')
   const running = await startApp(t, { SVC_PAYLOAD_LOG: path })
   const instances = [{ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 }]
-  const answer = await fetch(`${running.base}/api/v1/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'iris', instances }) })
+  const answer = await fetch(`${running.base}/api/v1/predict`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'iris', instances }),
+  })
   t.equal(answer.status, 200)
   // Within the file's linger: the event is built by the flush, after the listener has closed.
   const { code } = await terminate(t, running)
