@@ -66,7 +66,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'counter',
     labels: ['upstream', 'outcome', 'environment'],
     help: 'Requests to third-party upstreams, by outcome (success, error, timeout).',
-    doc: '`upstream`, `outcome` (`success`, `error`, `timeout`), `environment` ([BTC exchange rate](#btc-exchange-rate))',
+    doc: '`upstream` (`coingecko`, `coinbase`), `outcome` (`success`, `error`, `timeout`), `environment` ([BTC exchange rate](#btc-exchange-rate))',
   },
   {
     name: 'svc_upstream_request_duration_seconds',
@@ -108,7 +108,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'histogram',
     labels: ['model', 'version', 'environment'],
     help: 'Time to encode and predict one request batch, in seconds.',
-    doc: '`model`, `version`, `environment`: encoding and inference',
+    doc: '`model`, `version`, `environment`: encoding and inference of successes, from 0.1 ms',
   },
   {
     name: 'svc_model_predictions_in_flight',
@@ -136,7 +136,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'gauge',
     labels: ['model', 'version', 'role', 'environment'],
     help: "The percent of a model's traffic a version takes, by role: default, canary (requests naming no version), shadow (copies).",
-    doc: '`model`, `version`, `role` (`default`, `canary`, `shadow`), `environment`',
+    doc: '`model`, `version`, `role` (`default`: 100 − the canary\'s, `canary`, `shadow`), `environment`; READY models, declared roles only',
   },
   {
     name: 'svc_model_shadow_predictions_total',
@@ -185,7 +185,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'counter',
     labels: ['model', 'version', 'actual', 'predicted', 'correct', 'environment'],
     help: 'Labels scored against a classifier version, by actual and predicted class; correct is "true" on the diagonal.',
-    doc: '`model`, `version`, `actual`, `predicted`, `correct`, `environment`: classifiers',
+    doc: '`model`, `version`, `actual`, `predicted`, `correct`, `environment`: classifiers, every pair; above 32 classes `predicted` is the class or `<other>`',
   },
   {
     name: 'svc_model_feedback_absolute_error',
@@ -206,35 +206,35 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'summary',
     labels: ['model', 'version', 'environment'],
     help: "Sum of max(prediction − truth, 0) over a regressor version's labels.",
-    doc: '`model`, `version`, `environment`: Σ max(prediction − truth, 0)',
+    doc: '`model`, `version`, `environment`: Σ max(prediction − truth, 0); bias = (2·overestimate − absolute) / rows',
   },
   {
     name: 'svc_model_feedback_delay_seconds',
     type: 'histogram',
     labels: ['model', 'environment'],
     help: 'Time from a prediction to its label being scored, in seconds.',
-    doc: '`model`, `environment`: prediction to label',
+    doc: '`model`, `environment`: prediction to label, 60 s to 60 days',
   },
   {
     name: 'svc_feedback_refused_total',
     type: 'counter',
     labels: ['reason', 'environment'],
     help: 'Feedback items refused, by reason.',
-    doc: '`reason`, `environment`',
+    doc: '`reason` (`invalid_token`, `expired`, `invalid_truth`, `unknown_version`, `duplicate`), `environment`',
   },
   {
     name: 'svc_model_reference_quality',
     type: 'gauge',
     labels: ['model', 'version', 'metric', 'environment'],
     help: 'Quality of a model version measured on labelled held-out rows, by metric.',
-    doc: '`model`, `version`, `metric`, `environment`: held-out quality recorded',
+    doc: '`model`, `version`, `metric`, `environment`: the artifact\'s `provenance.metrics` or a profile\'s `quality`',
   },
   {
     name: 'svc_payload_log_events_total',
     type: 'counter',
     labels: ['outcome', 'environment'],
     help: 'Payload log events by outcome: written, dropped (queue full, under load, left at shutdown) or failed (the file or the sink refused them).',
-    doc: '`outcome` (`written`, `dropped`, `failed`), `environment` ([Payload log](#payload-log))',
+    doc: '`outcome` (`written`, `dropped`, `failed`), `environment`; at 0 from start-up ([Payload log](#payload-log))',
   },
   {
     name: 'svc_payload_log_queue_depth',
@@ -248,7 +248,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'histogram',
     labels: ['environment'],
     help: 'Time to write one batch of payload log events to the file or the sink, in seconds.',
-    doc: '`environment`: one batch written to the file or the sink',
+    doc: '`environment`: one batch written to the file or the sink, done or failed, 0.5 ms to 10 s',
   },
   {
     name: 'svc_drift_psi',
@@ -269,7 +269,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'gauge',
     labels: ['model', 'output', 'environment'],
     help: "Population Stability Index of a model's answers (class shares, or binned values) at the last drift check that scored them.",
-    doc: "`model`, `output`, `environment`: the answers' PSI",
+    doc: "`model`, `output` (the label or value output), `environment`: the answers' PSI",
   },
   {
     name: 'svc_drift_prediction_alerts_total',
@@ -304,7 +304,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'counter',
     labels: ['model', 'version', 'build', 'feature', 'bin', 'environment'],
     help: "Rows whose value of a feature fell in a bin of the feature's drift reference.",
-    doc: '`model`, `version`, `build`, `feature`, `bin`, `environment`: rows whose value fell in the bin ([Drift across a fleet](#drift-across-a-fleet))',
+    doc: '`model`, `version`, `build`, `feature`, `bin` (`"0"` upward), `environment`: rows whose value fell in the bin ([Drift across a fleet](#drift-across-a-fleet))',
   },
   {
     name: 'svc_drift_prediction_bin_total',
