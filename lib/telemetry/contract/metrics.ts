@@ -136,7 +136,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'gauge',
     labels: ['model', 'version', 'role', 'environment'],
     help: "The percent of a model's traffic a version takes, by role: default, canary (requests naming no version), shadow (copies).",
-    doc: '`model`, `version`, `role` (`default`: 100 − the canary\'s, `canary`, `shadow`), `environment`; READY models, declared roles only',
+    doc: "`model`, `version`, `role` (`default`: 100 − the canary's, `canary`, `shadow`), `environment`; READY models, declared roles only",
   },
   {
     name: 'svc_model_shadow_predictions_total',
@@ -227,7 +227,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'gauge',
     labels: ['model', 'version', 'metric', 'environment'],
     help: 'Quality of a model version measured on labelled held-out rows, by metric.',
-    doc: '`model`, `version`, `metric`, `environment`: the artifact\'s `provenance.metrics` or a profile\'s `quality`',
+    doc: "`model`, `version`, `metric`, `environment`: the artifact's `provenance.metrics` or a profile's `quality`",
   },
   {
     name: 'svc_payload_log_events_total',
