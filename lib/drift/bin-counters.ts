@@ -2,15 +2,9 @@
 // instance of a fleet (ops/prometheus/rules/drift-fleet.yml) where no one instance sees enough rows
 // (lib/README.md §10). For each served version with a reference, created at 0 when the version is
 // published (the registry's `onPublish`), before its first row, so every bin is in the first scrape
-// and `increase()` over any range sees all of them:
-//
-//   svc_drift_bin_total{model,version,build,feature,bin}            rows whose value fell in the bin
-//   svc_drift_prediction_bin_total{model,version,build,output,bin}  answers that fell in the bin
-//   svc_drift_reference_share{model,version,build,feature,bin}      the reference's share of the bin
-//   svc_drift_prediction_reference_share{model,version,build,output,bin}
-//   svc_drift_missing_total{model,version,build,feature}            missing values, binned nowhere
-//   svc_drift_out_of_range_total{model,version,build,feature,side}  values below the training minimum
-//                                                                   or above the maximum
+// and `increase()` over any range sees all of them: svc_drift_bin_total, svc_drift_prediction_bin_total,
+// svc_drift_reference_share, svc_drift_prediction_reference_share, svc_drift_missing_total and
+// svc_drift_out_of_range_total (their labels and meaning: lib/telemetry/contract/metrics.ts).
 //
 // `build` is the build's sha256 as `model_loaded` logs it (`buildId`). A version rebuilt with
 // another reference bins by other edges: while a fleet serves both builds (an instance restarted on

@@ -1,12 +1,7 @@
-// The drift checks' series (lib/README.md §10), created once per monitor (monitor.ts), in this order:
-//   svc_drift_psi{model,feature}                         gauge, set by checks that score
-//   svc_drift_alerts_total{model,feature,severity}       moderate, severe, spike
-//   svc_drift_checks_total{model,result}                 ok, insufficient_data, no_reference, error
-//   svc_drift_prediction_psi{model,output}               gauge: the answers' PSI, `output` the label
-//                                                        or value output's name
-//   svc_drift_prediction_alerts_total{model,output,severity}
-//   svc_drift_last_check_timestamp_seconds{model}        Unix seconds of the last check that scored
-//   svc_drift_window_samples{model}                      rows in the window, read at scrape time
+// The drift checks' series (lib/README.md §10; declared in lib/telemetry/contract/metrics.ts),
+// created once per monitor (monitor.ts): the PSI gauges are set by
+// checks that score, the timestamp (Unix seconds) by the last check that scored, and the window's
+// samples are read at scrape time.
 // The registry's default labels add `environment`. A check resolves labels per feature, once a
 // check: none of this is on a request's path.
 import { Counter, Gauge, type Registry } from 'prom-client'

@@ -7,7 +7,7 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'
-import { alertRules, allRules, RULES_DIR, recordingRules, ruleFiles } from './fixtures/rules.js'
+import { alertRules, allRules, RULES_DIR, RUNBOOK_TEMPLATE, recordingRules, ruleFiles, runbookBase } from './fixtures/rules.js'
 
 const ALERTS = [
   'SvcLatencyHigh',
@@ -151,8 +151,9 @@ t.test('every alert has a severity, a summary, a templated description with its 
     t.match(rule.annotations?.['summary'], /\S/, name)
     t.match(rule.annotations?.['description'], /\{\{ \$(value|labels|externalURL)[^}]*\}\}/, `${name}: description is templated`)
     t.match(rule.annotations?.['description'], /threshold/, `${name}: description states the threshold`)
-    t.match(rule.annotations?.['runbook_url'], new RegExp(`^https://.+/ops/runbooks/${rule.alert}\\.md$`), name)
+    t.equal(rule.annotations?.['runbook_url'], RUNBOOK_TEMPLATE(rule.alert), `${name}: runbook_url is the one template`)
   }
+  t.match(await runbookBase(), /^https:\/\/.+\/ops\/runbooks$/, 'prometheus.yml sets the runbook base')
 })
 
 t.test('every aggregation keeps environment', async (t) => {

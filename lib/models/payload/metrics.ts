@@ -1,8 +1,6 @@
 // The payload log's series (lib/README.md §10), made at 0 when the writer is built, with
-// SVC_PAYLOAD_LOG set; none exist without it:
-//   svc_payload_log_events_total{outcome}        events by outcome: written, dropped, failed
-//   svc_payload_log_queue_depth                  events waiting to be written
-//   svc_payload_log_write_duration_seconds       one write of a batch to the file or the sink, done or failed
+// SVC_PAYLOAD_LOG set; none exist without it. Declared in lib/telemetry/contract/metrics.ts; a write
+// is timed whether it is done or failed.
 import type { Registry } from 'prom-client'
 import {
   counterCell,

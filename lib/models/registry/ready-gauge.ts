@@ -1,8 +1,7 @@
-// The gauges set from each published state (lib/README.md §10):
-//   svc_model_ready{model,version}                1 for the version a model serves by default, 0 for
-//                                                 its other loaded versions
-//   svc_model_rollout_percent{model,version,role} the share each version plays for a READY model:
-//                                                 `default` (100 − the canary's), `canary`, `shadow`
+// The gauges set from each published state (lib/README.md §10), declared in
+// lib/telemetry/contract/metrics.ts: svc_model_ready, 1 for the version a model serves by default and
+// 0 for its other loaded versions, and svc_model_rollout_percent, the share each version plays for a
+// READY model by `role` (`default`: 100 − the canary's).
 // A version no longer served, or a role no longer declared, loses its series; alerts join the
 // canary's series to the default's by model through `role` (ops/prometheus/rules/rollout.yml).
 import { Gauge, type Registry } from 'prom-client'

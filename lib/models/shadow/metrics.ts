@@ -1,10 +1,8 @@
-// The shadow series (lib/README.md §10), `version` the shadow's; every one exists at 0 from the
-// moment a version becomes a model's shadow (`track`, at each publish), and goes when it stops being one:
-//   svc_model_shadow_predictions_total{model,version,outcome}  copies by outcome: success, error, timeout
-//   svc_model_shadow_rows_total{model,version}                 rows of successful copies compared
-//   svc_model_shadow_disagreements_total{model,version}        rows whose answer differs (compare.ts)
-//   svc_model_shadow_dropped_total{model,version}              copies dropped: queue full, under load, or a timed-out run still going
-//   svc_model_shadow_duration_seconds{model,version}           encode + predict of a copy, answered or not
+// The shadow series (declared in lib/telemetry/contract/metrics.ts; lib/README.md §10), `version` the
+// shadow's; every one exists at 0 from the moment a version becomes a model's shadow (`track`, at
+// each publish), and goes when it stops being one. Rows are those of successful copies, disagreements
+// those whose answer differs (compare.ts); a copy is dropped when the queue is full, under load, or
+// while a timed-out run is still going; the duration is encode + predict of a copy, answered or not.
 // Shadow rows never count in the svc_model_prediction* series: those stay what users were answered.
 import type { Registry } from 'prom-client'
 import { counterCell, counterSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from '../../telemetry/cells.js'
