@@ -1,7 +1,7 @@
 // Start-up, as `svc` runs it (lib/README.md §8): configuration → logs → the app → models → listen →
-// hot reload and drift schedule → signal handling → `application_started`. bin/svc.ts calls this and
-// nothing else to serve; so does every test that starts a service process (test/fixtures/serve.ts),
-// so the lifecycle tests exercise the very code the CLI runs.
+// hot reload and drift schedule → signal handling → `application_started`. The command table
+// (commands.ts) calls this and nothing else to serve; so does every test that starts a service
+// process (test/fixtures/serve.ts), so the lifecycle tests exercise the very code the CLI runs.
 import { createApp, type App } from '../app.js'
 import { errorCode, errorMessage } from '../core/errors.js'
 import { ConfigError, type Env, readConfigAndDefaulted } from './config/config.js'

@@ -34,7 +34,7 @@ t.test('the cycle finder reports a cycle through every module on it, and none in
 
 t.test('the graph is read from the source: it holds every module and the imports between them', async (t) => {
   t.ok(graph.size > 50, `${graph.size} modules`)
-  t.ok(graph.get('bin/svc.ts')?.includes('lib/process/start.ts'), 'bin/svc.ts imports lib/process/start.ts')
+  t.ok(graph.get('bin/svc.ts')?.includes('lib/process/commands.ts'), 'bin/svc.ts imports lib/process/commands.ts')
   for (const [module, targets] of graph) for (const target of targets) t.ok(graph.has(target), `${module} imports ${target}, a module that exists`)
 })
 
@@ -85,10 +85,12 @@ const RANKS: Ranks = [
   // What the service and its commands offer: /openapi.json (served as pages serve text), the
   // endpoints, `svc profile` and `svc loadgen`.
   ['lib/openapi/', 'lib/endpoints/', 'lib/tools/'],
-  // The wiring: shutdown stops what app.ts built, start.ts runs it, bin/ is the command line.
+  // The wiring: shutdown stops what app.ts built, start.ts runs it, commands.ts and bin/ are the command line.
   ['lib/process/shutdown.ts'],
   ['lib/app.ts'],
   ['lib/process/start.ts'],
+  // The command table: serving (start.ts) and the tools, each declared once; bin/ runs it.
+  ['lib/process/commands.ts'],
   ['bin/'],
 ]
 

@@ -10,8 +10,7 @@ import type { Environment, LogFormat, LogLevel, RateProviderName, SamplerName } 
 import type { StoreSpec } from './model-store.js'
 import type { OtlpEndpoint, PayloadTarget } from './parsers.js'
 import { type Env, Reader } from './reader.js'
-import { formatUsage } from './usage.js'
-import { type Name, SHUTDOWN_DELAY_MS_DEFAULTS, VARIABLES } from './variables.js'
+import { type Name, SHUTDOWN_DELAY_MS_DEFAULTS } from './variables.js'
 
 export {
   ENVIRONMENTS,
@@ -175,9 +174,6 @@ export class ConfigError extends SvcError {
     this.problems = problems
   }
 }
-
-/** `svc --help`: the flags and variables of lib/process/config/variables.ts, with their defaults. */
-export const USAGE = formatUsage(VARIABLES)
 
 export const readConfig = (env: Env, argv: readonly string[] = []): Config => readConfigAndDefaulted(env, argv).config
 

@@ -1,39 +1,43 @@
 // `svc --help`: the commands, one line each, then, written from the declarations (./variables.ts)
 // in their order, the flags, each with the variable it overrides, and the variables read from the
 // environment only. Every entry gets its default; help wraps at word boundaries, and a default is
-// never split across lines. Also what svc says to a command it does not know.
-import { nearest } from './nearest.js'
+// never split across lines. The commands and the options that are no variable come from the
+// command table (lib/process/commands.ts).
 import type { Variable } from './variables.js'
 
-/** svc's commands, in the order --help lists them; bin/svc.ts runs each. Without one, svc serves. */
-export const COMMANDS = [
-  { name: 'loadgen', args: '--model NAME', help: 'prediction traffic for a running svc: real rows replayed, optionally shifted' },
-  { name: 'profile', args: '--input FILE', help: "the drift reference profile of a model's training rows" },
-  { name: 'sign', args: 'FILE…', help: 'write the sha256 into model artifacts edited by hand; --check verifies only' },
-  { name: 'help', args: '[COMMAND]', help: "print this help, or a command's, and exit" },
-] as const
+/** A line of --help that is no variable: what is typed, and what it does. */
+export type UsageEntry = Readonly<{ left: string; help: string }>
 
-export type CommandName = (typeof COMMANDS)[number]['name']
+export type UsageListing = Readonly<{
+  /** How svc serves: `svc [options]` and what that does. */
+  serve: UsageEntry
+  /** The commands, in their order. */
+  commands: readonly UsageEntry[]
+  /** The options that set no variable (help, version), after those that do. */
+  options: readonly UsageEntry[]
+}>
 
 /** Help starts in this column. */
 const INDENT = 26
 /** Lines wrap before this width: the widest unwrapped entry of the hand-written help was 107. */
 const WIDTH = 110
 
-export const formatUsage = (variables: Readonly<Record<string, Variable<unknown>>>): string => {
+/** The first column of the synopsis: `svc` and what follows it. */
+const SYNOPSIS = 21
+
+export const formatUsage = (variables: Readonly<Record<string, Variable<unknown>>>, { serve, commands, options }: UsageListing): string => {
   const declared = Object.entries(variables)
   const flags = declared.flatMap(([name, v]) => (v.flag === undefined ? [] : [entry(`--${v.flag.name} ${v.flag.arg}`, `${v.help} [${name}]`, v)]))
   const envOnly = declared.flatMap(([name, v]) => (v.flag === undefined ? [entry(name, v.help, v)] : []))
-  return `Usage: svc [options]            serve, as the options and environment variables below set it
-       svc COMMAND [options]    run a command
+  return `Usage: svc ${serve.left.padEnd(SYNOPSIS)}${serve.help}
+       svc ${'COMMAND [options]'.padEnd(SYNOPSIS)}run a command
 
 Commands (svc help COMMAND, or svc COMMAND --help, for a command's options):
-${COMMANDS.map(({ name, args, help }) => entry(`${name} ${args}`, help)).join('\n')}
+${commands.map(({ left, help }) => entry(left, help)).join('\n')}
 
 Options (each overrides the environment variable in brackets):
 ${flags.join('\n')}
-${entry('-h, --help', 'print this help and exit')}
-${entry('-v, -V, --version', 'print the version and exit')}
+${options.map(({ left, help }) => entry(left, help)).join('\n')}
 
 Environment only:
 ${envOnly.join('\n')}
@@ -61,13 +65,4 @@ const entry = (left: string, help: string, variable?: Variable<unknown>): string
     isStart = false
   }
   return [...lines, line].join('\n')
-}
-
-/** What svc says, on stderr, to a first argument that is neither an option nor a command. */
-export const unknownCommand = (word: string): string => {
-  const near = nearest(
-    word,
-    COMMANDS.map(({ name }) => name),
-  )
-  return `svc: ${word} is not a command${near === undefined ? '' : `; did you mean svc ${near}?`}\nsvc --help lists the commands.\n`
 }
