@@ -122,7 +122,9 @@ export const v2Routes = (options: ModelRoutesOptions): RouteDef[] => {
     if (!models.isReady()) throw SERVER_NOT_READY
     return READY
   }
-  const [inferV2, getModelMetadata, getModelReady] = [inferEndpoint(options), metadataEndpoint(options), readyEndpoint(options)]
+  const inferV2 = inferEndpoint(options)
+  const getModelMetadata = metadataEndpoint(options)
+  const getModelReady = readyEndpoint(options)
   const probe = { requestLogLevel: 'debug' } as const
   return [
     route({ method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', body: 'json', handler: inferV2, doc: docs.INFER_DOC }),
