@@ -8,7 +8,7 @@
 // Shadow rows never count in the svc_model_prediction* series: those stay what users were answered.
 import type { Registry } from 'prom-client'
 import { counterCell, counterSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from '../../telemetry/cells.js'
-import { PREDICTION_DURATION_BUCKETS } from '../registry/metrics.js'
+import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
 
 export const SHADOW_OUTCOMES = ['success', 'error', 'timeout'] as const
 export type ShadowOutcome = (typeof SHADOW_OUTCOMES)[number]

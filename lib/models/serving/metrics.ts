@@ -28,13 +28,12 @@ import {
   type GaugeCell,
   type HistogramCell,
 } from '../../telemetry/cells.js'
-import type { ServedModel } from './registry.js'
+import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
+import type { ServedModel } from '../registry/registry.js'
 
 export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
 export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
 
-/** From 0.1 ms: a linear model predicts a small batch in tens of microseconds. */
-export const PREDICTION_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] as const
 /** Powers of 2 and 10 up to the largest SVC_MAX_BATCH accepted (100 000). */
 export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] as const
 
