@@ -13,7 +13,8 @@ export type Ring<T> = {
 
 export const createRing = <T>(capacity: number): Ring<T> => {
   const slots: (T | undefined)[] = new Array(capacity)
-  let [head, count] = [0, 0]
+  let head = 0
+  let count = 0
   return {
     get size() {
       return count

@@ -28,6 +28,7 @@ import type { Registry } from 'prom-client'
 import { buildId, type ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../models/profile.js'
+import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'
 import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/cells.js'
 import type { Logger } from '../telemetry/logger.js'
 import { binOf, compileBins, f64At, type FeatureBins } from './psi.js'
@@ -215,25 +216,35 @@ const warnCardinality = (logger: Logger, counts: Readonly<Record<BinMetric, numb
   return key
 }
 
+/** Made at 0 by the publish that serves a build with a reference, out of what a scrape reads from the one that no longer does (version-series.ts). */
+const BIN_SERIES: SeriesPolicy = Object.freeze({ made: 'publish', keptS: 0 })
+
+/** A build whose version has a drift reference: only those are counted. */
+type Referenced = ServedModel & Readonly<{ model: Readonly<{ reference: Reference }> }>
+const hasReference = (build: ServedModel): build is Referenced => build.model.reference !== undefined
+
 export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCountersOptions): BinCounters => {
   // Every build ever tracked keeps its counts (a request may still hold a build a reload replaced);
   // only those in `tracked` are exported.
   const counts = new WeakMap<ServedModel, BuildCounts>()
+  const family = createVersionFamily({
+    policy: BIN_SERIES,
+    keyOf: (build: Referenced) => build,
+    make: (build: Referenced) => {
+      let built = counts.get(build)
+      if (built === undefined) counts.set(build, (built = countsOf(build, build.model.reference, hasBinSeries)))
+      return built
+    },
+    drop: () => {},
+  })
   let tracked: readonly BuildCounts[] = []
   let warned = ''
   registerBinSeries(metrics, hasBinSeries, () => tracked)
 
   return {
     track: (served) => {
-      const next: BuildCounts[] = []
-      for (const build of served) {
-        const { reference } = build.model
-        if (reference === undefined) continue
-        let built = counts.get(build)
-        if (built === undefined) counts.set(build, (built = countsOf(build, reference, hasBinSeries)))
-        next.push(built)
-      }
-      tracked = next
+      family.publish(served.filter(hasReference), 0)
+      tracked = [...family.series().values()]
       warned = warnCardinality(logger, countSeries(tracked), warned)
     },
     // hot path: change with care.

@@ -10,7 +10,8 @@
 // { version, percent } or null.
 // `platform` is the runtime's (the default version's): "svc" for svc's own kernel
 // (lib/models/kernel/runtime.ts). Bodies are typed by their schemas (model-schemas.ts); what they
-// share with /v2, and the errors, are serving.ts's. /api/v1 checks the body first (it names the
+// share with /v2, and the errors, are serving.ts's; a prediction is one call of
+// lib/models/serving/serving.ts. /api/v1 checks the body first (it names the
 // model), then finds the model.
 import type { Ctx } from '../core/http/context.js'
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
@@ -20,7 +21,8 @@ import { route, type Endpoint, type Handler, type PathParams, type Reply, type R
 import * as docs from './model-docs.js'
 import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion, VersionState } from './model-schemas.js'
 import { toHttpError } from './problems.js'
-import { counted, createServing, inputMetadata, memo, notFound, outputMetadata, readJson, readJsonNow, settle, type ModelRoutesOptions } from './serving.js'
+import { createModelServing } from '../models/serving/serving.js'
+import { inputMetadata, memo, notFound, outputMetadata, readJson, readJsonNow, replyOf, type ModelRoutesOptions } from './serving.js'
 
 const versionState = ({ version, state, reason }: ModelEntry['versionStates'][number]): VersionState => ({ version, state, reason: reason ?? null })
 
@@ -86,8 +88,9 @@ const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined 
 }
 
 const predictEndpoint = (options: ModelRoutesOptions): Handler => {
-  const { models, metrics } = options
-  const { choose, infer, requestOptions } = createServing(options, 'v1')
+  const { models } = options
+  const serving = createModelServing(options, 'v1')
+  const { requestOptions } = serving
   const predict = (ctx: Ctx, body: unknown): Reply | Promise<Reply> => {
     let request: PredictRequest
     try {
@@ -95,19 +98,16 @@ const predictEndpoint = (options: ModelRoutesOptions): Handler => {
     } catch (error: unknown) {
       // readPredictRequest throws RequestError only, a 400: always the client's.
       const served = namedIn(models, body)
-      if (served !== undefined) metrics.cellsFor(served).outcomes.client_error.inc()
+      if (served !== undefined) serving.refused(served)
       throw toHttpError(error)
     }
-    const served = choose(ctx, request.model, request.version, request.id)
-    const cells = metrics.cellsFor(served)
-    cells.inFlight.inc()
-    let reply: Reply | Promise<Reply>
+    let json: string | Promise<string>
     try {
-      reply = infer(ctx, served, request, cells, request.version !== undefined)
+      json = serving.predict(ctx, request.model, request.version, request)
     } catch (error: unknown) {
-      throw counted(cells, error)
+      throw toHttpError(error)
     }
-    return settle(cells, reply)
+    return replyOf(json)
   }
   return (ctx) => (ctx.isBodyRead ? predict(ctx, readJsonNow(ctx)) : readJson(ctx).then((body) => predict(ctx, body)))
 }

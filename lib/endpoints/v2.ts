@@ -10,26 +10,17 @@
 // Metadata shapes use -1 for the batch dimension, as OIP does; `platform` is the runtime's. The
 // ready probes' problem bodies also carry `ready: false`. /v2 finds the model first (the path names
 // it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
-// with /api/v1, and the errors, are serving.ts's.
+// with /api/v1, and the errors, are serving.ts's; a prediction is one call of
+// lib/models/serving/serving.ts.
 import type { Ctx } from '../core/http/context.js'
 import { readInferRequest, type InferRequest } from '../models/inference/request.js'
 import type { ModelEntry, ServedModel } from '../models/registry/registry.js'
+import { createModelServing } from '../models/serving/serving.js'
 import { route, type Endpoint, type Handler, type Reply, type RouteDef } from '../core/pipeline.js'
 import { VERSION } from '../process/version.js'
 import * as docs from './model-docs.js'
 import type { ModelMetadata, ModelReady, ServerLive, ServerMetadata, ServerReady } from './model-schemas.js'
-import {
-  counted,
-  createServing,
-  inputMetadata,
-  memo,
-  outputMetadata,
-  readJson,
-  readJsonNow,
-  SERVER_NOT_READY,
-  settle,
-  type ModelRoutesOptions,
-} from './serving.js'
+import { find, inputMetadata, memo, outputMetadata, readJson, readJsonNow, replyOf, SERVER_NOT_READY, type ModelRoutesOptions } from './serving.js'
 import { toHttpError } from './problems.js'
 
 export const SERVER_NAME = 'svc'
@@ -46,8 +37,8 @@ const SERVER_METADATA: Reply = Object.freeze({
 })
 
 const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
-  const { metrics } = options
-  const { find, choose, infer, requestOptions } = createServing(options, 'v2')
+  const serving = createModelServing(options, 'v2')
+  const { requestOptions } = serving
   // The version is chosen once the body is read: the split reads its `id`, and a reload may have
   // swapped (and released) the build the path found first; the one chosen predicts in this same
   // turn, before any release can run. A body refused counts against the model the path names.
@@ -57,27 +48,24 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
       request = readInferRequest(body, requestOptions)
     } catch (error: unknown) {
       // readInferRequest throws RequestError only, a 400: always the client's.
-      metrics.cellsFor(named).outcomes.client_error.inc()
+      serving.refused(named)
       throw toHttpError(error)
     }
-    const served = choose(ctx, ctx.params.name, ctx.params.version, request.id)
-    const cells = metrics.cellsFor(served)
-    cells.inFlight.inc()
-    let reply: Reply | Promise<Reply>
+    let json: string | Promise<string>
     try {
-      reply = infer(ctx, served, request, cells, ctx.params.version !== undefined)
+      json = serving.predict(ctx, ctx.params.name, ctx.params.version, request)
     } catch (error: unknown) {
-      throw counted(cells, error)
+      throw toHttpError(error)
     }
-    return settle(cells, reply)
+    return replyOf(json)
   }
   /** A body that could not be read or parsed (400, 413, 415): the client's, against the model the path names. */
   const unread = (named: ServedModel, error: unknown): never => {
-    metrics.cellsFor(named).outcomes.client_error.inc()
+    serving.refused(named)
     throw error
   }
   return (ctx) => {
-    const named = find(ctx.params.name, ctx.params.version)
+    const named = find(serving, ctx.params.name, ctx.params.version)
     if (!ctx.isBodyRead)
       return readJson(ctx).then(
         (body) => inferBody(ctx, body, named),
@@ -95,11 +83,11 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
 
 const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   const { models } = options
-  const { find } = createServing(options, 'v2')
+  const serving = createModelServing(options, 'v2')
   // An ONNX graph's own inputs when it has a signature; otherwise one tensor per input.
   const tensors = memo(({ model }) => ({ inputs: model.signature ?? model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
   return (ctx) => {
-    const served = find(ctx.params.name, ctx.params.version)
+    const served = find(serving, ctx.params.name, ctx.params.version)
     const { versions } = models.entry(served.name) as ModelEntry
     const body: ModelMetadata = { name: served.name, versions, platform: served.model.platform, ...tensors(served) }
     return { kind: 'json', status: 200, body }
@@ -107,10 +95,10 @@ const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
 }
 
 const readyEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
-  const { find } = createServing(options, 'v2')
+  const serving = createModelServing(options, 'v2')
   return (ctx) => {
     const { name, version } = ctx.params
-    find(name, version, { name, ready: false })
+    find(serving, name, version, { name, ready: false })
     return { kind: 'json', status: 200, body: { name, ready: true } satisfies ModelReady }
   }
 }
@@ -122,7 +110,9 @@ export const v2Routes = (options: ModelRoutesOptions): RouteDef[] => {
     if (!models.isReady()) throw SERVER_NOT_READY
     return READY
   }
-  const [inferV2, getModelMetadata, getModelReady] = [inferEndpoint(options), metadataEndpoint(options), readyEndpoint(options)]
+  const inferV2 = inferEndpoint(options)
+  const getModelMetadata = metadataEndpoint(options)
+  const getModelReady = readyEndpoint(options)
   const probe = { requestLogLevel: 'debug' } as const
   return [
     route({ method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', body: 'json', handler: inferV2, doc: docs.INFER_DOC }),

@@ -82,7 +82,8 @@ export class BoundedBatchProcessor implements SpanProcessor {
     this.#isExporting = true
     const batch = this.#queue.length <= this.#maxBatchSize ? this.#queue : this.#queue.slice(0, this.#maxBatchSize)
     this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#maxBatchSize)
-    let [isReported, isDone] = [false, false]
+    let isReported = false
+    let isDone = false
     const report = (result: ExportResult): void => {
       if (isReported) return
       isReported = true

@@ -1,7 +1,7 @@
 // The ML series: children resolved once per served version, shared across reloads of the same one.
 import { Registry } from 'prom-client'
 import t from 'tap'
-import { createModelMetrics } from '../../lib/models/registry/metrics.js'
+import { createModelMetrics } from '../../lib/models/serving/metrics.js'
 import type { ServedModel } from '../../lib/models/registry/registry.js'
 import { sample } from '../fixtures/metrics-text.js'
 

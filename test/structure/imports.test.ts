@@ -81,6 +81,8 @@ const RANKS: Ranks = [
   ['lib/models/shadow/', 'lib/models/feedback/', 'lib/models/payload/'],
   // The domains: each reads models or telemetry, none another.
   ['lib/drift/', 'lib/rates/', 'lib/health/', 'lib/insights/'],
+  // A prediction, one call: the registry's builds, shadow copies, feedback, the payload log and the drift window.
+  ['lib/models/serving/'],
   ['lib/pages/'],
   // What the service and its commands offer: /openapi.json (served as pages serve text), the
   // endpoints, `svc profile` and `svc loadgen`.

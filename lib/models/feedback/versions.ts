@@ -1,10 +1,12 @@
 // The builds an instance can score labels for: every build it served, kept from its first publish
 // until SVC_FEEDBACK_MAX_AGE_S after the pass that stopped serving it, when the last token it can
-// have signed expires. What is kept is small: the names, the classes (to check a truth and name
-// the answer), the keys, and the version's series. Lost on restart: a label for a build this
+// have signed expires; its version's series follow the same rule, as a family of
+// lib/models/registry/version-series.ts. What is kept is small: the names, the classes (to check a
+// truth and name the answer), the keys, and the version's series. Lost on restart: a label for a build this
 // process never served is `unknown_version` (README, Model quality from labels).
 import type { HistogramCell } from '../../telemetry/cells.js'
 import { buildId, type ServedModel } from '../registry/registry.js'
+import { createVersionFamily } from '../registry/version-series.js'
 import type { FeedbackMetrics, VersionFeedback } from './metrics.js'
 import { versionKey, type KeyRing, type VersionKey } from './token.js'
 
@@ -42,7 +44,23 @@ const keyName = (model: string, version: string, build: string): string => `${mo
 /** The quality measured on held-out rows, as the version's files record it: none, no series. */
 const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => model.quality ?? {}
 
+/** The version's series: made at 0 by its publish, kept until its last token has expired (version-series.ts). */
+const feedbackSeries = (maxAgeS: number, metrics: FeedbackMetrics) =>
+  createVersionFamily({
+    policy: { made: 'publish', keptS: maxAgeS },
+    keyOf: ({ model }: ServedModel) => `${model.name}\0${model.version}`,
+    make: (served: ServedModel) => {
+      const { name, version } = served.model
+      return metrics.track(name, version, served.model.task === 'classification' ? served.model.classes : undefined, qualityOf(served))
+    },
+    drop: (key: string) => {
+      const [model, version] = key.split('\0') as [string, string]
+      metrics.drop(model, version)
+    },
+  })
+
 export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number, metrics: FeedbackMetrics): FeedbackVersions => {
+  const series = feedbackSeries(maxAgeS, metrics)
   const builds = new Map<string, KnownBuild>()
   /** When each build stopped being served; absent while it is served. */
   const retired = new Map<string, number>()
@@ -62,7 +80,7 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
     const classes = served.model.task === 'classification' ? served.model.classes : undefined
     if (!builds.has(id)) {
       const keys = derive(name, version, build, classes === undefined ? 'value' : 'class')
-      const feedback = metrics.track(name, version, classes, qualityOf(served))
+      const feedback = series.of(served)
       builds.set(id, Object.freeze({ model: name, version, classes, feedback, delay: metrics.delay(name), keys }))
     }
     keysOf.set(served, builds.get(id)?.keys[0])
@@ -71,11 +89,8 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
   const forget = (nowS: number): void => {
     for (const [id, since] of retired) {
       if (nowS - since <= maxAgeS) continue
-      const build = builds.get(id) as KnownBuild
       builds.delete(id)
       retired.delete(id)
-      const prefix = `${build.model}\0${build.version}\0`
-      if (![...builds.keys()].some((other) => other.startsWith(prefix))) metrics.drop(build.model, build.version)
     }
   }
 
@@ -88,6 +103,7 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
       }
       for (const id of builds.keys()) if (!serving.has(id) && !retired.has(id)) retired.set(id, nowS)
       forget(nowS)
+      series.publish(served, nowS)
     },
     keyOf: (served) => keysOf.get(served),
     known: (model, version, build) => builds.get(keyName(model, version, build)),

@@ -117,7 +117,8 @@ const readySlot = (
     isChanged = true
     events.push({ event: 'model_loaded', fields: { model: name, version, sha256: buildId(build.model) } })
   }
-  const [canary, shadow] = [targetOf(rollout.canary), targetOf(rollout.shadow)]
+  const canary = targetOf(rollout.canary)
+  const shadow = targetOf(rollout.shadow)
   const entry: ModelEntry = Object.freeze({
     name,
     state: 'READY',

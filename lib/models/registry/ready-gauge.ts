@@ -2,10 +2,12 @@
 // lib/telemetry/contract/metrics.ts: svc_model_ready, 1 for the version a model serves by default and
 // 0 for its other loaded versions, and svc_model_rollout_percent, the share each version plays for a
 // READY model by `role` (`default`: 100 − the canary's).
-// A version no longer served, or a role no longer declared, loses its series; alerts join the
-// canary's series to the default's by model through `role` (ops/prometheus/rules/rollout.yml).
+// A version no longer served, or a role no longer declared, loses its series (version-series.ts);
+// alerts join the canary's series to the default's by model through `role`
+// (ops/prometheus/rules/rollout.yml).
 import { Gauge, type Registry } from 'prom-client'
 import type { ModelSlot, ServedModel } from './state.js'
+import { createVersionFamily, type SeriesPolicy } from './version-series.js'
 
 /** Sets the gauges for every build `slots` serve, drops the series of the rest; returns those builds, by model then version. */
 export type PublishReady = (slots: ReadonlyMap<string, ModelSlot>) => ServedModel[]
@@ -28,6 +30,9 @@ const rolesOf = (slot: ModelSlot): Array<readonly [RolloutLabels, number]> => {
   return roles
 }
 
+/** Set by each publish, removed by the one that no longer serves the version or declares the role (version-series.ts). */
+const GAUGE_SERIES: SeriesPolicy = Object.freeze({ made: 'publish', keptS: 0 })
+
 export const createReadyGauge = (metrics: Registry): PublishReady => {
   const ready = new Gauge({
     name: 'svc_model_ready',
@@ -41,26 +46,33 @@ export const createReadyGauge = (metrics: Registry): PublishReady => {
     labelNames: ['model', 'version', 'role'],
     registers: [metrics],
   })
-  let series: ReadonlyMap<string, ServedModel> = new Map()
-  let roles: ReadonlyMap<string, RolloutLabels> = new Map()
+  const versions = createVersionFamily({
+    policy: GAUGE_SERIES,
+    keyOf: (build: ServedModel) => `${build.name}/${build.version}`,
+    make: (build: ServedModel) => ({ model: build.name, version: build.version }),
+    drop: (_, labels) => void ready.remove(labels),
+  })
+  const roles = createVersionFamily({
+    policy: GAUGE_SERIES,
+    keyOf: (labels: RolloutLabels) => `${labels.model}/${labels.version}/${labels.role}`,
+    make: (labels: RolloutLabels) => labels,
+    drop: (_, labels) => void rollout.remove(labels),
+  })
   return (slots) => {
-    const next = new Map<string, ServedModel>()
-    const nextRoles = new Map<string, RolloutLabels>()
+    const builds: ServedModel[] = []
+    const played: RolloutLabels[] = []
     for (const slot of slots.values()) {
       for (const build of slot.served.values()) {
-        const key = `${build.name}/${build.version}`
-        next.set(key, build)
+        builds.push(build)
         ready.set({ model: build.name, version: build.version }, build === slot.defaultModel ? 1 : 0)
       }
       for (const [labels, percent] of rolesOf(slot)) {
-        nextRoles.set(`${labels.model}/${labels.version}/${labels.role}`, labels)
+        played.push(labels)
         rollout.set(labels, percent)
       }
     }
-    for (const [key, build] of series) if (!next.has(key)) ready.remove({ model: build.name, version: build.version })
-    for (const [key, labels] of roles) if (!nextRoles.has(key)) rollout.remove(labels)
-    series = next
-    roles = nextRoles
-    return [...next.values()]
+    versions.publish(builds, 0)
+    roles.publish(played, 0)
+    return builds
   }
 }

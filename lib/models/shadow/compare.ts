@@ -16,16 +16,19 @@ export const disagreements = (
   tolerance: number,
 ): number => {
   if (primary.task === 'classification' && shadow.task === 'classification') {
-    const [a, b] = [(answered as ClassPrediction).labels, (copied as ClassPrediction).labels]
+    const a = (answered as ClassPrediction).labels
+    const b = (copied as ClassPrediction).labels
     let differing = 0
     for (let r = 0; r < rows; r++) if (primary.classes[a[r] as number] !== shadow.classes[b[r] as number]) differing++
     return differing
   }
   if (primary.task === 'regression' && shadow.task === 'regression') {
-    const [a, b] = [(answered as ValuePrediction).values, (copied as ValuePrediction).values]
+    const a = (answered as ValuePrediction).values
+    const b = (copied as ValuePrediction).values
     let differing = 0
     for (let r = 0; r < rows; r++) {
-      const [x, y] = [a[r] as number, b[r] as number]
+      const x = a[r] as number
+      const y = b[r] as number
       if (Math.abs(y - x) > tolerance * Math.max(Math.abs(x), Math.abs(y))) differing++
     }
     return differing

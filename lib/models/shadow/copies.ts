@@ -6,7 +6,7 @@
 //   before the shadow starts; a shadow that throws, rejects or hangs only counts against itself.
 // - Bounded. The queue holds at most SVC_SHADOW_QUEUE copies; past that, or while the service is
 //   under load (`isUnderPressure`: the shedding layer's half-way marks), a copy is dropped and counted,
-//   so shadow work goes before any real request is shed. Copies run one at a time: a synchronous
+//   so shadow work goes before any real request is shed. Copies run one at a time (drainer.ts): a synchronous
 //   one (the kernel) back to back for at most TURN_BUDGET_MS a turn, an asynchronous one (ONNX)
 //   awaited for at most SVC_SHADOW_TIMEOUT_MS, after which it is a `timeout`.
 // - One run in flight, a timed-out one included. An ONNX run cannot be stopped, so a run past its
@@ -27,21 +27,17 @@
 //   released by then.
 // - A failing shadow is logged (`shadow_prediction_failed`) when its message is new for that
 //   version, not on every copy (run.ts, which runs one copy).
-import { performance } from 'node:perf_hooks'
 import type { Registry } from 'prom-client'
 import type { Ctx } from '../../core/http/context.js'
 import type { Logger } from '../../telemetry/logger.js'
-import { requestStore } from '../../telemetry/request-store.js'
 import type { ServedModel } from '../registry/registry.js'
 import type { Prediction } from '../runtime.js'
 import { createShadowMetrics, type ShadowCells } from './metrics.js'
-import { createRing, type Ring } from '../../core/ring.js'
+import { createRing } from '../../core/ring.js'
+import { createDrainer, type Drainer } from './drainer.js'
 import { createCopyRunner, type ShadowCopy } from './run.js'
 
 export type { ShadowCopy } from './run.js'
-
-/** How long copies that answer synchronously may run back to back before yielding the loop. */
-export const TURN_BUDGET_MS = 1
 
 export type ShadowOptions = Readonly<{
   metrics: Registry
@@ -67,73 +63,20 @@ export type ShadowCopies = Readonly<{
   pending(): number
 }>
 
-/** Empties `queue`, each copy counted as dropped against its shadow (a build no longer one has no series). */
-const dropAll = (queue: Ring<ShadowCopy>, byBuild: ReadonlyMap<ServedModel, ShadowCells>): void => {
-  while (queue.size > 0) {
-    const cells = byBuild.get(queue.take().shadow)
-    if (cells !== undefined) cells.dropped.value++
-  }
-}
-
 export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, tolerance, isUnderPressure, onRows }: ShadowOptions): ShadowCopies => {
   const series = createShadowMetrics(metrics)
   let byBuild = new Map<ServedModel, ShadowCells>()
+  const cellsOf = (shadow: ServedModel): ShadowCells | undefined => byBuild.get(shadow)
   const queue = createRing<ShadowCopy>(capacity)
-  /** A run in flight until its prediction settles; `isOverdue` once it has timed out. */
-  let [isRunning, isOverdue, isScheduled] = [false, false, false]
-
-  const settled = (): void => {
-    isRunning = false
-    isOverdue = false
-    schedule()
-  }
-
-  /** Runs one copy unless its shadow stopped being one (a reload: dropped with the role); true while an asynchronous one runs on. */
-  const start = (copy: ShadowCopy): boolean => {
-    const cells = byBuild.get(copy.shadow)
-    const running = cells === undefined ? undefined : runner.run(copy, cells)
-    if (running === undefined) return false
-    isRunning = true
-    void running.then(settled)
-    return true
-  }
-
-  const drain = (): void => {
-    isScheduled = false
-    const until = performance.now() + TURN_BUDGET_MS
-    while (queue.size > 0 && !isRunning) {
-      if (isUnderPressure()) return dropAll(queue, byBuild)
-      if (start(queue.take())) return
-      if (performance.now() > until) break
-    }
-    schedule()
-  }
-
-  const runner = createCopyRunner({
-    logger,
-    timeoutMs,
-    tolerance,
-    onRows,
-    onTimeout: () => {
-      isOverdue = true
-      dropAll(queue, byBuild)
-    },
-  })
-
-  const later = (): void => void setImmediate(drain)
-  // Outside the request's store (header); `exit` only inside one: on Node 20 it toggles async hooks.
-  const schedule = (): void => {
-    if (isScheduled || isRunning || queue.size === 0) return
-    isScheduled = true
-    if (requestStore.getStore() === undefined) later()
-    else requestStore.exit(later)
-  }
+  // The runner reports a timeout to the drainer, which runs copies through the runner.
+  const runner = createCopyRunner({ logger, timeoutMs, tolerance, onRows, onTimeout: () => drainer.overdue() })
+  const drainer: Drainer = createDrainer({ queue, cellsOf, run: runner.run, isUnderPressure })
 
   const enqueue = (copy: ShadowCopy): void => {
     const cells = byBuild.get(copy.shadow)
     if (cells === undefined) return
-    if (isOverdue || isUnderPressure() || !queue.put(copy)) cells.dropped.value++
-    else schedule()
+    if (drainer.isOverdue() || isUnderPressure() || !queue.put(copy)) cells.dropped.value++
+    else drainer.schedule()
   }
 
   return {
@@ -147,6 +90,6 @@ export const createShadowCopies = ({ metrics, logger, capacity, timeoutMs, toler
       ctx.whenWritten((_, error) => {
         if (error === undefined) enqueue(copy)
       }),
-    pending: () => queue.size + (isRunning ? 1 : 0),
+    pending: () => queue.size + (drainer.isRunning() ? 1 : 0),
   }
 }

@@ -6,7 +6,8 @@
 // Shadow rows never count in the svc_model_prediction* series: those stay what users were answered.
 import type { Registry } from 'prom-client'
 import { counterCell, counterSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from '../../telemetry/cells.js'
-import { PREDICTION_DURATION_BUCKETS } from '../registry/metrics.js'
+import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
+import { createVersionFamily, type SeriesPolicy } from '../registry/version-series.js'
 
 export const SHADOW_OUTCOMES = ['success', 'error', 'timeout'] as const
 export type ShadowOutcome = (typeof SHADOW_OUTCOMES)[number]
@@ -25,9 +26,30 @@ export type ShadowMetrics = Readonly<{
   track(shadows: ReadonlyArray<Readonly<{ name: string; version: string }>>): ReadonlyMap<string, ShadowCells>
 }>
 
+/** Made at 0 by the publish that makes a version the shadow, dropped by the one that ends the role (version-series.ts). */
+const SHADOW_SERIES: SeriesPolicy = Object.freeze({ made: 'publish', keptS: 0 })
+
+type Shadow = Readonly<{ name: string; version: string }>
+
+const shadowCells = ({ name, version }: Shadow): ShadowCells => {
+  const labels = { model: name, version }
+  return Object.freeze({
+    outcomes: Object.freeze({
+      success: counterCell({ ...labels, outcome: 'success' }),
+      error: counterCell({ ...labels, outcome: 'error' }),
+      timeout: counterCell({ ...labels, outcome: 'timeout' }),
+    }),
+    rows: counterCell(labels),
+    disagreements: counterCell(labels),
+    dropped: counterCell(labels),
+    duration: histogramCell(labels, PREDICTION_DURATION_BUCKETS),
+  })
+}
+
 export const createShadowMetrics = (registry: Registry): ShadowMetrics => {
-  let cells: ReadonlyMap<string, ShadowCells> = new Map()
-  const all = <T>(pick: (shadow: ShadowCells) => T | readonly T[]) => ({ values: () => [...cells.values()].flatMap(pick) })
+  // A scrape reads the family's series as they are: dropping one is leaving the family.
+  const family = createVersionFamily({ policy: SHADOW_SERIES, keyOf: ({ name, version }: Shadow) => `${name}/${version}`, make: shadowCells, drop: () => {} })
+  const all = <T>(pick: (shadow: ShadowCells) => T | readonly T[]) => ({ values: () => [...family.series().values()].flatMap(pick) })
   registerSeries(registry, [
     counterSeries(
       'svc_model_shadow_predictions_total',
@@ -57,28 +79,8 @@ export const createShadowMetrics = (registry: Registry): ShadowMetrics => {
   ])
   return {
     track: (shadows) => {
-      const next = new Map<string, ShadowCells>()
-      for (const { name, version } of shadows) {
-        const key = `${name}/${version}`
-        const labels = { model: name, version }
-        next.set(
-          key,
-          cells.get(key) ??
-            Object.freeze({
-              outcomes: Object.freeze({
-                success: counterCell({ ...labels, outcome: 'success' }),
-                error: counterCell({ ...labels, outcome: 'error' }),
-                timeout: counterCell({ ...labels, outcome: 'timeout' }),
-              }),
-              rows: counterCell(labels),
-              disagreements: counterCell(labels),
-              dropped: counterCell(labels),
-              duration: histogramCell(labels, PREDICTION_DURATION_BUCKETS),
-            }),
-        )
-      }
-      cells = next
-      return next
+      family.publish(shadows, 0)
+      return family.series()
     },
   }
 }

@@ -10,9 +10,10 @@
 // request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
 // (lib/telemetry/cells.ts) are made on its first request and kept while it is served, so a request
 // only adds to numbers: prom-client's `labels()` children would hash the labels on each of the five
-// calls. A version the manifest no longer lists loses its series at the next publish (`track`); a
+// calls. A version the manifest no longer lists loses its series at the next publish (`track`,
+// by the policy of lib/models/registry/version-series.ts); a
 // request still running on it counts into cells no scrape reads. `cellsFor` is called in the turn
-// the build was found in (lib/endpoints/), before any publish can retire it, so a retired version
+// the build was found in (serving.ts), before any publish can retire it, so a retired version
 // never gets its series back.
 import type { Registry } from 'prom-client'
 import {
@@ -28,15 +29,18 @@ import {
   type GaugeCell,
   type HistogramCell,
 } from '../../telemetry/cells.js'
-import type { ServedModel } from './registry.js'
+import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
+import type { ServedModel } from '../registry/registry.js'
+import { createVersionFamily, type SeriesPolicy } from '../registry/version-series.js'
 
 export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
 export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
 
-/** From 0.1 ms: a linear model predicts a small batch in tens of microseconds. */
-export const PREDICTION_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] as const
 /** Powers of 2 and 10 up to the largest SVC_MAX_BATCH accepted (100 000). */
 export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] as const
+
+/** Made by a version's first request, dropped by the publish that no longer serves it (version-series.ts). */
+const PREDICTION_SERIES: SeriesPolicy = Object.freeze({ made: 'first-use', keptS: 0 })
 
 type Inc = Readonly<{ inc(value?: number): void }>
 type Observe = Readonly<{ observe(value: number): void }>
@@ -99,7 +103,6 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
   // Per model name (in flight, batch size) and per served version; a reload builds a new
   // ServedModel, which finds the same series through the name and version.
   const byName = new Map<string, Pick<ModelCells, 'inFlight' | 'batchSize'>>()
-  const byVersion = new Map<string, ModelCells>()
   const resolved = new WeakMap<ServedModel, ModelCells>()
 
   const shared = (model: string): Pick<ModelCells, 'inFlight' | 'batchSize'> => {
@@ -120,48 +123,41 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
     return cells
   }
 
-  const build = ({ name, version }: ServedModel): ModelCells => {
+  const make = ({ name, version }: ServedModel): ModelCells => {
     const key = `${name}/${version}`
-    let cells = byVersion.get(key)
-    if (cells === undefined) {
-      const labels = { model: name, version }
-      // Every outcome exists from the version's first request at 0, so rate() sees the first error.
-      const outcome = (value: PredictionOutcome): Inc => {
-        const cell = counterCell({ ...labels, outcome: value })
-        requests.set(`${key}/${value}`, cell)
-        return counter(cell)
-      }
-      const rows = counterCell(labels)
-      predictions.set(key, rows)
-      const duration = histogramCell(labels, PREDICTION_DURATION_BUCKETS)
-      durations.set(key, duration)
-      cells = Object.freeze({
-        outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
-        predictions: counter(rows),
-        duration: histogram(duration),
-        ...shared(name),
-      })
-      byVersion.set(key, cells)
+    const labels = { model: name, version }
+    // Every outcome exists from the version's first request at 0, so rate() sees the first error.
+    const outcome = (value: PredictionOutcome): Inc => {
+      const cell = counterCell({ ...labels, outcome: value })
+      requests.set(`${key}/${value}`, cell)
+      return counter(cell)
     }
-    return cells
+    const rows = counterCell(labels)
+    predictions.set(key, rows)
+    const duration = histogramCell(labels, PREDICTION_DURATION_BUCKETS)
+    durations.set(key, duration)
+    return Object.freeze({
+      outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
+      predictions: counter(rows),
+      duration: histogram(duration),
+      ...shared(name),
+    })
   }
 
   const drop = (key: string): void => {
-    byVersion.delete(key)
     predictions.delete(key)
     durations.delete(key)
     for (const outcome of PREDICTION_OUTCOMES) requests.delete(`${key}/${outcome}`)
   }
 
+  const byVersion = createVersionFamily({ policy: PREDICTION_SERIES, keyOf: ({ name, version }: ServedModel) => `${name}/${version}`, make, drop })
+
   return {
     cellsFor(served) {
       let cells = resolved.get(served)
-      if (cells === undefined) resolved.set(served, (cells = build(served)))
+      if (cells === undefined) resolved.set(served, (cells = byVersion.of(served)))
       return cells
     },
-    track(served) {
-      const live = new Set(served.map(({ name, version }) => `${name}/${version}`))
-      for (const key of byVersion.keys()) if (!live.has(key)) drop(key)
-    },
+    track: (served) => byVersion.publish(served, 0),
   }
 }
