@@ -309,7 +309,9 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'counter',
     labels: ['model', 'version', 'build', 'feature', 'bin', 'environment'],
     help: "Rows whose value of a feature fell in a bin of the feature's drift reference.",
-    doc: '`model`, `version`, `build`, `feature`, `bin` (`"0"` upward), `environment`: rows whose value fell in the bin ([Drift across a fleet](#drift-across-a-fleet))',
+    doc:
+      '`model`, `version`, `build`, `feature`, `bin` (`"0"` upward), `environment`: ' +
+      'rows whose value fell in the bin ([Drift across a fleet](#drift-across-a-fleet))',
   },
   {
     name: 'svc_drift_prediction_bin_total',
