@@ -1,4 +1,9 @@
 // Wires the service once at start-up: telemetry, the route table with its pipelines, the server.
+//
+// What is absent costs nothing: with no exporter there is no tracing layer, with no token no auth
+// layer, with neither shedding limit no shedding layer and no lag sampler. The constant replies
+// built once and frozen: 404, 405, OPTIONS, GET / as JSON text, OIP liveness, 401s, shed answers,
+// parameter errors.
 import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { Config } from './process/config/config.js'

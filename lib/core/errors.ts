@@ -7,6 +7,15 @@
 // turned into one at the boundary (lib/endpoints/problems.ts). The single numeric code is
 // ExportTimeoutError's: it stands in for a gRPC failure, so it carries gRPC's number as the
 // exporters' own errors do. A leaf: imports nothing, so every module may use it.
+//
+// A class with one code declares it (`readonly code = 'INVALID_MANIFEST'`); a class whose code is
+// chosen where it is thrown, from its list, extends `CodedError` (`StoreError`, `RequestError`,
+// `HttpError`…), and one about a field of a document extends `FieldError`, which keeps `field` and
+// `reason` and writes the message `field: reason` (`ArtifactError`, `ProfileError`,
+// `OnnxGraphError`). A catch clause reads what it caught with `errorMessage(error)`, never with a
+// cast. Domain errors that never reach a client: `StoreError`, `ManifestError`, `ArtifactError`,
+// `ProfileError` and the ONNX ones become a model's `reason` (a 503 `MODEL_NOT_READY`), and a
+// `ConfigError` is exit 2.
 
 export abstract class SvcError<Code extends string | number = string> extends Error {
   abstract readonly code: Code

@@ -1,6 +1,24 @@
 // The contract every other module builds on (lib/README.md §1): the replies an endpoint returns,
 // the handlers and layers that pass them along, the routes that declare them, and the fold that
 // joins them. Types and constants only, besides `compose` and `route`; it imports nothing that imports it.
+//
+// A layer is `(next: Handler, route: RouteInfo) => Handler`, called once per route and method at
+// start-up, so it can precompute names, labels and log fragments and decide whether it applies at
+// all; `compose` is a plain `reduceRight` over the layers, listed outermost first. The answer
+// passes back out through the same layers, and each sees the final status.
+//
+// A `RouteDef`: `method`, `path` (`/api/v1/models/{name}`, each parameter a whole segment),
+// `handler`, `doc` (its OpenAPI description), `body?: 'json'` (the server reads a JSON body whole
+// before the pipeline runs, so an endpoint that needs nothing else answers in one turn, with no
+// promise through the layers; a request the head checks refuse is answered unread by the guard, and
+// one of another media type is not read either: its endpoint's `jsonNow()` answers 415), and its
+// traits: `auth?: 'api' | 'metrics'`, `isExcludedFromMetrics`, `requestLogLevel`, `isOperational`.
+// A trait holds for every method at the path, the 405 and OPTIONS answers included. A route
+// declared with `route({ … })` types its endpoint by its template: an
+// `Endpoint<PathParams<'/api/v1/models/{name}'>>` reads `ctx.params.name` as a string, one that
+// reads a parameter its path lacks does not compile, and one endpoint may serve `/m/{name}` and
+// `/m/{name}/v/{version}` by taking `{ name: string; version?: string }`. `route` is the identity
+// at run time; the router sets exactly the template's parameters.
 import type { Ctx, Params } from './http/context.js'
 import type { Problem } from './http/problem-body.js'
 import type { RouteDoc } from './route-doc.js'

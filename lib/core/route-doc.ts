@@ -8,6 +8,10 @@
 // cannot drift apart. TypeBox keeps its own marks (`~kind`, `~optional`, `~unsafe`) in
 // non-enumerable properties, so JSON.stringify, Object.entries and the document builder see the
 // plain JSON Schema only (test/openapi/schema.test.ts). Schemas are built once, at import.
+//
+// The model routes' schemas are in lib/endpoints/model-schemas.ts. A closed set a body holds (a
+// health status, a check's status, a drift status, a platform) is one `as const` list in the module
+// that owns it, read by the schema and the types.
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox'
 import type { ProblemExtra } from './http/errors.js'
 import { PROBLEM_CONTENT_TYPE, problem as problemBody } from './http/problem-body.js'

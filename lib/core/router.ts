@@ -1,5 +1,10 @@
 // The route table: method + path → a pipeline built once at start-up (lib/README.md §1).
 // Static paths are one Map lookup; `{param}` templates are matched segment by segment.
+//
+// The table is validated at registration: known methods, a leading `/`, no duplicate, whole-segment
+// parameters named once, one token per path. HEAD is answered with the GET pipeline, OPTIONS with
+// 204 and `Allow`, an unknown method with 405 and `Allow`, an unknown path with 404. A parameter is
+// decoded only when it holds `%`; bad encoding is a 400 only for a path that fits the template.
 import type { Ctx, Params } from './http/context.js'
 import { HttpError } from './http/errors.js'
 import { problem } from './http/problem-body.js'

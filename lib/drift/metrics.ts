@@ -4,6 +4,10 @@
 // samples are read at scrape time.
 // The registry's default labels add `environment`. A check resolves labels per feature, once a
 // check: none of this is on a request's path.
+//
+// The PSI gauges and svc_drift_last_check_timestamp_seconds go at the first check that finds the
+// model's default without a reference, or the model no longer served, so SvcDriftStale clears; a
+// column no longer scored loses its gauge and alert counters; otherwise the drift counters stay.
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { DRIFT_CHECK_RESULTS } from './status.js'
 

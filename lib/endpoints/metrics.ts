@@ -1,4 +1,8 @@
 // GET /metrics: Prometheus text 0.0.4, or OpenMetrics when the scraper's Accept asks for it.
+//
+// OpenMetrics 1.0 when `Accept` prefers it (q-values honoured), with `Cache-Control: no-store`. In
+// OpenMetrics, `http_requests_total` and the duration buckets carry the `trace_id` of the latest
+// sampled request as an exemplar; the text format never does.
 import { Registry } from 'prom-client'
 import type { RouteDoc } from '../core/route-doc.js'
 import type { Handler } from '../core/pipeline.js'

@@ -12,6 +12,10 @@
 // it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
 // with /api/v1, and the errors, are serving.ts's; a prediction is one call of
 // lib/models/serving/serving.ts.
+//
+// Once the body is read, /v2 finds the model again, so a build a reload replaced (and released)
+// while the body arrived is never predicted with; a request naming no version is routed (canary or
+// default) only then.
 import type { Ctx } from '../core/http/context.js'
 import { readInferRequest, type InferRequest } from '../models/inference/request.js'
 import type { ModelEntry, ServedModel } from '../models/registry/registry.js'

@@ -1,6 +1,16 @@
 // Runs the configured dependency checks for the probes (lib/README.md §9): concurrently, each bounded by
 // its own timeout, with results reused for a short window and concurrent probes sharing the one
 // round in flight, so a probe storm never becomes a dependency storm.
+//
+// The checks: `database` sends PostgreSQL's SSLRequest and expects exactly `S` or `N`; `cache`
+// sends Redis `PING` (after `AUTH` when a password is set) and expects `+PONG`; `external_api`
+// sends a GET expecting 2xx, following no redirect and reading no body; `models` asks the registry
+// and fails only when no model can serve. A TCP connect alone never counts as healthy. Each check's
+// socket is destroyed on every path; error texts come from lib/core/net/ and never hold addresses
+// or stacks. A component is `ok`, `fail` (with a short `error`) or `skipped` (its variable unset);
+// the body also holds `version` and `uptime_s`. Probe request lines are logged at `debug`; the
+// probes and /metrics are operational routes, never shed, and served only on the admin listener
+// when there is one.
 import { performance } from 'node:perf_hooks'
 import { Gauge, Histogram, type Registry } from 'prom-client'
 import type { HealthConfig } from '../process/config/config.js'

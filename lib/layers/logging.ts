@@ -2,6 +2,12 @@
 // while handling it carries its request_id, and writes request_started / request_completed.
 // Lines are prepared once per route and assembled from JSON members (pino's approach): a request
 // pays only for its own values — the method, the escaped path, status and duration.
+//
+// `request_started` is written before the span exists and carries `request_id` only; for a route
+// that takes a JSON body it is written once the body is in (`duration_ms` still counts from the
+// head).
+//
+// A logged `path` never holds the query string.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../core/http/context.js'
 import { errorFields, type LineFn, type Logger } from '../telemetry/logger.js'

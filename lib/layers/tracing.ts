@@ -2,6 +2,19 @@
 // active while the endpoint runs (custom spans become its children) and ended by the server once
 // the reply is fully written, streams included. Attributes are set on recorded spans only, and a
 // request that starts a trace can be decided unsampled without the SDK (see sampling.ts).
+//
+// The span's name is `<METHOD> <route template>`; just the method for an unmatched path; `HTTP` for
+// a method outside the standard set; never the raw path. Attributes: `http.method`, `http.route`
+// (matched routes), `http.status_code` (integer), and the stable `http.request.method` (`_OTHER`
+// plus `http.request.method_original` for unknown methods), `http.response.status_code`, `url.path`
+// (no query), `url.scheme`. Status ERROR on a 5xx; what was thrown (not an `HttpError`) is recorded
+// as an `exception` event; a deliberate 4xx is not an error. An incoming `traceparent` (and
+// `tracestate`) makes the span its child, and parent-based samplers follow it. Each rate upstream
+// attempt is a CLIENT span (`GET <host>`), its context sent upstream as `traceparent`. The
+// resource: `service.name`, `service.version`, `deployment.environment`. Export
+// (span-processor.ts): one past OTEL_BSP_EXPORT_TIMEOUT is failed then but keeps the slot until the
+// exporter answers (late answers are not counted), so exports never pile up on a hung collector;
+// failures are logged once per failing period.
 import {
   propagation,
   ROOT_CONTEXT,

@@ -1,5 +1,18 @@
 // How the process ends (lib/README.md §8): graceful shutdown on SIGTERM/SIGINT, and an orderly death
 // on an uncaught exception or unhandled rejection. `exit` is injected so tests can watch it.
+//
+// The sequence, on the first SIGTERM or SIGINT: hot reload, drift checks and the lag sampler stop
+// (it then reads 0: lag sheds nothing while the balancer still routes here, SVC_MAX_IN_FLIGHT still
+// does); `shutdown_started`; the state turns `draining`, so /ready answers 503 at once and every
+// answer carries `Connection: close`, while the listeners keep accepting for SVC_SHUTDOWN_DELAY_MS
+// (time for a load balancer to stop routing); then both listeners close, idle keep-alive sockets at
+// once, and `closing` aborts: an open /api/insights stream ends at once with its `shutdown` event
+// (its client reconnects elsewhere), so it holds no drain; in-flight requests get
+// SVC_DRAIN_TIMEOUT_MS, after which open connections are closed (`application_stopped` is then a
+// warning); queued spans, and payload log events, are flushed for at most 5 s, side by side (events
+// left then count as dropped); `application_stopped`; exit 0, and the `exit` hook flushes the logs.
+// A second signal logs `shutdown_forced` and exits 128 + its number. An uncaught exception or
+// unhandled rejection is logged on stderr and exits 1.
 import { constants } from 'node:os'
 import type { SvcServer } from '../core/server/server.js'
 import type { DriftScheduler } from '../drift/scheduler.js'

@@ -2,6 +2,14 @@
 // hot reload and drift schedule → signal handling → `application_started`. The command table
 // (commands.ts) calls this and nothing else to serve; so does every test that starts a service
 // process (test/fixtures/serve.ts), so the lifecycle tests exercise the very code the CLI runs.
+//
+// In order: configuration and credentials (exit 2 on a problem) → the stdout and stderr line
+// writers and loggers, fatal-error handlers → `createApp` (registry, tracing, model registry,
+// drift, probes, rates, route table, pipelines, listeners) → every model loaded and compiled → the
+// public listener (once it is bound the lifecycle turns `ready`, so /startup and /ready can answer
+// 200), then the admin one when SVC_ADMIN_PORT is set (exit 1 if either cannot listen) → hot reload
+// and drift schedule started → signal handlers → `application_started` (a warning when
+// SVC_ENVIRONMENT was left unset).
 import { createApp, type App } from '../app.js'
 import { errorCode, errorMessage } from '../core/errors.js'
 import { ConfigError, type Env, readConfigAndDefaulted } from './config/config.js'

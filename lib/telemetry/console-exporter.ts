@@ -1,6 +1,10 @@
-// ENABLE_CONSOLE_TRACES: each span as one JSON line on stdout, in the shape of lib/README.md §6 (the one
+// ENABLE_CONSOLE_TRACES: each span as one JSON line on stdout, in the shape (the one
 // OpenTelemetry's Python console exporter prints): 0x-prefixed hex ids, `SpanKind.SERVER`,
 // `parent_id` null for a root span, ISO 8601 UTC times with microseconds, `status.status_code`.
+//
+// Members: `name`, `context.trace_id`/`span_id`, `kind`, `parent_id`, `start_time`/`end_time`,
+// `status.status_code`, `attributes`, `events`, `links`, `resource`; written through the stdout
+// line writer.
 import { SpanKind, SpanStatusCode, type HrTime } from '@opentelemetry/api'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-node'
 

@@ -1,5 +1,15 @@
 // The four HTTP series of lib/README.md §4, kept in cells (cells.ts) that the metrics layer resolves
 // once per (route, status) and then bumps with `+=`, and published through prom-client's registry.
+//
+// What is counted: GET /metrics is not. A thrown `HttpError` is an answer, not an exception;
+// anything else thrown answers 500 and counts in `http_exceptions_total`, labelled by its class
+// name, past 50 names as `other`. `method` is `OTHER` outside the standard methods (`CONNECT` for a
+// refused CONNECT); `endpoint` is the route template, `<unmatched>` for an unknown path and for
+// requests refused before routing, which count in `http_requests_total` only (no duration, no
+// span). A stream is in flight, and its duration runs, until the stream ends; a request to a route
+// that takes a JSON body (`body: 'json'`: the prediction routes) is in flight from its body being
+// read, while its duration still runs from its head. Every alert threshold (0.75 s, 1 s, 1.5 s) is
+// a bucket bound, so `histogram_quantile` is exact there.
 import type { Registry } from 'prom-client'
 import { counterCell, counterSeries, gaugeSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from './cells.js'
 

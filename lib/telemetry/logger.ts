@@ -1,6 +1,9 @@
 // A small structured logger (lib/README.md §5): one JSON object per line, or a readable console line.
 // Levels below the configured one are a shared no-op chosen at creation, so a disabled call costs
 // a function call and nothing else. Request bindings come from the AsyncLocalStorage store.
+//
+// Every line: `timestamp` (ISO 8601 UTC, ms), `level`, `event`, `service.name`; inside a request
+// `request_id`, and `trace_id` and `span_id` (lower-case hex) when it is sampled.
 import type { LogFormat, LogLevel } from '../process/config/choices.js'
 import { errorMessage } from '../core/errors.js'
 import type { RequestBindings } from '../core/http/context.js'

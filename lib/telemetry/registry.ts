@@ -1,5 +1,12 @@
 // The prom-client registry behind GET /metrics: the HTTP series, Node/process defaults and
 // svc_build_info, rendered as Prometheus text 0.0.4 or OpenMetrics as the scraper asks.
+//
+// prom-client 15.1.3 facts relied on: `enableExemplars` is refused unless the metric's registry is
+// OpenMetrics at construction; one registry renders both formats when its content type is switched
+// per scrape, and `metrics()` is async, so scrapes are serialised; an OpenMetrics render strips
+// `_total` from counter names in place, restored after. The event-loop lag histogram cannot be
+// shared with the insights figure: prom-client resets it on every scrape, the insights figure on
+// every reading.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import { HttpMetrics } from './http-metrics.js'
 

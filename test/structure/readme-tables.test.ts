@@ -1,8 +1,9 @@
 // README.md's reference tables against the code, as test/config/readme.test.ts holds the
 // configuration table: the Logs and Metrics tables are rendered from the declarations in
 // lib/telemetry/contract/, which hold every event the code logs (at the levels it logs it) and every
-// family a running service exposes (its type, HELP and labels); the alert table names every alert of
-// ops/prometheus/rules. A row for something that is gone fails as surely as a missing row.
+// family a running service exposes (its type, HELP and labels); ops/README.md's alert tables, to
+// which README.md points, name every alert of ops/prometheus/rules. A row for something that is gone
+// fails as surely as a missing row.
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,9 +15,9 @@ import { startApp } from '../fixtures/app.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** The rows of the README table headed `header`: each row's cells, trimmed. */
-const table = async (header: string): Promise<string[][]> => {
-  const lines = (await readFile(join(ROOT, 'README.md'), 'utf8')).split('\n')
+/** The rows of the table headed `header` in `page` (README.md by default): each row's cells, trimmed. */
+const table = async (header: string, page = 'README.md'): Promise<string[][]> => {
+  const lines = (await readFile(join(ROOT, page), 'utf8')).split('\n')
   const start = lines.indexOf(header)
   if (start === -1) return []
   const rows: string[][] = []
@@ -181,11 +182,16 @@ t.test('the alert table names every alert of the shipped rules, and no other', a
     for (const group of doc.groups) for (const rule of group.rules) if (rule.alert !== undefined) alerts.add(rule.alert)
   }
   t.ok(alerts.size >= 12, `${alerts.size} alerts in ops/prometheus/rules`)
-  const documented = (await table('| Alert | Fires when | prod | stage | dev |')).flatMap((row) => named(row[0]))
-  t.same([...alerts].filter((alert) => !documented.includes(alert)).sort(), [], 'in the rules but not in README.md')
+  const page = join('ops', 'README.md')
+  const tables = await Promise.all([
+    table('| Alert | prod | stage | dev | `for` | Runbook |', page),
+    table('| Alert | Fires when | Severity | `for` | Runbook |', page),
+  ])
+  const documented = tables.flat().flatMap((row) => named(row[0]))
+  t.same([...alerts].filter((alert) => !documented.includes(alert)).sort(), [], 'in the rules but not in ops/README.md')
   t.same(
     documented.filter((alert) => !alerts.has(alert)),
     [],
-    'in README.md but not in the rules',
+    'in ops/README.md but not in the rules',
   )
 })

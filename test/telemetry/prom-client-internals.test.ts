@@ -1,5 +1,5 @@
 // What svc relies on inside prom-client, beyond its documented API, pinned against the real package
-// (lib/README.md §4, "prom-client 15.1.3 facts relied on"). Two places lean on its internals:
+// (lib/telemetry/registry.ts, "prom-client 15.1.3 facts relied on"). Two places lean on its internals:
 //   lib/telemetry/registry.ts  an OpenMetrics render strips `_total` from counters' `name` in place;
 //                              registry.ts writes every name back after the render, through
 //                              getMetricsAsArray(), and removes three default gauges by name.

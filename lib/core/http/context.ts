@@ -1,5 +1,14 @@
 // The per-request context handed to every layer and endpoint. A class with every field assigned in
 // its constructor, so V8 keeps one hidden class for all requests; nothing is added to `req`.
+//
+// Its fields: `method`, `path` (no query, still percent-encoded), `rawQuery` and a lazily parsed
+// `query`, `params`, `requestId`, `startTime`, `header(name)`, a lazily created `signal` that
+// aborts when the client leaves, `body()` (capped at SVC_MAX_BODY_BYTES) and `json()` (415 for
+// another media type, 400 for malformed JSON), `jsonNow()` (the same, in the same turn, once the
+// server has read the body: `isBodyRead`), the trace ids and context, `rejection` (an answer
+// decided before the endpoint: 413, 414, a malformed path parameter…), and the reply-written hooks:
+// any layer may add one with `ctx.whenWritten(hook)`. An endpoint never touches `res`; it gets its
+// dependencies from the factory that made it.
 import type { Context, Span } from '@opentelemetry/api'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'

@@ -1,4 +1,28 @@
 // The one place where a thrown value becomes an RFC 9457 answer (lib/README.md §7).
+//
+// Every 4xx and 5xx body is `application/problem+json`:
+// `{"type","title","status","detail","instance","request_id"}` plus any extra members. `type` is
+// `urn:svc:problem:<code in kebab case>` and stable; `title` is the status text; every text member
+// is clipped at 1 KiB, so a problem never echoes much of a request. Anything else thrown becomes
+// one constant 500 `INTERNAL_ERROR` whose detail says to quote the `request_id`: 5xx bodies never
+// carry internals. Refusals before routing are pre-built bytes and have no `instance`.
+//
+// The codes by status: 400 `BAD_REQUEST`, `INVALID_FRAMING`, `INVALID_HOST`, `INVALID_TARGET`,
+// `INVALID_PATH_PARAMETER`, `INVALID_JSON`, `INCOMPLETE_BODY`, `INVALID_PARAMETER` (+`parameter`),
+// `INVALID_REQUEST`, `INVALID_INPUT`, `BATCH_TOO_LARGE`; 401 `UNAUTHORIZED`, with
+// `WWW-Authenticate: Bearer realm="svc"` (`error="invalid_token"` for a wrong token); 404
+// `NOT_FOUND`, `ASSET_NOT_FOUND`, `UNSUPPORTED_CURRENCY`, `MODEL_NOT_FOUND`, `FEEDBACK_DISABLED`
+// (no SVC_FEEDBACK_SECRET); 405 `METHOD_NOT_ALLOWED`, with `Allow`; 408 `REQUEST_TIMEOUT`, 413
+// `PAYLOAD_TOO_LARGE`, 414 `URI_TOO_LONG`, 415 `UNSUPPORTED_MEDIA_TYPE`, 417 `EXPECTATION_FAILED`,
+// 431 `HEADERS_TOO_LARGE`; 500 `INTERNAL_ERROR`; 502 `BAD_UPSTREAM`, 504 `UPSTREAM_TIMEOUT` (rate
+// upstreams); 503 `OVERLOADED` (+`reason`), `TOO_MANY_CONNECTIONS`, `TOO_MANY_STREAMS`,
+// `MODEL_NOT_READY`, `SERVER_NOT_READY`, each with `Retry-After` except the model ones.
+//
+// On the model routes every problem also carries `error` (the detail again, what Open Inference
+// Protocol clients read), as does every 413, on any route; the OIP readiness problems carry `ready:
+// false`. The probes are the exception to problem+json: `/ready` and `/startup` answer 503 with the
+// health document. A framing or Host problem, an unsupported `Expect`, a body over the limit, a
+// chunked body still arriving, or a drain ends the connection after the answer.
 import type { Ctx } from './context.js'
 import { HttpError } from './errors.js'
 import { problem, type Problem } from './problem-body.js'

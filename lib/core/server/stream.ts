@@ -1,6 +1,15 @@
 // A stream reply on the wire: pulled as the client reads it, paused while the client's buffer is
 // full (backpressure), cut when the client reads nothing for streamStallMs, and stopped (`return()`)
 // when the client leaves, so the endpoint's generator runs its cleanup.
+//
+// The stream is `text/event-stream; charset=utf-8` with `Cache-Control: no-cache`. A client that
+// reads nothing for 30 s is dropped (`stream_stalled`); HEAD sends the headers only. The layers
+// that close a request wrap the stream (lib/layers/stream-end.ts) so they close at its end. The
+// endpoint must end its stream when `Lifecycle.closing` aborts on shutdown, or the stream holds the
+// drain to its timeout: `/api/insights` then sends `event: shutdown`, `retry: 250` (the SSE
+// reconnection time, EventSource's default being ~3 s) and `data:
+// {"reason":"shutdown","retry_ms":250}`, an event of its own type that `onmessage` never sees, and
+// ends.
 import type { ServerResponse } from 'node:http'
 import type { Ctx, HookFailed } from '../http/context.js'
 import type { StreamReply } from '../pipeline.js'

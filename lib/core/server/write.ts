@@ -2,6 +2,19 @@
 // and problem bodies as they are, streams by stream.ts; the last-resort 500 when a layer failed or
 // a body could not be serialised. The request's written hooks run once the last byte is out, each
 // on its own: one that throws is logged (`reply_hook_failed`) and counted, and the next still runs.
+//
+// By kind: `json` is `body` through `JSON.stringify`, or `json`, JSON text the endpoint made
+// itself, sent as it is, with `Content-Type: application/json` and `Content-Length`; with neither,
+// headers only (the 204 of OPTIONS, a 304). A body JSON cannot hold (a cycle, a BigInt) is the
+// endpoint's failure: 500 and `request_failed`, never an exception inside Node. `text` is sent as
+// it is, `text/plain; charset=utf-8` unless the reply sets `content-type`. `problem` is the problem
+// body, to which the server adds `instance` and `request_id`; its `error` holds what was thrown,
+// for the layers to log, count and record. The `error` member the model routes and every 413 add
+// for Open Inference Protocol clients is `oipExtra`'s (lib/core/http/errors.ts), the one place it
+// is built. Headers on every kind: `X-Request-ID`, `X-Content-Type-Options: nosniff`,
+// `Cache-Control: no-store` (a reply's own headers, lower-case names, win). The written hooks get
+// the context and the error, if any (a stream that broke, a reply the server had to replace with a
+// 500).
 import type { ServerResponse } from 'node:http'
 import type { Ctx, HookFailed } from '../http/context.js'
 import { PROBLEM_CONTENT_TYPE } from '../http/problem-body.js'

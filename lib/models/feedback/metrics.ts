@@ -10,6 +10,8 @@
 //
 // The signed error (bias) is not a series of its own: a signed sum falls, and Prometheus's increase()
 // reads a fall as a counter reset. Bias is (2·overestimate − absolute error) / rows.
+//
+// The per-model delay histogram goes with the model's last version.
 import type { Registry } from 'prom-client'
 import {
   counterCell,

@@ -25,6 +25,12 @@
 // Unknown members are refused (a misspelt `input` is an error, not an empty request), but OIP's
 // `parameters` (of the request, of a tensor and of an output) are accepted for standard clients
 // and otherwise ignored.
+//
+// A request's `outputs` (`[{"name", "parameters"?}]`, on both APIs and with `instances` too) names
+// the outputs it wants: the answer carries those only, in that order, and every output when
+// `outputs` is absent or empty (OIP: all are returned only when none is named). A name given twice,
+// or one the model lacks (checked before predicting), is a 400 INVALID_REQUEST naming it.
+// SVC_MAX_BATCH bounds the rows.
 import { isObject, type JsonObject } from '../../core/json.js'
 import { RequestError } from './request-error.js'
 

@@ -15,6 +15,9 @@
 //   READY model's previous slot serving, split included, with `rolloutError` on its entry; a model
 //   becoming READY serves its default alone. `model_rollout_refused` is logged when the reason is new.
 // - A listing that fails changes nothing served; it is logged when its message is new.
+//
+// While a manifest cannot be read, its versions' states are the last ones known (none for a model
+// never READY).
 import { compareVersions, type Manifest } from '../store/manifest.js'
 import { isSameRollout, rolloutOf, targetOf } from './rollout.js'
 import {

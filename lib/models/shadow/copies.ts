@@ -27,6 +27,9 @@
 //   released by then.
 // - A failing shadow is logged (`shadow_prediction_failed`) when its message is new for that
 //   version, not on every copy (run.ts, which runs one copy).
+//
+// What is copied: that share of the requests the model answered, not those the shadow version
+// answered itself.
 import type { Registry } from 'prom-client'
 import type { Ctx } from '../../core/http/context.js'
 import type { Logger } from '../../telemetry/logger.js'

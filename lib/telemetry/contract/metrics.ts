@@ -3,6 +3,11 @@
 // rendered from these rows, and test/structure/readme-tables.test.ts holds the table, these rows and
 // what a running service's registry exposes (TYPE, HELP and the labels of its series) to one another.
 // `doc` is the Labels cell: the labels, with their values where they are a closed set, and a note.
+//
+// Series that alerts take `rate()` of exist at 0 from start-up or first use: shed reasons, dropped
+// spans, upstream outcomes, model outcomes, drift check results and alert severities. Series off a
+// request's path (upstream, drift, shedding) resolve their prom-client children (`labels()`) once
+// and keep them.
 
 export type MetricType = 'counter' | 'gauge' | 'histogram' | 'summary'
 
