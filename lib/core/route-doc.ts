@@ -7,7 +7,7 @@
 // the document as it is, and `BodyOf<typeof SCHEMA>` is the type its builder returns, so the two
 // cannot drift apart. TypeBox keeps its own marks (`~kind`, `~optional`, `~unsafe`) in
 // non-enumerable properties, so JSON.stringify, Object.entries and the document builder see the
-// plain JSON Schema only (test/openapi/schema.test.ts). Schemas are built once, at import.
+// plain JSON Schema only (test/openapi/endpoint.test.ts). Schemas are built once, at import.
 //
 // The model routes' schemas are in lib/endpoints/model-schemas.ts. A closed set a body holds (a
 // health status, a check's status, a drift status, a platform) is one `as const` list in the module

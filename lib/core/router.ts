@@ -24,7 +24,7 @@ export type PathEntry = Readonly<{
 export type Router = Readonly<{
   /**
    * Finds the entry for `ctx.path`, setting `ctx.params`, or `ctx.rejection` for a parameter's bad
-   * encoding (the last row of the precedence table in lib/core/server/inspect.ts: any other wins over it).
+   * encoding (the last row of the precedence table in lib/server/inspect.ts: any other wins over it).
    */
   find(ctx: Ctx): PathEntry
   /** Route templates, for links and documentation. */

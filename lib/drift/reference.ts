@@ -4,7 +4,7 @@
 // (lib/tools/profile/), so a reference means the same whoever made it. Bins are those `referenceBin`
 // (psi.ts) reads back: bin i holds edges[i-1] <= v < edges[i], the outer bins open.
 //
-// Retraining must reproduce the committed artifacts byte for byte (test/models/retrain.test.ts),
+// Retraining must reproduce the committed artifacts byte for byte (test/models/artifact.retrain.test.ts),
 // so every number here is computed exactly as it was when they were trained: change the method
 // only together with the artifacts.
 import type { CategoricalReference, NumericalReference } from '../models/runtime.js'

@@ -11,7 +11,7 @@
 // `platform` is the runtime's (the default version's): "svc" for svc's own kernel
 // (lib/models/kernel/runtime.ts). Bodies are typed by their schemas (model-schemas.ts); what they
 // share with /v2, and the errors, are serving.ts's; a prediction is one call of
-// lib/models/serving/serving.ts. /api/v1 checks the body first (it names the
+// lib/serving/serving.ts. /api/v1 checks the body first (it names the
 // model), then finds the model.
 import type { Ctx } from '../core/http/context.js'
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
@@ -21,7 +21,7 @@ import { route, type Endpoint, type Handler, type PathParams, type Reply, type R
 import * as docs from './model-docs.js'
 import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion, VersionState } from './model-schemas.js'
 import { toHttpError } from './problems.js'
-import { createModelServing } from '../models/serving/serving.js'
+import { createModelServing } from '../serving/serving.js'
 import { inputMetadata, memo, notFound, outputMetadata, readJson, readJsonNow, replyOf, type ModelRoutesOptions } from './serving.js'
 
 const versionState = ({ version, state, reason }: ModelEntry['versionStates'][number]): VersionState => ({ version, state, reason: reason ?? null })

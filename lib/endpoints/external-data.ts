@@ -1,6 +1,6 @@
 // GET /api/external-data?currency=XXX: the latest BTC rate in one currency, from a third-party API
 // (lib/rates/), with Cache-Status saying whether it came from the cache, an upstream, or stale.
-import { RATE_PROVIDERS } from '../process/config/config.js'
+import { RATE_PROVIDERS } from '../config/config.js'
 import type { Ctx } from '../core/http/context.js'
 import { HttpError } from '../core/http/errors.js'
 import { Type } from 'typebox'

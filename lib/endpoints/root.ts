@@ -1,5 +1,5 @@
 // GET /: who this is and where to go next. The reply never changes, so it is built once.
-import { ENVIRONMENTS } from '../process/config/config.js'
+import { ENVIRONMENTS } from '../config/config.js'
 import { Type } from 'typebox'
 import { json, named, schemasOf, stringEnum, type BodyOf, type RouteDoc } from '../core/route-doc.js'
 import type { Handler, Reply } from '../core/pipeline.js'

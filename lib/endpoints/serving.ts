@@ -1,6 +1,6 @@
 // What /api/v1 (api-v1.ts) and the Open Inference Protocol (v2.ts) share on the HTTP side: reading
 // the body, the answer put in a reply, the errors of the model routes, and tensor metadata. A
-// prediction itself is one call of lib/models/serving/serving.ts.
+// prediction itself is one call of lib/serving/serving.ts.
 //
 // Errors are problem+json with an `error` member (what OIP clients read), the detail again
 // (oipExtra, lib/core/http/errors.ts): MODEL_NOT_FOUND 404 (`Model iris with version 3 not found`),
@@ -17,8 +17,8 @@ import { HttpError, oipExtra, type ProblemExtra } from '../core/http/errors.js'
 import type { Reply } from '../core/pipeline.js'
 import type { ServedModel } from '../models/registry/registry.js'
 import type { Input, ModelVersion } from '../models/runtime.js'
-import { notFound as lookupNotFound } from '../models/serving/lookup-error.js'
-import type { ModelServing, ServingOptions } from '../models/serving/serving.js'
+import { notFound as lookupNotFound } from '../serving/lookup-error.js'
+import type { ModelServing, ServingOptions } from '../serving/serving.js'
 import type { TensorMetadata } from './model-schemas.js'
 import { rethrowAsHttp, toHttpError } from './problems.js'
 

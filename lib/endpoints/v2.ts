@@ -11,7 +11,7 @@
 // ready probes' problem bodies also carry `ready: false`. /v2 finds the model first (the path names
 // it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
 // with /api/v1, and the errors, are serving.ts's; a prediction is one call of
-// lib/models/serving/serving.ts.
+// lib/serving/serving.ts.
 //
 // Once the body is read, /v2 finds the model again, so a build a reload replaced (and released)
 // while the body arrived is never predicted with; a request naming no version is routed (canary or
@@ -19,9 +19,9 @@
 import type { Ctx } from '../core/http/context.js'
 import { readInferRequest, type InferRequest } from '../models/inference/request.js'
 import type { ModelEntry, ServedModel } from '../models/registry/registry.js'
-import { createModelServing } from '../models/serving/serving.js'
+import { createModelServing } from '../serving/serving.js'
 import { route, type Endpoint, type Handler, type Reply, type RouteDef } from '../core/pipeline.js'
-import { VERSION } from '../process/version.js'
+import { VERSION } from '../config/version.js'
 import * as docs from './model-docs.js'
 import type { ModelMetadata, ModelReady, ServerLive, ServerMetadata, ServerReady } from './model-schemas.js'
 import { find, inputMetadata, memo, outputMetadata, readJson, readJsonNow, replyOf, SERVER_NOT_READY, type ModelRoutesOptions } from './serving.js'

@@ -13,7 +13,7 @@
 // when there is one.
 import { performance } from 'node:perf_hooks'
 import { Gauge, Histogram, type Registry } from 'prom-client'
-import type { HealthConfig } from '../process/config/config.js'
+import type { HealthConfig } from '../config/config.js'
 import { CHECK_STATUSES, type Check, type CheckResult, type CheckStatus } from './check.js'
 import { httpCheck } from './http.js'
 import { postgresCheck } from './postgres.js'

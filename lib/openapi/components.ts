@@ -152,7 +152,7 @@ const OVERLOADED: ResponseDoc = problem(
 )
 
 // What the server answers, on any route, for a request head it will not take (rows 3–8 of the table
-// in lib/core/server/inspect.ts, with its texts and the default 8 KiB target limit of lib/core/server/server.ts). The
+// in lib/server/inspect.ts, with its texts and the default 8 KiB target limit of lib/server/server.ts). The
 // problem types are listed in the schema, so only these refusals fit the `4XX` range: an operation's
 // own 4xx must be declared under its own code.
 const REFUSED_HEAD = {

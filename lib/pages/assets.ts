@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { packageRoot } from '../process/package-root.js'
+import { packageRoot } from '../config/package-root.js'
 
 /**
  * The Swagger UI files /docs uses, and the only ones /docs/{asset} serves of that package. The
@@ -16,7 +16,7 @@ export const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as co
 export const DOCS_FILES = ['docs.js', 'docs.css', 'favicon.svg'] as const
 export const DEMO_FILES = ['demo.js', 'demo.css', 'favicon.svg'] as const
 
-/** lib/pages/static under svc's package root (lib/process/package-root.ts): tsc does not copy these files, so a build reads the sources. */
+/** lib/pages/static under svc's package root (lib/config/package-root.ts): tsc does not copy these files, so a build reads the sources. */
 export const staticDir = (from: URL): string => join(packageRoot(from), 'lib', 'pages', 'static')
 
 /** The installed swagger-ui-dist, found as Node resolves any dependency. */

@@ -8,12 +8,12 @@ import { runLoadgenCommand } from '../tools/loadgen/command.js'
 import { LOADGEN_USAGE } from '../tools/loadgen/loadgen.js'
 import { PROFILE_USAGE, runProfileCommand } from '../tools/profile/command.js'
 import { runSignCommand, SIGN_USAGE } from '../tools/sign/command.js'
-import type { Env } from './config/config.js'
-import { nearest } from './config/nearest.js'
-import { formatUsage } from './config/usage.js'
-import { VARIABLES } from './config/variables.js'
+import type { Env } from '../config/config.js'
+import { nearest } from '../config/nearest.js'
+import { formatUsage } from '../config/usage.js'
+import { VARIABLES } from '../config/variables.js'
 import { start } from './start.js'
-import { VERSION } from './version.js'
+import { VERSION } from '../config/version.js'
 
 /** What a command reads and writes beside its arguments. */
 export type CommandIo = Readonly<{ env: Env; stdout: (text: string) => void; stderr: (text: string) => void }>

@@ -14,7 +14,7 @@
 // A second signal logs `shutdown_forced` and exits 128 + its number. An uncaught exception or
 // unhandled rejection is logged on stderr and exits 1.
 import { constants } from 'node:os'
-import type { SvcServer } from '../core/server/server.js'
+import type { SvcServer } from '../server/server.js'
 import type { DriftScheduler } from '../drift/scheduler.js'
 import type { Shedding } from '../layers/shedding.js'
 import type { PayloadWriter } from '../models/payload/writer.js'

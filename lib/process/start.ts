@@ -12,13 +12,13 @@
 // SVC_ENVIRONMENT was left unset).
 import { createApp, type App } from '../app.js'
 import { errorCode, errorMessage } from '../core/errors.js'
-import { ConfigError, type Env, readConfigAndDefaulted } from './config/config.js'
-import { withCredentials } from './credentials.js'
+import { ConfigError, type Env, readConfigAndDefaulted } from '../config/config.js'
+import { withCredentials } from '../config/credentials.js'
 import type { RouteDef } from '../core/pipeline.js'
 import { exitOnFatal, stopOnSignals, type Exit } from './shutdown.js'
 import { createLineWriter } from '../telemetry/line-writer.js'
 import { createLogger } from '../telemetry/logger.js'
-import { VERSION } from './version.js'
+import { VERSION } from '../config/version.js'
 
 export type StartOptions = Readonly<{
   argv: readonly string[]

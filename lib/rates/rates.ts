@@ -2,7 +2,7 @@
 // answers), behind the single-flight cache with stale-if-error. An answer is a Result: the rate, or
 // UNSUPPORTED; when no upstream answers at all, an UpstreamError (lib/README.md §7 for the errors).
 import type { Context } from '@opentelemetry/api'
-import type { RatesConfig } from '../process/config/config.js'
+import type { RatesConfig } from '../config/config.js'
 import { failed, succeeded, type Result } from '../core/result.js'
 import type { Logger } from '../telemetry/logger.js'
 import { createCache, type Lookup } from './cache.js'

@@ -1,7 +1,7 @@
 // The two public BTC exchange-rate APIs GET /api/external-data asks, each reduced to the request
 // it sends and a strict reader of its reply. Both are pure: the client does the I/O.
 import { isObject } from '../core/json.js'
-import type { RateProviderName } from '../process/config/config.js'
+import type { RateProviderName } from '../config/config.js'
 
 /** One BTC price as an upstream quoted it. */
 export type Quote = Readonly<{ value: number; timestamp: string }>

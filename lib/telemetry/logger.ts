@@ -4,7 +4,7 @@
 //
 // Every line: `timestamp` (ISO 8601 UTC, ms), `level`, `event`, `service.name`; inside a request
 // `request_id`, and `trace_id` and `span_id` (lower-case hex) when it is sampled.
-import type { LogFormat, LogLevel } from '../process/config/choices.js'
+import type { LogFormat, LogLevel } from '../config/choices.js'
 import { errorMessage } from '../core/errors.js'
 import type { RequestBindings } from '../core/http/context.js'
 import { requestStore } from './request-store.js'

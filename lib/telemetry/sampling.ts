@@ -9,7 +9,7 @@
 import { createContextKey, ROOT_CONTEXT, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-node'
 import { randomBytes } from 'node:crypto'
-import type { TracingConfig } from '../process/config/config.js'
+import type { TracingConfig } from '../config/config.js'
 
 const REQUEST_SAMPLED = createContextKey('svc.request_sampled')
 

@@ -5,7 +5,7 @@
 import { TraceFlags, type Context } from '@opentelemetry/api'
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { SvcError } from '../core/errors.js'
-import type { TracingConfig } from '../process/config/config.js'
+import type { TracingConfig } from '../config/config.js'
 import { requestStore } from './request-store.js'
 
 export type DropReason = 'queue_full' | 'export_failed'

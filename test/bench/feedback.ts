@@ -18,7 +18,7 @@ import { encodeRows } from '../../lib/models/inference/features.js'
 import { createModelRegistry, type ServedModel } from '../../lib/models/registry/registry.js'
 import type { ClassPrediction } from '../../lib/models/runtime.js'
 import { createStore } from '../../lib/models/store/open.js'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 
 /** The run's fleet secret (at least 16 bytes). */

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto'
 import { Registry } from 'prom-client'
 import type { Ctx } from '../../lib/core/http/context.js'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { encodeInputs } from '../../lib/models/inference/features.js'
 import { readPredictRequest } from '../../lib/models/inference/request.js'
 import { createModelRegistry, type ModelRegistry, type ServedModel } from '../../lib/models/registry/registry.js'

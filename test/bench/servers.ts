@@ -26,7 +26,7 @@
 //                   what reading a body costs the server before any JSON is parsed
 import { randomUUID } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { getRoot } from '../../lib/endpoints/root.js'
 import { logging } from '../../lib/layers/logging.js'
 import { tracing as tracingLayer } from '../../lib/layers/tracing.js'
@@ -40,12 +40,12 @@ import { readPredictRequest } from '../../lib/models/inference/request.js'
 import { inferResponseJson } from '../../lib/models/inference/response.js'
 import type { Prediction, Predictor } from '../../lib/models/runtime.js'
 import { createRouter } from '../../lib/core/router.js'
-import { createServer } from '../../lib/core/server/server.js'
+import { createServer } from '../../lib/server/server.js'
 import { createLineWriter } from '../../lib/telemetry/line-writer.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
 import { createTracing, type ServerTracing } from '../../lib/telemetry/tracer.js'
-import { VERSION } from '../../lib/process/version.js'
+import { VERSION } from '../../lib/config/version.js'
 
 const [variant = 'bare', port = '0'] = process.argv.slice(2)
 // A normal exit on SIGTERM, so `node --cpu-prof` writes its profile (the CLI exits so on its own).

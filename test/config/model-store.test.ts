@@ -5,14 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
-import {
-  DEFAULT_STORE_ROOT,
-  defaultStoreRoot,
-  parseStoreSpec,
-  redactStoreSpec,
-  STORE_SPEC_FORMS,
-  type StoreSpec,
-} from '../../lib/process/config/model-store.js'
+import { DEFAULT_STORE_ROOT, defaultStoreRoot, parseStoreSpec, redactStoreSpec, STORE_SPEC_FORMS, type StoreSpec } from '../../lib/config/model-store.js'
 
 const SPECS: ReadonlyArray<readonly [string | undefined, StoreSpec | undefined]> = [
   [undefined, { kind: 'directory', root: DEFAULT_STORE_ROOT }],

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { editDistance, nearest } from '../../lib/process/config/nearest.js'
+import { editDistance, nearest } from '../../lib/config/nearest.js'
 
 t.test('edit distance: insertions, deletions, substitutions, and a swap of neighbours as one', async (t) => {
   for (const [a, b, distance] of [

@@ -1,5 +1,5 @@
 // Each parser on its own: the text it turns into a value, and the reasons it gives for the text it
-// refuses. test/config.test.ts covers them again through readConfig, with the variables' names.
+// refuses. test/config/config.test.ts covers them again through readConfig, with the variables' names.
 import t from 'tap'
 import {
   baseUrl,
@@ -21,7 +21,7 @@ import {
   text,
   token,
   tokens,
-} from '../../lib/process/config/parsers.js'
+} from '../../lib/config/parsers.js'
 
 /** The value, or the reasons it was refused. */
 const parsed = <T>(parse: Parser<T>, raw: string): T | { refused: readonly string[] } => {

@@ -2,8 +2,8 @@
 // the columns of the hand-written help it replaced.
 import t from 'tap'
 import { COMMANDS, USAGE, unknownCommand } from '../../lib/process/commands.js'
-import { formatUsage, type UsageListing } from '../../lib/process/config/usage.js'
-import { VARIABLES, type Variable } from '../../lib/process/config/variables.js'
+import { formatUsage, type UsageListing } from '../../lib/config/usage.js'
+import { VARIABLES, type Variable } from '../../lib/config/variables.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
 const lines = USAGE.split('\n')

@@ -1,12 +1,12 @@
-// The declarations of lib/process/config/variables.ts are what the configuration reads: every declared
+// The declarations of lib/config/variables.ts are what the configuration reads: every declared
 // variable is looked up, nothing undeclared is, every default is a valid value and no flag is
 // declared twice.
 import t from 'tap'
 import { cronPlan } from '../../lib/models/registry/reload-schedule.js'
-import { ENVIRONMENTS, readConfig } from '../../lib/process/config/config.js'
-import { Invalid } from '../../lib/process/config/parsers.js'
-import { isReloadInterval, MAX_RELOAD_INTERVAL_S, RELOAD_INTERVAL_RANGE } from '../../lib/process/config/reload-interval.js'
-import { SHUTDOWN_DELAY_MS_DEFAULTS, VARIABLES, type Variable } from '../../lib/process/config/variables.js'
+import { ENVIRONMENTS, readConfig } from '../../lib/config/config.js'
+import { Invalid } from '../../lib/config/parsers.js'
+import { isReloadInterval, MAX_RELOAD_INTERVAL_S, RELOAD_INTERVAL_RANGE } from '../../lib/config/reload-interval.js'
+import { SHUTDOWN_DELAY_MS_DEFAULTS, VARIABLES, type Variable } from '../../lib/config/variables.js'
 import { lookups } from './fixtures/lookups.js'
 
 const DECLARED: ReadonlyArray<readonly [string, Variable<unknown>]> = Object.entries(VARIABLES)
@@ -33,7 +33,7 @@ t.test('every variable but the secret files has a parser, and every flag is decl
   t.same(
     DECLARED.filter(([, { parse }]) => parse === undefined).map(([name]) => name),
     ['SVC_API_TOKENS_FILE', 'SVC_FEEDBACK_SECRET_FILE', 'SVC_FEEDBACK_SECRET_PREVIOUS_FILE'],
-    'lib/process/credentials.ts reads it',
+    'lib/config/credentials.ts reads it',
   )
   const flags = DECLARED.flatMap(([, { flag }]) => (flag === undefined ? [] : [flag.name]))
   t.same(flags, [...new Set(flags)])

@@ -2,7 +2,7 @@ import { Registry } from 'prom-client'
 import t from 'tap'
 import type { Check, CheckResult } from '../../lib/health/check.js'
 import { configuredChecks, createHealthMonitor } from '../../lib/health/monitor.js'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 
 const counting = (result: CheckResult): { check: Check; calls: () => number; release: () => void } => {
   let calls = 0

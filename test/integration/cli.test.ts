@@ -105,7 +105,7 @@ t.test('the CLI starts, serves, logs JSON lines and stops cleanly on SIGTERM', a
 })
 
 t.test('console log format writes readable lines', async (t) => {
-  // SVC_ENVIRONMENT set: unset, the line is a warning (test/start.test.ts).
+  // SVC_ENVIRONMENT set: unset, the line is a warning (test/process/start.test.ts).
   const child = spawnTs(CLI, ['--port', '0', '--log-format', 'console'], { SVC_ENVIRONMENT: 'dev' })
   for (let i = 0; i < 1000 && !child.stdout().includes('application_started'); i++) await sleep(20)
   child.proc.kill('SIGINT')

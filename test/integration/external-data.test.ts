@@ -1,7 +1,7 @@
 // GET /api/external-data against a fake CoinGecko and a fake Coinbase on loopback.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import type { Env } from '../../lib/process/config/config.js'
+import type { Env } from '../../lib/config/config.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { startReceiver, type ReceivedSpan } from '../fixtures/otlp-receiver.js'

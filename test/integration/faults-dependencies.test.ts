@@ -4,7 +4,7 @@
 // back up by itself, and /health stays 200 throughout (lib/README.md §8: a restart cannot fix a database).
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import type { Env } from '../../lib/process/config/config.js'
+import type { Env } from '../../lib/config/config.js'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { restartablePostgres, restartableRedis, type Restartable } from '../fixtures/restartable.js'

@@ -5,7 +5,7 @@
 // cached, no request waits on an earlier one, and nothing has to be reset.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import type { Env } from '../../lib/process/config/config.js'
+import type { Env } from '../../lib/config/config.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { startCable, type Cable } from '../fixtures/cable.js'
 import { sample } from '../fixtures/metrics-text.js'

@@ -2,7 +2,7 @@
 // answers byte-identical with feedback off.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import type { Env } from '../../lib/process/config/config.js'
+import type { Env } from '../../lib/config/config.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { manifest, rebuilt, shippedFiles } from '../fixtures/model-registry.js'

@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { type RunningHaproxy, readShipped, startHaproxy, timings, waitForStatus } from '../fixtures/haproxy.js'
 import { type Child, spawnTs } from '../fixtures/spawn.js'
 import { closedPort as freePort } from '../fixtures/tcp.js'

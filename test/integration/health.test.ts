@@ -216,7 +216,7 @@ t.test('probe requests are counted in the HTTP metrics but logged at debug only'
 })
 
 t.test('bad health configuration stops start-up naming each variable', async (t) => {
-  const { readConfig, ConfigError } = await import('../../lib/process/config/config.js')
+  const { readConfig, ConfigError } = await import('../../lib/config/config.js')
   const error = t.throws(() =>
     readConfig({
       SVC_DB_HOST: 'db',

@@ -287,7 +287,7 @@ const HEADER_VALUES: readonly Case[] = [
 const ALL_CASES: readonly Case[] = [...REQUEST_LINES, ...TARGETS, ...LIMITS, ...FRAMING, ...HEADER_VALUES]
 
 /**
- * The precedence table of lib/core/server/inspect.ts, row against row: each case is wrong in two ways,
+ * The precedence table of lib/server/inspect.ts, row against row: each case is wrong in two ways,
  * and the row that wins answers; rows 3–6 close the connection whichever row answered.
  */
 const PRECEDENCE: readonly Case[] = [

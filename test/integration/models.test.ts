@@ -2,7 +2,7 @@
 import { cp, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import type { Env } from '../../lib/process/config/config.js'
+import type { Env } from '../../lib/config/config.js'
 import { KERNEL_PLATFORM as PLATFORM } from '../../lib/models/kernel/runtime.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'

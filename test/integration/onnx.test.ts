@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import type { Env } from '../../lib/process/config/config.js'
+import type { Env } from '../../lib/config/config.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { artifactBytes } from '../fixtures/models.js'

@@ -395,9 +395,9 @@ t.test('with an admin listener, an answer written after the other listener has s
 })
 
 t.test('a layer that fails (not an endpoint) still gets a 500 problem answer and a log line', async (t) => {
-  const { createServer } = await import('../../lib/core/server/server.js')
+  const { createServer } = await import('../../lib/server/server.js')
   const { createRouter } = await import('../../lib/core/router.js')
-  const { readConfig } = await import('../../lib/process/config/config.js')
+  const { readConfig } = await import('../../lib/config/config.js')
   const { captureLogger } = await import('../fixtures/app.js')
   const config = readConfig({ PORT: '0' })
   const { logger, lines } = captureLogger(config)
@@ -434,9 +434,9 @@ t.test('a layer that fails (not an endpoint) still gets a 500 problem answer and
 })
 
 t.test('a written hook that throws is logged and counted, the hooks after it still run, and the process serves on', async (t) => {
-  const { createServer } = await import('../../lib/core/server/server.js')
+  const { createServer } = await import('../../lib/server/server.js')
   const { createRouter } = await import('../../lib/core/router.js')
-  const { readConfig } = await import('../../lib/process/config/config.js')
+  const { readConfig } = await import('../../lib/config/config.js')
   const { createMetricsRegistry } = await import('../../lib/telemetry/registry.js')
   const { captureLogger } = await import('../fixtures/app.js')
   class HookError extends Error {
@@ -498,9 +498,9 @@ t.test('a written hook that throws is logged and counted, the hooks after it sti
 })
 
 t.test('a reply replaced by the last-resort 500 is an error to the written hooks, even when a layer threw undefined', async (t) => {
-  const { createServer } = await import('../../lib/core/server/server.js')
+  const { createServer } = await import('../../lib/server/server.js')
   const { createRouter } = await import('../../lib/core/router.js')
-  const { readConfig } = await import('../../lib/process/config/config.js')
+  const { readConfig } = await import('../../lib/config/config.js')
   const { captureLogger } = await import('../fixtures/app.js')
   const config = readConfig({ PORT: '0' })
   const { logger } = captureLogger(config)

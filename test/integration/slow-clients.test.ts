@@ -5,7 +5,7 @@
 import { connect, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { LIMITS } from '../../lib/core/server/server.js'
+import { LIMITS } from '../../lib/server/server.js'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { checkResponse, exchange, RawConnection, startServer } from '../fixtures/raw-http.js'
@@ -67,7 +67,7 @@ t.test('SVC_KEEP_ALIVE_TIMEOUT_MS: an idle connection is kept that long on both 
 
 t.test('an idle keep-alive connection is not held to the headers timeout: the next request, sent later, is answered', async (t) => {
   // The headers timeout runs from a request's first byte, not over the idle time before it, so it
-  // need not exceed the keep-alive timeout (lib/core/server/server.ts, LIMITS).
+  // need not exceed the keep-alive timeout (lib/server/server.ts, LIMITS).
   const { port } = await startServer(t, {
     routes: testRoutes(),
     limits: { headersTimeoutMs: 100, requestTimeoutMs: 1000, checkIntervalMs: 25, keepAliveTimeoutMs: 5000 },

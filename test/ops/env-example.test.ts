@@ -1,10 +1,10 @@
 // ops/systemd/svc.env.example documents exactly the variables the configuration reads. The set
 // read is observed, not listed: readConfig runs over an environment that records every lookup, so
-// a variable added to lib/process/config/variables.ts fails here until the example documents it.
+// a variable added to lib/config/variables.ts fails here until the example documents it.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { lookups } from '../config/fixtures/lookups.js'
 import { OPS } from './fixtures/ops.js'
 

@@ -4,7 +4,7 @@
 import { access, chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { SPAN_FLUSH_TIMEOUT_MS } from '../../lib/process/shutdown.js'
 import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'

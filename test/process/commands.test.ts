@@ -3,7 +3,7 @@
 // status, never thrown. Serving itself runs in child processes (integration/cli.test.ts).
 import t from 'tap'
 import { COMMANDS, runSvc, SERVE, USAGE } from '../../lib/process/commands.js'
-import { VERSION } from '../../lib/process/version.js'
+import { VERSION } from '../../lib/config/version.js'
 import { LOADGEN_USAGE } from '../../lib/tools/loadgen/loadgen.js'
 import { PROFILE_USAGE } from '../../lib/tools/profile/command.js'
 import { SIGN_USAGE } from '../../lib/tools/sign/command.js'

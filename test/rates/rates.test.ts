@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client'
 import t from 'tap'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { HttpError } from '../../lib/core/http/errors.js'
 import { toHttpError } from '../../lib/endpoints/problems.js'
 import type { Attempt, UpstreamClient } from '../../lib/rates/client.js'

@@ -1,4 +1,4 @@
-// README.md's reference tables against the code, as test/config/readme.test.ts holds the
+// README.md's reference tables against the code, as test/config/variables.readme.test.ts holds the
 // configuration table: the Logs and Metrics tables are rendered from the declarations in
 // lib/telemetry/contract/, which hold every event the code logs (at the levels it logs it) and every
 // family a running service exposes (its type, HELP and labels); ops/README.md's alert tables, to

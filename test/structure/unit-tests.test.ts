@@ -51,8 +51,8 @@ t.test('the script runs tap without coverage, leaving files out by --exclude onl
 
 t.test('the check finds what it is for: a real server, python3-onnx, a child svc', async (t) => {
   t.match(needs('test/health/postgres.test.ts'), [/needs one of Debian's tools/])
-  t.match(needs('test/models/runtime-onnx.test.ts'), [/needs python3-onnx/])
-  t.match(needs('test/start.test.ts'), [/starts svc in a child process \(test\/start\.test\.ts\)/])
+  t.match(needs('test/models/onnx/runtime.test.ts'), [/needs python3-onnx/])
+  t.match(needs('test/process/start.test.ts'), [/starts svc in a child process \(test\/process\/start\.test\.ts\)/])
   t.same(needs('test/process/commands.test.ts'), [])
 })
 

@@ -3,7 +3,7 @@ import t from 'tap'
 import { exportReporter, statusCodeName } from '../../lib/telemetry/export-reporter.js'
 import { ExportTimeoutError } from '../../lib/telemetry/span-processor.js'
 import { captureLogger } from '../fixtures/app.js'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 
 const grpcError = (code: number, details: string): Error => Object.assign(new Error(`${code} X: ${details}`), { code, details })
 

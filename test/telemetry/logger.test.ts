@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { LogFormat, LogLevel } from '../../lib/process/config/config.js'
+import type { LogFormat, LogLevel } from '../../lib/config/config.js'
 import type { RequestBindings } from '../../lib/core/http/context.js'
 import { createLogger, errorFields, type Logger } from '../../lib/telemetry/logger.js'
 import { requestStore } from '../../lib/telemetry/request-store.js'

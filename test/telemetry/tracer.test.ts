@@ -1,7 +1,7 @@
 import { trace } from '@opentelemetry/api'
 import { Registry } from 'prom-client'
 import t from 'tap'
-import { readConfig } from '../../lib/process/config/config.js'
+import { readConfig } from '../../lib/config/config.js'
 import { createTracing, getTracer } from '../../lib/telemetry/tracer.js'
 import { captureLogger } from '../fixtures/app.js'
 import { silentServer } from '../fixtures/tcp.js'

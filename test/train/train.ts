@@ -1,5 +1,5 @@
 // `npm run train`: retrains the shipped models and writes lib/models/artifacts/. Deterministic, so
-// on an unchanged tree it rewrites the same bytes; test/models/retrain.test.ts checks exactly that.
+// on an unchanged tree it rewrites the same bytes; test/models/artifact.retrain.test.ts checks exactly that.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'

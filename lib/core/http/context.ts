@@ -69,7 +69,7 @@ export class Ctx implements RequestBindings {
   traceContext: Context | undefined
   /** The request's SERVER span, while tracing runs. */
   span: Span | undefined
-  /** An answer decided before the endpoint runs; which one wins: the table in lib/core/server/inspect.ts. */
+  /** An answer decided before the endpoint runs; which one wins: the table in lib/server/inspect.ts. */
   rejection: HttpError | undefined
   /** Part of the body was left unread, so the connection cannot carry another request (the keep-alive rules, same table). */
   isBodyAbandoned: boolean

@@ -34,7 +34,7 @@ const tooLarge = new Map<number, HttpError>()
 
 /**
  * The 413 for a body over SVC_MAX_BODY_BYTES, whether a declared Content-Length shows it before
- * anything is read (lib/core/server/inspect.ts) or the body reader finds it (Ctx.body): one error per
+ * anything is read (lib/server/inspect.ts) or the body reader finds it (Ctx.body): one error per
  * limit, built on first use, so both answer the same bytes and a refusal allocates none. It carries
  * `error` too: Open Inference Protocol clients read that member (lib/README.md §10), whatever the route.
  */

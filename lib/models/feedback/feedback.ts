@@ -3,7 +3,7 @@
 // labels scored (score.ts) and their series (metrics.ts). Absent, nothing here is built and answers
 // are byte-identical to those of a service without it.
 import type { Registry } from 'prom-client'
-import type { FeedbackConfig } from '../../process/config/config.js'
+import type { FeedbackConfig } from '../../config/config.js'
 import type { ServedModel } from '../registry/registry.js'
 import type { ClassPrediction, Prediction, ValuePrediction } from '../runtime.js'
 import { createFeedbackMetrics } from './metrics.js'

@@ -22,7 +22,7 @@
 // cut inside a field is TRUNCATED. onnx writes the graph (7) before the opset imports (8), and a
 // graph whose nodes use a domain without an opset import is refused, so a cut before the last
 // opset a node needs is refused too; one that leaves off only unused opsets or trailing metadata
-// reads as the same graph (test/models/onnx-graph.test.ts tries every cut of the test graphs).
+// reads as the same graph (test/models/onnx/graph.test.ts tries every cut of the test graphs).
 import { FieldError } from '../../core/errors.js'
 import { decodeUtf8 } from '../../core/utf8.js'
 

@@ -15,7 +15,7 @@
 //   it has published (runtime.ts: `dispose`).
 import type { Registry } from 'prom-client'
 import { errorFields, type Logger } from '../../telemetry/logger.js'
-import { RELOAD_INTERVAL_RANGE } from '../../process/config/reload-interval.js'
+import { RELOAD_INTERVAL_RANGE } from '../../config/reload-interval.js'
 import { cronPlan, cronScheduler, isReloadInterval, type Scheduler } from './reload-schedule.js'
 import type { Runtime } from '../runtime.js'
 import { kernelRuntime } from '../kernel/runtime.js'

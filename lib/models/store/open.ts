@@ -1,6 +1,6 @@
 // The store SVC_MODEL_STORE names (store.ts has the interface): a directory, an HTTP(S) base URL,
 // or memory for tests that build their configuration in code.
-import type { StoreSpec } from '../../process/config/model-store.js'
+import type { StoreSpec } from '../../config/model-store.js'
 import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, type Store, type StoreOptions } from './store.js'
 import { createDirectoryStore } from './directory.js'
 import { createHttpStore } from './http.js'

@@ -37,4 +37,4 @@ export type StoreOptions = Readonly<{
 }>
 
 export const DEFAULT_TIMEOUT_MS = 5000
-export { DEFAULT_MAX_BYTES } from '../../process/config/model-store.js'
+export { DEFAULT_MAX_BYTES } from '../../config/model-store.js'

@@ -2,7 +2,7 @@
 // members. README.md's Logs table is rendered from these rows, and test/structure/readme-tables.test.ts
 // holds the table, the code's log calls (their events and levels) and these rows to one another. A
 // member marked `?` is present only sometimes; `fields` says what the members hold, and when.
-import type { LogLevel } from '../../process/config/choices.js'
+import type { LogLevel } from '../../config/choices.js'
 
 export type LogEventRow = Readonly<{
   /** Events logged with the same members; most rows hold one. */

@@ -30,7 +30,7 @@
 // foreign model of the same name has no rows to replay; --rows gives them.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { DEFAULT_STORE_ROOT } from '../../process/config/model-store.js'
+import { DEFAULT_STORE_ROOT } from '../../config/model-store.js'
 import type { Input } from '../../models/runtime.js'
 import { LineError, quote } from '../profile/errors.js'
 import { CELLS, fieldOf, memberOf, scanTable, type CellOf, type Cells, type TableSource } from '../profile/table.js'

@@ -2,7 +2,7 @@
 // noise for drift (lib/drift/false-alarm.ts). A profile does not know the settings it will be scored
 // with, so the chance is taken at the service's defaults: a check of SVC_DRIFT_MIN_SAMPLES live rows,
 // the fewest one scores and so the noisiest, against SVC_DRIFT_MODERATE.
-import { VARIABLES } from '../../process/config/variables.js'
+import { VARIABLES } from '../../config/variables.js'
 import { falseAlarmChance, fewestRowsBelow, mostBinsBelow } from '../../drift/false-alarm.js'
 import type { FeatureReference, Reference } from '../../models/runtime.js'
 

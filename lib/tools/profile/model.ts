@@ -4,7 +4,7 @@
 // own, so whatever the service can serve, this can run.
 import { Registry } from 'prom-client'
 import { SvcError } from '../../core/errors.js'
-import type { StoreSpec } from '../../process/config/model-store.js'
+import type { StoreSpec } from '../../config/model-store.js'
 import { createModelRegistry, type ModelEntry, type ServedModel } from '../../models/registry/registry.js'
 import { servedRuntimes } from '../../models/registry/runtimes.js'
 import { createStore } from '../../models/store/open.js'

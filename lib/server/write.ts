@@ -1,0 +1,109 @@
+// A reply on the wire, written once, by the server (lib/README.md §1): JSON serialised here, text
+// and problem bodies as they are, streams by stream.ts; the last-resort 500 when a layer failed or
+// a body could not be serialised. The request's written hooks run once the last byte is out, each
+// on its own: one that throws is logged (`reply_hook_failed`) and counted, and the next still runs.
+//
+// By kind: `json` is `body` through `JSON.stringify`, or `json`, JSON text the endpoint made
+// itself, sent as it is, with `Content-Type: application/json` and `Content-Length`; with neither,
+// headers only (the 204 of OPTIONS, a 304). A body JSON cannot hold (a cycle, a BigInt) is the
+// endpoint's failure: 500 and `request_failed`, never an exception inside Node. `text` is sent as
+// it is, `text/plain; charset=utf-8` unless the reply sets `content-type`. `problem` is the problem
+// body, to which the server adds `instance` and `request_id`; its `error` holds what was thrown,
+// for the layers to log, count and record. The `error` member the model routes and every 413 add
+// for Open Inference Protocol clients is `oipExtra`'s (lib/core/http/errors.ts), the one place it
+// is built. Headers on every kind: `X-Request-ID`, `X-Content-Type-Options: nosniff`,
+// `Cache-Control: no-store` (a reply's own headers, lower-case names, win). The written hooks get
+// the context and the error, if any (a stream that broke, a reply the server had to replace with a
+// 500).
+import type { ServerResponse } from 'node:http'
+import type { Ctx, HookFailed } from '../core/http/context.js'
+import { PROBLEM_CONTENT_TYPE } from '../core/http/problem-body.js'
+import { INTERNAL_PROBLEM, problemJson } from '../core/http/problem.js'
+import type { Lifecycle } from '../core/lifecycle.js'
+import type { Headers, Reply } from '../core/pipeline.js'
+import type { HttpMetrics } from '../telemetry/http-metrics.js'
+import { errorFields, type Logger } from '../telemetry/logger.js'
+import { bodyHeaders, emptyHeaders, JSON_TYPE, TEXT_TYPE } from './headers.js'
+import { closesConnection } from './inspect.js'
+import { createStreamWriter } from './stream.js'
+
+export type Writer = Readonly<{
+  write(ctx: Ctx, res: ServerResponse, reply: Reply): void
+  /** A layer itself failed, or a body could not be serialised: answer 500 and log it. */
+  lastResort(ctx: Ctx, res: ServerResponse, error: unknown): void
+}>
+
+/** What the written hooks hear when a layer threw or rejected with undefined or null. */
+const THROWN_NOTHING = new Error('a layer threw or rejected without an error')
+
+/** `metrics`: where a failing hook is counted, in http_exceptions_total; uncounted without it. */
+export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs: number, metrics: HttpMetrics | undefined): Writer => {
+  // The answer is already out: what a hook threw is the layer's failure, logged and counted, never the process's.
+  const hookFailed: HookFailed = (ctx, error) => {
+    logger.error('reply_hook_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
+    metrics?.countException(error)
+  }
+  const writeStream = createStreamWriter(logger, streamStallMs, hookFailed)
+
+  const lastResort = (ctx: Ctx, res: ServerResponse, error: unknown): void => {
+    logger.error('request_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
+    // The written hooks tell a replaced reply by the error they hear: `throw undefined` must not read as success.
+    send(ctx, res, 500, PROBLEM_CONTENT_TYPE, problemJson(INTERNAL_PROBLEM, ctx), undefined, error ?? THROWN_NOTHING, hookFailed)
+  }
+
+  // hot path: change with care
+  const write = (ctx: Ctx, res: ServerResponse, reply: Reply): void => {
+    // The keep-alive rules: lib/server/inspect.ts. Not `=== 'draining'`: the listeners share one
+    // lifecycle, and the first to finish its drain sets `stopped` while the other still answers.
+    if (closesConnection(ctx, lifecycle.state !== 'ready')) res.shouldKeepAlive = false
+    switch (reply.kind) {
+      case 'json': {
+        if (reply.json !== undefined) return send(ctx, res, reply.status, JSON_TYPE, reply.json, reply.headers, undefined, hookFailed)
+        if (reply.body === undefined) return sendEmpty(ctx, res, reply.status, reply.headers, hookFailed)
+        // A body JSON cannot hold (a cycle, a BigInt, nesting deeper than the stack) is the
+        // endpoint's failure: a 500, never an exception escaping into Node's request event.
+        const json = serialise(reply.body)
+        return typeof json === 'string' ? send(ctx, res, reply.status, JSON_TYPE, json, reply.headers, undefined, hookFailed) : lastResort(ctx, res, json)
+      }
+      case 'text':
+        return send(ctx, res, reply.status, TEXT_TYPE, reply.text, reply.headers, undefined, hookFailed)
+      case 'problem':
+        return send(ctx, res, reply.status, PROBLEM_CONTENT_TYPE, problemJson(reply.problem, ctx), reply.headers, undefined, hookFailed)
+      case 'stream':
+        return void writeStream(ctx, res, reply)
+    }
+  }
+
+  return { write, lastResort }
+}
+
+/** A body in one writeHead() and one end(): Node's fast path. `error` is what the written hooks hear. */
+const send = (
+  ctx: Ctx,
+  res: ServerResponse,
+  status: number,
+  type: string,
+  payload: string,
+  extra: Headers | undefined,
+  error: unknown,
+  hookFailed: HookFailed,
+): void => {
+  res.writeHead(status, bodyHeaders(type, Buffer.byteLength(payload), ctx.requestId, extra))
+  res.end(payload)
+  ctx.replyWritten(error, hookFailed)
+}
+
+const sendEmpty = (ctx: Ctx, res: ServerResponse, status: number, extra: Headers | undefined, hookFailed: HookFailed): void => {
+  res.writeHead(status, emptyHeaders(ctx.requestId, extra))
+  res.end()
+  ctx.replyWritten(undefined, hookFailed)
+}
+
+/** JSON text, or what JSON.stringify threw; a body it cannot represent at all (a function) is an error too. */
+const serialise = (body: unknown): string | unknown => {
+  try {
+    return JSON.stringify(body) ?? new TypeError(`a reply body of type ${typeof body} is not JSON`)
+  } catch (error: unknown) {
+    return error
+  }
+}

@@ -1,0 +1,163 @@
+// The model-serving series (lib/README.md §10), created once per app:
+//   svc_model_prediction_requests_total{model,version,outcome}   outcome: success, client_error, server_error
+//   svc_model_predictions_total{model,version}                    rows predicted
+//   svc_model_prediction_duration_seconds{model,version}          encode + predict of one request
+//   svc_model_predictions_in_flight{model}
+//   svc_model_prediction_batch_size{model}                        rows per successful request
+// The registry's default labels add `environment`. svc_model_ready belongs to the model registry.
+//
+// Label values come only from a served model (its description's name and version), never from a
+// request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
+// (lib/telemetry/cells.ts) are made on its first request and kept while it is served, so a request
+// only adds to numbers: prom-client's `labels()` children would hash the labels on each of the five
+// calls. A version the manifest no longer lists loses its series at the next publish (`track`,
+// by the policy of lib/models/registry/version-series.ts); a
+// request still running on it counts into cells no scrape reads. `cellsFor` is called in the turn
+// the build was found in (serving.ts), before any publish can retire it, so a retired version
+// never gets its series back.
+import type { Registry } from 'prom-client'
+import {
+  counterCell,
+  counterSeries,
+  gaugeCell,
+  gaugeSeries,
+  histogramCell,
+  histogramSeries,
+  observe,
+  registerSeries,
+  type CounterCell,
+  type GaugeCell,
+  type HistogramCell,
+} from '../telemetry/cells.js'
+import { PREDICTION_DURATION_BUCKETS } from '../models/inference/duration-buckets.js'
+import type { ServedModel } from '../models/registry/registry.js'
+import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'
+
+export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
+export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
+
+/** Powers of 2 and 10 up to the largest SVC_MAX_BATCH accepted (100 000). */
+export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] as const
+
+/** Made by a version's first request, dropped by the publish that no longer serves it (version-series.ts). */
+const PREDICTION_SERIES: SeriesPolicy = Object.freeze({ made: 'first-use', keptS: 0 })
+
+type Inc = Readonly<{ inc(value?: number): void }>
+type Observe = Readonly<{ observe(value: number): void }>
+
+/** One model version's series, resolved once. */
+export type ModelCells = Readonly<{
+  outcomes: Readonly<Record<PredictionOutcome, Inc>>
+  predictions: Inc
+  duration: Observe
+  inFlight: Readonly<{ inc(): void; dec(): void }>
+  batchSize: Observe
+}>
+
+export type ModelMetrics = Readonly<{
+  /** The series of a served model version; the same object on every call for the same ServedModel. */
+  cellsFor(served: ServedModel): ModelCells
+  /** The builds now served (each publish): the per-version series of every other version go. */
+  track(served: readonly ServedModel[]): void
+}>
+
+const counter = (cell: CounterCell): Inc => ({
+  inc: (value = 1) => {
+    cell.value += value
+  },
+})
+const histogram = (cell: HistogramCell): Observe => ({ observe: (value) => observe(cell, value, undefined) })
+
+/** The cells of every series, keyed by their label values joined; each Map keeps its series in the order they appeared. */
+type SeriesCells = Readonly<{
+  requests: Map<string, CounterCell>
+  predictions: Map<string, CounterCell>
+  durations: Map<string, HistogramCell>
+  inFlight: Map<string, GaugeCell>
+  batchSizes: Map<string, HistogramCell>
+}>
+
+/** Registers the five series over cells a scrape reads as they are then. */
+const registerModelSeries = (registry: Registry): SeriesCells => {
+  const series: SeriesCells = { requests: new Map(), predictions: new Map(), durations: new Map(), inFlight: new Map(), batchSizes: new Map() }
+  const { requests, predictions, durations, inFlight, batchSizes } = series
+  registerSeries(registry, [
+    counterSeries(
+      'svc_model_prediction_requests_total',
+      'Prediction requests for a served model version, by outcome (success, client_error, server_error).',
+      requests,
+    ),
+    counterSeries('svc_model_predictions_total', 'Rows predicted by a model version.', predictions),
+    histogramSeries('svc_model_prediction_duration_seconds', 'Time to encode and predict one request batch, in seconds.', durations),
+    gaugeSeries('svc_model_predictions_in_flight', 'Prediction requests being handled by a model, from the model being found to the reply being built.', () =>
+      Array.from(inFlight.values(), ({ labels, value }) => ({ labels, value })),
+    ),
+    histogramSeries('svc_model_prediction_batch_size', 'Rows per successful prediction request.', batchSizes),
+  ])
+  return series
+}
+
+export const createModelMetrics = (registry: Registry): ModelMetrics => {
+  const { requests, predictions, durations, inFlight, batchSizes } = registerModelSeries(registry)
+
+  // Per model name (in flight, batch size) and per served version; a reload builds a new
+  // ServedModel, which finds the same series through the name and version.
+  const byName = new Map<string, Pick<ModelCells, 'inFlight' | 'batchSize'>>()
+  const resolved = new WeakMap<ServedModel, ModelCells>()
+
+  const shared = (model: string): Pick<ModelCells, 'inFlight' | 'batchSize'> => {
+    let cells = byName.get(model)
+    if (cells === undefined) {
+      const gauge = gaugeCell({ model })
+      const batchSize = histogramCell({ model }, BATCH_SIZE_BUCKETS)
+      inFlight.set(model, gauge)
+      batchSizes.set(model, batchSize)
+      const inc = (): void => {
+        gauge.value++
+      }
+      const dec = (): void => {
+        gauge.value--
+      }
+      byName.set(model, (cells = Object.freeze({ inFlight: Object.freeze({ inc, dec }), batchSize: histogram(batchSize) })))
+    }
+    return cells
+  }
+
+  const make = ({ name, version }: ServedModel): ModelCells => {
+    const key = `${name}/${version}`
+    const labels = { model: name, version }
+    // Every outcome exists from the version's first request at 0, so rate() sees the first error.
+    const outcome = (value: PredictionOutcome): Inc => {
+      const cell = counterCell({ ...labels, outcome: value })
+      requests.set(`${key}/${value}`, cell)
+      return counter(cell)
+    }
+    const rows = counterCell(labels)
+    predictions.set(key, rows)
+    const duration = histogramCell(labels, PREDICTION_DURATION_BUCKETS)
+    durations.set(key, duration)
+    return Object.freeze({
+      outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
+      predictions: counter(rows),
+      duration: histogram(duration),
+      ...shared(name),
+    })
+  }
+
+  const drop = (key: string): void => {
+    predictions.delete(key)
+    durations.delete(key)
+    for (const outcome of PREDICTION_OUTCOMES) requests.delete(`${key}/${outcome}`)
+  }
+
+  const byVersion = createVersionFamily({ policy: PREDICTION_SERIES, keyOf: ({ name, version }: ServedModel) => `${name}/${version}`, make, drop })
+
+  return {
+    cellsFor(served) {
+      let cells = resolved.get(served)
+      if (cells === undefined) resolved.set(served, (cells = byVersion.of(served)))
+      return cells
+    },
+    track: (served) => byVersion.publish(served, 0),
+  }
+}
