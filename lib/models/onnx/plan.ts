@@ -30,7 +30,7 @@ import { PLATFORM } from '../platform.js'
 import { parseProfile, predictionInput, type Profile } from '../profile.js'
 import type { GraphSummary, GraphValue } from './graph.js'
 import type { OnnxMetadata } from './metadata.js'
-import type { Input, ModelVersion, NumericalDatatype, Output, Place, Reference, Task, TensorSignature } from '../runtime.js'
+import type { Input, ModelVersion, NumericalDatatype, Output, Place, Reference, TensorSignature } from '../runtime.js'
 
 /** onnxruntime's names for the tensor types a request can fill. */
 export type ElementKind = 'float32' | 'float64' | 'int64' | 'int32' | 'bool' | 'string'
@@ -163,7 +163,11 @@ const planInputs = (graph: GraphSummary, metadata: OnnxMetadata, profile: Profil
 }
 
 type PlannedOutputs = Readonly<
-  ({ task: 'classification'; classes: readonly string[] } | { task: 'regression'; classes: undefined }) & { outputs: readonly Output[]; fetch: string; width: number }
+  ({ task: 'classification'; classes: readonly string[] } | { task: 'regression'; classes: undefined }) & {
+    outputs: readonly Output[]
+    fetch: string
+    width: number
+  }
 >
 
 /** The output a client sees for the tensor `fetch`: the ZipMap's, when the graph ended in one. */
