@@ -142,15 +142,10 @@ export const histogramSeries = (name: string, help: string, cells: { values(): I
         let cumulative = 0
         cell.bounds.forEach((le, i) => {
           cumulative += bucketAt(cell.buckets, i)
-          values.push(
-            withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, slotAt(cell.exemplars, i)),
-          )
+          values.push(withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, slotAt(cell.exemplars, i)))
         })
         values.push(
-          withExemplar(
-            { metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count },
-            slotAt(cell.exemplars, cell.bounds.length),
-          ),
+          withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count }, slotAt(cell.exemplars, cell.bounds.length)),
           { metricName: `${name}_sum`, labels: cell.labels, value: cell.sum },
           { metricName: `${name}_count`, labels: cell.labels, value: cell.count },
         )
