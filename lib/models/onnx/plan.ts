@@ -83,18 +83,18 @@ const columns = (value: GraphValue): number | undefined => {
 
 const isOneColumn = (value: GraphValue): boolean => value.shape?.length === 1 || (value.shape?.length === 2 && columns(value) === 1)
 
-/** Checks what every input must be; returns its element. */
-const element = (input: GraphValue): Element => {
+/** Checks what every input must be; returns its element and its dimensions. */
+const element = (input: GraphValue): Element & Readonly<{ dims: NonNullable<GraphValue['shape']> }> => {
   const found = ELEMENTS.get(input.elemType ?? -1)
   if (found === undefined || !input.type.startsWith('tensor(')) {
     throw fail(`input ${input.name}: ${input.type} is not a type svc can feed (float, double, int64, int32, bool or string tensors)`)
   }
-  const rank = input.shape?.length
-  if (rank !== 1 && rank !== 2) throw fail(`input ${input.name}: shape ${shapeText(input)} must be [N] or [N, F]`)
-  if (typeof input.shape?.[0] === 'number') {
+  const dims = input.shape
+  if (dims === undefined || (dims.length !== 1 && dims.length !== 2)) throw fail(`input ${input.name}: shape ${shapeText(input)} must be [N] or [N, F]`)
+  if (typeof dims[0] === 'number') {
     throw fail(`input ${input.name}: shape ${shapeText(input)} fixes the batch dimension; export the model with a dynamic first dimension`)
   }
-  return found
+  return { ...found, dims }
 }
 
 const numerical = (name: string, datatype: NumericalDatatype): Input => ({ name, type: 'numerical', datatype })
@@ -226,11 +226,11 @@ const planOutputs = (graph: GraphSummary, original: GraphSummary, metadata: Onnx
 
 /** The graph's inputs as a client sends them: OIP datatypes, -1 for a free dimension. */
 const signatureOf = (graph: GraphSummary): readonly TensorSignature[] =>
-  graph.inputs.map((input) => ({
-    name: input.name,
-    datatype: (ELEMENTS.get(input.elemType as number) as { datatype: string }).datatype,
-    shape: (input.shape as readonly unknown[]).map((d) => (typeof d === 'number' ? d : -1)),
-  }))
+  graph.inputs.map((input) => {
+    // Checked as the inputs were planned, so this never throws.
+    const { datatype, dims } = element(input)
+    return { name: input.name, datatype, shape: dims.map((d) => (typeof d === 'number' ? d : -1)) }
+  })
 
 /** A digest of every file of the version: a change to any of them is a new build. */
 const digest = (files: readonly (Buffer | undefined)[]): string => {
