@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isObject } from '../core/json.js'
 
 /** The root above the module at `from`, as a path; throws when no svc manifest is found up to `/`. */
 export const packageRoot = (from: URL): string => {
@@ -17,7 +18,8 @@ export const packageRoot = (from: URL): string => {
 
 const isSvcManifest = (file: URL): boolean => {
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'svc'
+    const manifest: unknown = JSON.parse(readFileSync(file, 'utf8'))
+    return isObject(manifest) && manifest['name'] === 'svc'
   } catch {
     return false // no readable manifest here
   }

@@ -36,21 +36,25 @@ const round = (value: number, digits: number): number => {
   return Math.round(value * scale) / scale
 }
 
+// `a[i]` for an index in range (one per bound, plus the total), which noUncheckedIndexedAccess
+// cannot see: this module's numeric assertion.
+const at = (a: readonly number[], i: number): number => a[i] as number
+
 /**
  * The q-quantile of a histogram, as Prometheus' histogram_quantile() estimates it: linear within
  * the bucket the rank falls in, the highest finite bound when it falls in +Inf, and null with no
  * observations. `cumulative` has one count per bound plus the +Inf count (the total).
  */
 export const quantile = (q: number, bounds: readonly number[], cumulative: readonly number[]): number | null => {
-  const total = cumulative[bounds.length] as number
+  const total = at(cumulative, bounds.length)
   if (total === 0) return null
   const rank = q * total
   let i = 0
-  while ((cumulative[i] as number) < rank) i++
-  if (i === bounds.length) return bounds[i - 1] as number
-  const lower = i === 0 ? 0 : (bounds[i - 1] as number)
-  const below = i === 0 ? 0 : (cumulative[i - 1] as number)
-  return lower + (((bounds[i] as number) - lower) * (rank - below)) / ((cumulative[i] as number) - below)
+  while (at(cumulative, i) < rank) i++
+  if (i === bounds.length) return at(bounds, i - 1)
+  const lower = i === 0 ? 0 : at(bounds, i - 1)
+  const below = i === 0 ? 0 : at(cumulative, i - 1)
+  return lower + ((at(bounds, i) - lower) * (rank - below)) / (at(cumulative, i) - below)
 }
 
 /** Samples of one metric as the registry renders them (the HTTP series are synchronous collectors). */
@@ -87,7 +91,7 @@ export const createFigures = ({ metrics, now = () => performance.now(), heapUsed
     const cumulative = new Array<number>(DURATION_BUCKETS.length + 1).fill(0)
     for (const sample of await samples(durations)) {
       const i = sample.metricName?.endsWith('_bucket') === true ? bucketIndex.get(String(sample.labels['le'])) : undefined
-      if (i !== undefined) cumulative[i] = (cumulative[i] as number) + sample.value
+      if (i !== undefined) cumulative[i] = at(cumulative, i) + sample.value
     }
     const value = quantile(0.95, DURATION_BUCKETS, cumulative)
     return value === null ? null : round(value, 4)

@@ -10,7 +10,7 @@
 // A logged `path` never holds the query string.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../core/http/context.js'
-import { errorFields, type LineFn, type Logger } from '../telemetry/logger.js'
+import { errorFields, type Logger } from '../telemetry/logger.js'
 import { requestStore } from '../telemetry/request-store.js'
 import { onStreamEnd } from './stream-end.js'
 import type { Problem } from '../core/http/problem-body.js'
@@ -36,7 +36,7 @@ export const logging =
     // 5xx lines are errors, so a service run at LOG_LEVEL=ERROR still shows its failing requests. A
     // probe's 503 is its answer, not a failure (every load-balancer probe during a drain or an
     // outage would be an error line): it stays at the probe's level unless something was thrown.
-    const failed = logger.prepare('error', 'request_completed') as LineFn
+    const failed = logger.prepare('error', 'request_completed')
     const answered = route.requestLogLevel === 'debug' ? completed : failed
 
     // The method comes from Node's parser, a fixed set of upper-case tokens: safe in JSON as is. A
@@ -49,13 +49,13 @@ export const logging =
     // A 5xx says why: what was thrown as `error`, or, for a deliberate one (an HttpError: a 503 for
     // an upstream down or a model not ready), the problem's `type` and `detail` as `problem`.
     const write = (ctx: Ctx, status: number, error: unknown, request: string | undefined, problem: Problem | undefined): void => {
-      if (error === undefined && (status < 500 ? completed : answered) === undefined) return
+      const line = error !== undefined ? failed : status < 500 ? completed : answered
+      if (line === undefined) return
       const duration = milliseconds(performance.now() - ctx.startTime)
       const members = `${request ?? requestMembers(ctx)}${routeMember},"status":${status},"duration_ms":${duration}${ctx.logMembers}`
-      if (error !== undefined) failed(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
-      else if (status < 500) (completed as LineFn)(members, ctx)
-      else if (problem === undefined) (answered as LineFn)(members, ctx)
-      else (answered as LineFn)(`${members},"problem":${JSON.stringify({ type: problem.type, detail: problem.detail })}`, ctx)
+      if (error !== undefined) line(`${members},"error":${JSON.stringify(errorFields(error))}`, ctx)
+      else if (status < 500 || problem === undefined) line(members, ctx)
+      else line(`${members},"problem":${JSON.stringify({ type: problem.type, detail: problem.detail })}`, ctx)
     }
     const complete = (ctx: Ctx, reply: Reply, request: string | undefined): Reply => {
       // A stream's request completes when the stream does; one that breaks is logged as an error.

@@ -78,6 +78,12 @@ const lagSampler = (limitMs: number): { isLagging: () => boolean; isHalfWay: () 
   return { isLagging: () => lagMs > limitMs, isHalfWay: () => lagMs > limitMs / 2, stop }
 }
 
+/** One value per reason, made in SHED_REASONS' order (the series' order); the type checks that none is missing. */
+const byReason = <V>(make: (reason: ShedReason) => V): Readonly<Record<ShedReason, V>> => ({
+  max_in_flight: make('max_in_flight'),
+  event_loop_delay: make('event_loop_delay'),
+})
+
 export const createShedding = ({ maxInFlight, maxEventLoopDelayMs, metrics }: SheddingOptions): Shedding => {
   if (maxInFlight === 0 && maxEventLoopDelayMs === 0) return { layer: undefined, isUnderPressure: () => false, stop: () => {} }
   const shed = new Counter({
@@ -86,9 +92,9 @@ export const createShedding = ({ maxInFlight, maxEventLoopDelayMs, metrics }: Sh
     labelNames: ['reason'] as const,
     registers: [metrics],
   })
-  const cells = Object.fromEntries(SHED_REASONS.map((reason) => [reason, shed.labels({ reason })])) as Record<ShedReason, Counter.Internal>
+  const cells = byReason((reason) => shed.labels({ reason }))
   for (const cell of Object.values(cells)) cell.inc(0)
-  const replies = Object.fromEntries(SHED_REASONS.map((reason) => [reason, shedReply(reason)])) as Record<ShedReason, Reply>
+  const replies = byReason(shedReply)
   const lag = maxEventLoopDelayMs === 0 ? undefined : lagSampler(maxEventLoopDelayMs)
   const limit = maxInFlight === 0 ? Number.POSITIVE_INFINITY : maxInFlight
   let inFlight = 0

@@ -37,6 +37,10 @@ const ERROR_STATUS = Object.freeze({ code: SpanStatusCode.ERROR })
 
 type Carrier = { traceparent: string; tracestate?: string }
 
+// `rawHeaders[i]` for an index below its length, which noUncheckedIndexedAccess cannot see; the
+// list holds names and values in pairs, so a name's value is there too.
+const headerAt = (rawHeaders: readonly string[], i: number): string => rawHeaders[i] as string
+
 /**
  * The W3C headers, found by scanning the raw header list: `req.headers` is built on first use,
  * which most requests never need. Undefined when there is no traceparent (the common case).
@@ -45,10 +49,10 @@ export const traceHeaders = (rawHeaders: readonly string[]): Carrier | undefined
   let carrier: Carrier | undefined
   let state: string | undefined
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (name.length === 11 && name.toLowerCase() === 'traceparent') carrier = { traceparent: rawHeaders[i + 1] as string }
+    const name = headerAt(rawHeaders, i)
+    if (name.length === 11 && name.toLowerCase() === 'traceparent') carrier = { traceparent: headerAt(rawHeaders, i + 1) }
     else if (name.length === 10 && name.toLowerCase() === 'tracestate')
-      state = state === undefined ? (rawHeaders[i + 1] as string) : `${state},${rawHeaders[i + 1] as string}`
+      state = state === undefined ? headerAt(rawHeaders, i + 1) : `${state},${headerAt(rawHeaders, i + 1)}`
   }
   if (carrier !== undefined && state !== undefined) carrier.tracestate = state
   return carrier

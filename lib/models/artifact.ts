@@ -34,7 +34,7 @@
 import { createHash } from 'node:crypto'
 import { errorMessage, FieldError } from '../core/errors.js'
 import { deepFreeze } from '../core/freeze.js'
-import { type JsonObject, parseJson } from '../core/json.js'
+import { isObject, type JsonObject, parseJson } from '../core/json.js'
 import { checkBins, checkProportions, predictionInput, type ReferenceFault } from './profile.js'
 import type { Input, Output, Provenance, Reference } from './runtime.js'
 
@@ -81,10 +81,10 @@ export const MAX_PARAMETER = 1e100
 export const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (typeof value === 'object' && value !== null) {
-    const record = value as JsonObject
+    const record: object = value
     return `{${Object.keys(record)
       .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(Reflect.get(record, key))}`)
       .join(',')}}`
   }
   return JSON.stringify(value)
@@ -106,11 +106,11 @@ export const canonicalJson = (value: unknown): string => {
  *     console.log(h, h === s ? "OK" : "MISMATCH")' model.json
  */
 export const artifactSha256 = (artifact: object): string => {
-  const { sha256: _, ...rest } = artifact as JsonObject
+  const { sha256: _, ...rest }: { sha256?: unknown } = artifact
   return createHash('sha256').update(canonicalJson(rest)).digest('hex')
 }
 
-export const signArtifact = (artifact: UnsignedArtifact): Artifact => ({ ...artifact, sha256: artifactSha256(artifact) }) as Artifact
+export const signArtifact = (artifact: UnsignedArtifact): Artifact => ({ ...artifact, sha256: artifactSha256(artifact) })
 
 /** The file's bytes: two-space JSON and a final newline, members in the artifact's own order. */
 export const serialiseArtifact = (artifact: Artifact): string => `${JSON.stringify(artifact, null, 2)}\n`
@@ -127,8 +127,8 @@ const schema = (field: string, reason: string) => new ArtifactError('INVALID_SCH
 const fault: ReferenceFault = (code, field, reason) => new ArtifactError(code, field, reason)
 
 const plainObject = (value: unknown, field: string): Json => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw schema(field, 'must be an object')
-  return value as Json
+  if (!isObject(value)) throw schema(field, 'must be an object')
+  return value
 }
 
 /** An object with exactly these members. */
@@ -156,15 +156,14 @@ const finite = (value: unknown, field: string): number => {
 }
 
 const count = (value: unknown, field: string): number => {
-  if (!Number.isSafeInteger(value) || (value as number) < 0) throw schema(field, 'must be a non-negative integer')
-  return value as number
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw schema(field, 'must be a non-negative integer')
+  return value
 }
 
 const numbers = (value: unknown, field: string, length: number): readonly number[] => {
   const list = array(value, field)
   if (list.length !== length) throw new ArtifactError('DIMENSION_MISMATCH', field, `must have ${length} entries, has ${list.length}`)
-  for (let i = 0; i < list.length; i++) finite(list[i], `${field}[${i}]`)
-  return list as readonly number[]
+  return list.map((entry, i) => finite(entry, `${field}[${i}]`))
 }
 
 const parameter = (value: unknown, field: string): void => {
@@ -186,32 +185,35 @@ const labels = (value: unknown, field: string, min: number): readonly string[] =
 }
 
 const checkInput = (value: unknown, field: string): Input => {
-  const type = (value as Json | null)?.['type']
+  const type = isObject(value) ? value['type'] : undefined
   if (type === 'numerical') {
     const input = object(value, field, ['name', 'type'])
-    string(input['name'], `${field}.name`, NAME)
-  } else if (type === 'categorical') {
-    const input = object(value, field, ['name', 'type', 'levels'])
-    string(input['name'], `${field}.name`, NAME)
-    labels(input['levels'], `${field}.levels`, 1)
-  } else {
-    throw schema(`${field}.type`, "must be 'numerical' or 'categorical'")
+    return { name: string(input['name'], `${field}.name`, NAME), type }
   }
-  return value as Input
+  if (type === 'categorical') {
+    const input = object(value, field, ['name', 'type', 'levels'])
+    return { name: string(input['name'], `${field}.name`, NAME), type, levels: labels(input['levels'], `${field}.levels`, 1) }
+  }
+  throw schema(`${field}.type`, "must be 'numerical' or 'categorical'")
 }
 
 const OUTPUTS = { classification: ['label', 'probabilities'], regression: ['value'] } as const
 
-const checkOutputs = (value: unknown, task: 'classification' | 'regression'): void => {
+const checkOutputs = (value: unknown, task: 'classification' | 'regression'): Output[] => {
   const expected = OUTPUTS[task]
   const outputs = array(value, 'outputs')
   if (outputs.length !== expected.length) throw schema('outputs', `a ${task} model has ${expected.length} output(s): ${expected.join(', ')}`)
-  const outputNames = outputs.map((entry, i) => {
+  const checked = outputs.map((entry, i): Output => {
     const output = object(entry, `outputs[${i}]`, ['name', 'type'])
-    if (output['type'] !== expected[i]) throw schema(`outputs[${i}].type`, `must be '${expected[i]}'`)
-    return string(output['name'], `outputs[${i}].name`, NAME)
+    const type = expected.find((name) => name === output['type'])
+    if (type === undefined || type !== expected[i]) throw schema(`outputs[${i}].type`, `must be '${expected[i]}'`)
+    return { name: string(output['name'], `outputs[${i}].name`, NAME), type }
   })
-  distinct(outputNames, (i) => `outputs[${i}].name`)
+  distinct(
+    checked.map((output) => output.name),
+    (i) => `outputs[${i}].name`,
+  )
+  return checked
 }
 
 /** One entry of a reference, describing `input`: what it holds, then its shares as a profile's are checked. */
@@ -274,9 +276,9 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
   } catch (error: unknown) {
     throw new ArtifactError('INVALID_JSON', '(document)', `is not UTF-8 JSON: ${errorMessage(error)}`)
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw schema('(document)', 'must be a JSON object')
-  const raw = value as Json
-  if (!FORMAT_VERSIONS.includes(raw['format_version'] as number)) {
+  if (!isObject(value)) throw schema('(document)', 'must be a JSON object')
+  const raw = value
+  if (!FORMAT_VERSIONS.some((version) => version === raw['format_version'])) {
     throw new ArtifactError('UNSUPPORTED_FORMAT', 'format_version', `${JSON.stringify(raw['format_version'])} is not one of ${FORMAT_VERSIONS.join(', ')}`)
   }
   const sha256 = string(raw['sha256'], 'sha256', SHA256)
@@ -299,7 +301,7 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
     inputs.map((input) => input.name),
     (i) => `inputs[${i}].name`,
   )
-  checkOutputs(artifact['outputs'], task)
+  const outputs = checkOutputs(artifact['outputs'], task)
   const classes = isLogistic ? labels(artifact['classes'], 'classes', 2) : []
 
   const numerical = inputs.filter((input) => input.type === 'numerical').length
@@ -330,9 +332,9 @@ export const parseArtifact = (bytes: Buffer | string): Artifact => {
   })
 
   // The answers are described as a profile describes them, one rule for artifacts and profiles.
-  const outputs = artifact['outputs'] as readonly Output[]
   const answered = predictionInput(isLogistic ? { task: 'classification', classes, outputs } : { task: 'regression', outputs })
   checkReference(artifact['reference'], inputs, answered)
   checkProvenance(artifact['provenance'])
+  // Every member is checked above, each as its type says: the one assertion of this module.
   return deepFreeze(artifact) as Artifact
 }

@@ -133,11 +133,11 @@ const levels = (value: unknown, field: string): readonly string[] => {
 }
 
 /** Why `min` and `max` cannot be the training range of rows binned at `edges`, or undefined when they can. */
-const rangeProblem = (min: number, max: number, edges: readonly unknown[]): string | undefined => {
+const rangeProblem = (min: number, max: number, edges: readonly number[]): string | undefined => {
   if (min > max) return `min (${min}) must not exceed max (${max})`
   // Every edge is a value of the rows (lib/drift/reference.ts), so the range holds them all.
-  const first = edges[0] as number | undefined
-  const last = edges[edges.length - 1] as number | undefined
+  const first = edges[0]
+  const last = edges.at(-1)
   if (first !== undefined && first < min) return `min (${min}) must not exceed the first edge (${first})`
   if (last !== undefined && last > max) return `max (${max}) must not be below the last edge (${last})`
   return undefined
@@ -150,10 +150,12 @@ const rangeProblem = (min: number, max: number, edges: readonly unknown[]): stri
  * edge. The entry's members, name and type are its format's to check, before.
  */
 export const checkBins = (entry: Readonly<Json>, field: string, fault: ReferenceFault): void => {
-  const edges = array(entry['edges'], `${field}.edges`, fault)
-  edges.forEach((edge, j) => {
-    finite(edge, `${field}.edges[${j}]`, fault)
-    if (j > 0 && (edge as number) <= (edges[j - 1] as number)) throw fault('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
+  let previous = -Infinity
+  const edges = array(entry['edges'], `${field}.edges`, fault).map((edge, j) => {
+    const value = finite(edge, `${field}.edges[${j}]`, fault)
+    if (value <= previous) throw fault('INVALID_REFERENCE', `${field}.edges[${j}]`, 'edges must be strictly increasing')
+    previous = value
+    return value
   })
   checkProportions(entry['proportions'], `${field}.proportions`, edges.length + 1, fault)
   const hasMin = Object.hasOwn(entry, 'min')
@@ -213,7 +215,7 @@ export const parseProfile = (bytes: Buffer | string, model?: ProfiledModel): Pro
     throw new ProfileError('UNSUPPORTED_FORMAT', 'format_version', `${JSON.stringify(value['format_version'])} is not ${PROFILE_FORMAT_VERSION}`)
   members(value, '(document)', ['format_version', 'rows', 'features'], ['predictions', 'quality'])
   const rows = value['rows']
-  if (!Number.isSafeInteger(rows) || (rows as number) < 1) throw schema('rows', 'must be a positive integer')
+  if (typeof rows !== 'number' || !Number.isSafeInteger(rows) || rows < 1) throw schema('rows', 'must be a positive integer')
   const features = array(value['features'], 'features')
   if (features.length === 0) throw schema('features', 'must have at least 1 entry')
   if (model !== undefined && features.length !== model.inputs.length)

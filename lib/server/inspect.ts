@@ -53,6 +53,10 @@ import { HttpError, payloadTooLarge } from '../core/http/errors.js'
 export type Expect = 'none' | 'continue' | 'unsupported'
 
 // Rows 3, 4, 5 and 8 are constant, so each error is built once.
+// `raw[i]` for an index below its length, which noUncheckedIndexedAccess cannot see; the raw list
+// holds names and values in pairs, so a name's value is there too.
+const headerAt = (raw: readonly string[], i: number): string => raw[i] as string
+
 const EXPECTATION_FAILED = new HttpError(417, 'EXPECTATION_FAILED', 'The only expectation supported is 100-continue')
 const INVALID_FRAMING = new HttpError(400, 'INVALID_FRAMING', 'Transfer-Encoding must be chunked alone, and HTTP/1.0 requests cannot use it')
 const INVALID_HOST = new HttpError(400, 'INVALID_HOST', 'An HTTP/1.1 request carries exactly one Host header')
@@ -75,7 +79,7 @@ export const createInspector = (maxBodyBytes: number, maxUrlBytes: number): Insp
     let length = 0
     let coding: string | undefined
     for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i] as string
+      const name = headerAt(raw, i)
       // Name lengths first: lower-casing only the few names that could match (measured faster than
       // a char-code comparison loop on Node 20: 134 vs 165–207 ns for a 7-header request).
       if (name.length === 4) {
@@ -85,8 +89,8 @@ export const createInspector = (maxBodyBytes: number, maxUrlBytes: number): Insp
       } else if (name.length === 12) {
         // Kept for ctx.hasJsonType, so a request with a body never makes Node build `req.headers`;
         // the first of several, as Node keeps it there.
-        if (ctx.contentType === undefined && name.toLowerCase() === 'content-type') ctx.contentType = raw[i + 1] as string
-      } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') coding = raw[i + 1] as string
+        if (ctx.contentType === undefined && name.toLowerCase() === 'content-type') ctx.contentType = headerAt(raw, i + 1)
+      } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') coding = headerAt(raw, i + 1)
     }
     if (coding !== undefined) {
       // Node's parser has already refused a duplicate, or one combined with Content-Length (row 0).

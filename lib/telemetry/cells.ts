@@ -41,6 +41,12 @@ export const histogramCell = (labels: Labels, bounds: readonly number[]): Histog
   exemplars: Array.from({ length: bounds.length + 1 }, emptySlot),
 })
 
+// `a[i]` for a bucket index (0 to bounds.length), which noUncheckedIndexedAccess cannot see: this
+// module's only element assertions, one per array type so that each stays monomorphic when inlined.
+const boundAt = (a: readonly number[], i: number): number => a[i] as number
+const bucketAt = (a: Float64Array, i: number): number => a[i] as number
+const slotAt = (a: readonly ExemplarSlot[], i: number): ExemplarSlot => a[i] as ExemplarSlot
+
 const keep = (slot: ExemplarSlot, traceId: string, value: number): void => {
   slot.traceId = traceId
   slot.value = value
@@ -57,11 +63,11 @@ export const count = (cell: CounterCell, traceId: string | undefined): void => {
 export const observe = (cell: HistogramCell, value: number, traceId: string | undefined): void => {
   const { bounds } = cell
   let i = 0
-  while (i < bounds.length && value > (bounds[i] as number)) i++
-  ;(cell.buckets[i] as number)++
+  while (i < bounds.length && value > boundAt(bounds, i)) i++
+  cell.buckets[i] = bucketAt(cell.buckets, i) + 1
   cell.count++
   cell.sum += value
-  if (traceId !== undefined) keep(cell.exemplars[i] as ExemplarSlot, traceId, value)
+  if (traceId !== undefined) keep(slotAt(cell.exemplars, i), traceId, value)
 }
 
 type SeriesType = 'counter' | 'gauge' | 'histogram' | 'summary'
@@ -135,16 +141,11 @@ export const histogramSeries = (name: string, help: string, cells: { values(): I
       for (const cell of cells.values()) {
         let cumulative = 0
         cell.bounds.forEach((le, i) => {
-          cumulative += cell.buckets[i] as number
-          values.push(
-            withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, cell.exemplars[i] as ExemplarSlot),
-          )
+          cumulative += bucketAt(cell.buckets, i)
+          values.push(withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, slotAt(cell.exemplars, i)))
         })
         values.push(
-          withExemplar(
-            { metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count },
-            cell.exemplars[cell.bounds.length] as ExemplarSlot,
-          ),
+          withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count }, slotAt(cell.exemplars, cell.bounds.length)),
           { metricName: `${name}_sum`, labels: cell.labels, value: cell.sum },
           { metricName: `${name}_count`, labels: cell.labels, value: cell.count },
         )

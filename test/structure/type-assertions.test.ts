@@ -12,7 +12,7 @@ import t from 'tap'
 import ts from 'typescript'
 import { ROOT } from '../fixtures/import-graph.js'
 
-const MAX_ASSERTIONS = 316
+const MAX_ASSERTIONS = 211
 
 type Counts = { assertions: number; nonNull: number }
 

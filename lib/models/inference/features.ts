@@ -26,12 +26,13 @@
 //
 // Lookups by name are built once per `inputs` array (a version's description holds one, frozen),
 // and per `signature` array, and kept in WeakMaps, so a request does one map lookup, not a rebuild.
-import type { JsonObject } from '../../core/json.js'
+import { isObject } from '../../core/json.js'
 import { invalidInput, shapeText, type InferRequest, type Tensor } from './request.js'
 import { InputError, inputProblem, MAX_PROBLEMS, type InputProblem } from './input-error.js'
 import type { Input, ModelVersion, NumericalDatatype, TensorSignature } from '../runtime.js'
 
-type Levels = Readonly<{ index: ReadonlyMap<string, number>; list: string }>
+// Keyed by unknown, so that a tensor's value is looked up as it is, without a cast.
+type Levels = Readonly<{ index: ReadonlyMap<unknown, number>; list: string }>
 
 /** What a numerical input takes: min <= x < limit, whole numbers only when `isInteger`. */
 type NumberRule = Readonly<{ datatype: NumericalDatatype; isInteger: boolean; isBool: boolean; min: number; limit: number; text: string }>
@@ -59,6 +60,12 @@ const DATATYPES_TAKEN: Readonly<Record<NumericalDatatype, string>> = {
 const INTEGER_DATATYPES: ReadonlySet<string> = new Set(INTEGERS)
 
 const fits = (rule: NumberRule, x: number): boolean => x >= rule.min && x < rule.limit && (!rule.isInteger || Number.isInteger(x))
+
+/** A numerical tensor: every datatype but BYTES. */
+type NumberTensor = Extract<Tensor, { data: readonly number[] }>
+// `data[k]` for an index the loop keeps in range, which noUncheckedIndexedAccess cannot see: this
+// module's only numeric assertion.
+const numberAt = (data: readonly number[], k: number): number => data[k] as number
 
 /** What encoding looks up by name, made once per inputs array. */
 type Schema = Readonly<{
@@ -142,16 +149,17 @@ export const encodeRows = (inputs: readonly Input[], rows: readonly unknown[]): 
   const out = new Float64Array(rows.length * F)
   const problems: InputProblem[] = []
   for (let r = 0; r < rows.length && problems.length < MAX_PROBLEMS; r++) {
-    const row = rows[r]
-    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+    const record = rows[r]
+    if (!isObject(record)) {
       problems.push(inputProblem(r, '', 'NOT_AN_OBJECT', 'must be an object of named features'))
       continue
     }
-    const record = row as JsonObject
-    for (let j = 0; j < F; j++) {
-      const input = inputs[j] as Input
+    let j = -1
+    for (const input of inputs) {
+      j++
       const value = Object.hasOwn(record, input.name) ? record[input.name] : undefined
       const rule = schema.rules[j]
+      const levels = schema.levels[j]
       if (value === undefined || value === null) problems.push(inputProblem(r, input.name, 'MISSING_FEATURE', 'is missing'))
       else if (rule?.isBool === true) {
         if (typeof value !== 'boolean') problems.push(inputProblem(r, input.name, 'WRONG_TYPE', 'must be true or false'))
@@ -161,8 +169,7 @@ export const encodeRows = (inputs: readonly Input[], rows: readonly unknown[]): 
         else if (!Number.isFinite(value)) problems.push(inputProblem(r, input.name, 'NON_FINITE_VALUE', 'must be a finite number'))
         else if (!fits(rule, value)) problems.push(inputProblem(r, input.name, 'OUT_OF_RANGE', `must be ${rule.text}`))
         else out[r * F + j] = value
-      } else {
-        const levels = schema.levels[j] as Levels
+      } else if (levels !== undefined) {
         if (typeof value !== 'string') problems.push(inputProblem(r, input.name, 'WRONG_TYPE', 'must be a string'))
         else {
           const level = levels.index.get(value)
@@ -186,26 +193,28 @@ const encodeMatrix = (tensor: Tensor, model: ModelVersion, schema: Schema): Floa
     )
   }
   const F = model.inputs.length
-  if (shape[1] !== F) {
+  const rule = schema.rules[0]
+  if (shape[1] !== F || rule === undefined) {
     throw invalidInput(
       name,
       `input ${name} is not an input of model ${model.name}; as one tensor its shape ${shapeText(shape)} must be [N, ${F}], columns ${schema.names}`,
     )
   }
   // One tensor for every column: the columns share one datatype.
-  checkNumbers(tensor, schema.rules[0] as NumberRule)
-  return Float64Array.from(tensor.data as readonly number[])
+  checkNumbers(tensor, rule)
+  return Float64Array.from(tensor.data)
 }
 
 /** Throws unless a tensor's datatype and values fit the numerical input it fills: the datatypes it takes when they do not. */
-const checkNumbers = (tensor: Tensor, rule: NumberRule): void => {
-  const { name, datatype, data } = tensor
+function checkNumbers(tensor: Tensor, rule: NumberRule): asserts tensor is NumberTensor {
+  const { name, datatype } = tensor
   const isFit = rule.isBool ? datatype === 'BOOL' : datatype !== 'BOOL' && datatype !== 'BYTES' && (!rule.isInteger || INTEGER_DATATYPES.has(datatype))
-  if (!isFit) throw invalidInput(name, `input ${name} takes ${DATATYPES_TAKEN[rule.datatype]}; got ${datatype}`)
+  if (!isFit || tensor.datatype === 'BYTES') throw invalidInput(name, `input ${name} takes ${DATATYPES_TAKEN[rule.datatype]}; got ${datatype}`)
   // FP64 takes every value a request tensor can hold; the others are checked value by value.
   if (rule.limit === Infinity) return
+  const { data } = tensor
   for (let k = 0; k < data.length; k++) {
-    if (!fits(rule, data[k] as number)) throw invalidInput(name, `input ${name}: data[${k}] is ${data[k]}; the model takes ${rule.text}`)
+    if (!fits(rule, numberAt(data, k))) throw invalidInput(name, `input ${name}: data[${k}] is ${data[k]}; the model takes ${rule.text}`)
   }
 }
 
@@ -214,7 +223,7 @@ const writeLevels = (tensor: Tensor, levels: Levels, features: Float64Array, row
   const { name } = tensor
   if (tensor.datatype !== 'BYTES') throw invalidInput(name, `input ${name} takes BYTES, one of ${levels.list}; got ${tensor.datatype}`)
   for (let r = 0; r < rows; r++) {
-    const value = tensor.data[r] as string
+    const value = tensor.data[r]
     const level = levels.index.get(value)
     if (level === undefined) throw invalidInput(name, `input ${name}: data[${r}] is ${JSON.stringify(value)}, not one of ${levels.list}`)
     features[r * F + j] = level
@@ -233,19 +242,19 @@ const encodeGraphInputs = (tensors: readonly Tensor[], rows: number, model: Mode
     const isShaped = width === 1 ? shape.length === 1 || shape[1] === 1 : shape.length === 2 && shape[1] === width
     if (!isShaped) throw invalidInput(name, `input ${name} takes shape ${input.shapes}; got ${shapeText(shape)}`)
     const levels = schema.levels[first]
-    if (levels !== undefined) {
-      writeLevels(tensor, levels, features, rows, first, F)
-      continue
+    const rule = schema.rules[first]
+    if (levels !== undefined) writeLevels(tensor, levels, features, rows, first, F)
+    else if (rule !== undefined) {
+      checkNumbers(tensor, rule)
+      // One tensor of every column is the features as they are; a column of several is strided.
+      if (width === F) features.set(tensor.data)
+      else for (let r = 0; r < rows; r++) features[r * F + first] = numberAt(tensor.data, r)
     }
-    checkNumbers(tensor, schema.rules[first] as NumberRule)
-    // One tensor of every column is the features as they are; a column of several is strided.
-    if (width === F) features.set(tensor.data as readonly number[])
-    else for (let r = 0; r < rows; r++) features[r * F + first] = tensor.data[r] as number
   }
   if (tensors.length < graph.inputs.length) {
     // Names are distinct and the graph's (checked above), so fewer tensors than inputs means one is absent.
-    const missing = graph.inputs.find((input) => !tensors.some((tensor) => tensor.name === input.name)) as GraphInput
-    throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${graph.names}`)
+    const missing = graph.inputs.find((input) => !tensors.some((tensor) => tensor.name === input.name))
+    if (missing !== undefined) throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${graph.names}`)
   }
   return features
 }
@@ -255,8 +264,8 @@ const encodeInstances = (instances: readonly unknown[], model: ModelVersion): Fl
     return encodeRows(model.inputs, instances)
   } catch (error: unknown) {
     if (!(error instanceof InputError)) throw error
-    const first = error.problems[0] as InputProblem
-    throw invalidInput(first.feature === '' ? undefined : first.feature, `instances: ${error.message}`)
+    const feature = error.problems[0]?.feature
+    throw invalidInput(feature === '' ? undefined : feature, `instances: ${error.message}`)
   }
 }
 
@@ -269,8 +278,8 @@ export const encodeInputs = (request: InferRequest, model: ModelVersion): Float6
   const { inputs, rows } = request
   const schema = schemaOf(model.inputs)
   if (model.signature !== undefined) return encodeGraphInputs(inputs, rows, model, schema, graphOf(model.signature, model.inputs))
-  const first = inputs[0] as Tensor
-  if (inputs.length === 1 && first.shape.length === 2 && !schema.index.has(first.name)) return encodeMatrix(first, model, schema)
+  const first = inputs[0]
+  if (inputs.length === 1 && first?.shape.length === 2 && !schema.index.has(first.name)) return encodeMatrix(first, model, schema)
 
   const F = model.inputs.length
   const features = new Float64Array(rows * F)
@@ -280,15 +289,17 @@ export const encodeInputs = (request: InferRequest, model: ModelVersion): Float6
     if (j === undefined) throw invalidInput(name, `input ${name} is not an input of model ${model.name}; its inputs are ${schema.names}`)
     if (shape.length === 2 && shape[1] !== 1) throw invalidInput(name, `input ${name}: shape ${shapeText(shape)} must be [N] or [N, 1], one value per row`)
     const levels = schema.levels[j]
-    if (levels === undefined) {
-      checkNumbers(tensor, schema.rules[j] as NumberRule)
-      for (let r = 0; r < rows; r++) features[r * F + j] = tensor.data[r] as number
-    } else writeLevels(tensor, levels, features, rows, j, F)
+    const rule = schema.rules[j]
+    if (levels !== undefined) writeLevels(tensor, levels, features, rows, j, F)
+    else if (rule !== undefined) {
+      checkNumbers(tensor, rule)
+      for (let r = 0; r < rows; r++) features[r * F + j] = numberAt(tensor.data, r)
+    }
   }
   if (inputs.length < F) {
     // Names are distinct and known (checked above), so fewer tensors than inputs means one is absent.
-    const missing = model.inputs.find((input) => !inputs.some((tensor) => tensor.name === input.name)) as Input
-    throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${schema.names}`)
+    const missing = model.inputs.find((input) => !inputs.some((tensor) => tensor.name === input.name))
+    if (missing !== undefined) throw invalidInput(missing.name, `input ${missing.name} is missing; model ${model.name} takes ${schema.names}`)
   }
   return features
 }

@@ -30,7 +30,7 @@ import { PLATFORM } from '../platform.js'
 import { parseProfile, predictionInput, type Profile } from '../profile.js'
 import type { GraphSummary, GraphValue } from './graph.js'
 import type { OnnxMetadata } from './metadata.js'
-import type { Input, ModelVersion, NumericalDatatype, Output, Place, Reference, Task, TensorSignature } from '../runtime.js'
+import type { Input, ModelVersion, NumericalDatatype, Output, Place, Reference, TensorSignature } from '../runtime.js'
 
 /** onnxruntime's names for the tensor types a request can fill. */
 export type ElementKind = 'float32' | 'float64' | 'int64' | 'int32' | 'bool' | 'string'
@@ -59,7 +59,8 @@ export type OnnxPlan = Readonly<{
 export const ONNX_PLATFORM = PLATFORM.onnx
 
 /** TensorProto.DataType → what svc feeds and how OIP names it; types not here are refused. */
-const ELEMENTS: ReadonlyMap<number, Readonly<{ kind: ElementKind; datatype: NumericalDatatype | 'BYTES' }>> = new Map([
+type Element = Readonly<{ kind: Exclude<ElementKind, 'string'>; datatype: NumericalDatatype }> | Readonly<{ kind: 'string'; datatype: 'BYTES' }>
+const ELEMENTS: ReadonlyMap<number, Element> = new Map<number, Element>([
   [1, { kind: 'float32', datatype: 'FP32' }],
   [11, { kind: 'float64', datatype: 'FP64' }],
   [7, { kind: 'int64', datatype: 'INT64' }],
@@ -76,27 +77,27 @@ const shapeText = (value: GraphValue): string => `[${(value.shape ?? []).map((d)
 
 /** The second dimension of a rank-2 tensor: a number when fixed, undefined when free. */
 const columns = (value: GraphValue): number | undefined => {
-  const dim = (value.shape as readonly unknown[])[1]
+  const dim = value.shape?.[1]
   return typeof dim === 'number' ? dim : undefined
 }
 
 const isOneColumn = (value: GraphValue): boolean => value.shape?.length === 1 || (value.shape?.length === 2 && columns(value) === 1)
 
-/** Checks what every input must be; returns its element. */
-const element = (input: GraphValue): NonNullable<ReturnType<typeof ELEMENTS.get>> => {
+/** Checks what every input must be; returns its element and its dimensions. */
+const element = (input: GraphValue): Element & Readonly<{ dims: NonNullable<GraphValue['shape']> }> => {
   const found = ELEMENTS.get(input.elemType ?? -1)
   if (found === undefined || !input.type.startsWith('tensor(')) {
     throw fail(`input ${input.name}: ${input.type} is not a type svc can feed (float, double, int64, int32, bool or string tensors)`)
   }
-  const rank = input.shape?.length
-  if (rank !== 1 && rank !== 2) throw fail(`input ${input.name}: shape ${shapeText(input)} must be [N] or [N, F]`)
-  if (typeof (input.shape as readonly unknown[])[0] === 'number') {
+  const dims = input.shape
+  if (dims === undefined || (dims.length !== 1 && dims.length !== 2)) throw fail(`input ${input.name}: shape ${shapeText(input)} must be [N] or [N, F]`)
+  if (typeof dims[0] === 'number') {
     throw fail(`input ${input.name}: shape ${shapeText(input)} fixes the batch dimension; export the model with a dynamic first dimension`)
   }
-  return found
+  return { ...found, dims }
 }
 
-const numerical = (name: string, datatype: NumericalDatatype | 'BYTES'): Input => ({ name, type: 'numerical', datatype: datatype as NumericalDatatype })
+const numerical = (name: string, datatype: NumericalDatatype): Input => ({ name, type: 'numerical', datatype })
 
 type PlannedInputs = Readonly<{ inputs: readonly Input[]; feeds: readonly Feed[] }>
 
@@ -108,10 +109,13 @@ const planMatrix = (input: GraphValue, metadata: OnnxMetadata): PlannedInputs =>
   const { kind, datatype } = element(input)
   if (kind === 'string') throw fail(`input ${input.name}: a [N, F] string tensor is not supported; export one [N, 1] input per string column`)
   const width = columns(input)
-  if (metadata.features === undefined && width === undefined) {
-    throw fail(`metadata.json features: required, to name the columns of input ${input.name} ${shapeText(input)}, whose number the graph leaves free`)
+  let names = metadata.features
+  if (names === undefined) {
+    if (width === undefined) {
+      throw fail(`metadata.json features: required, to name the columns of input ${input.name} ${shapeText(input)}, whose number the graph leaves free`)
+    }
+    names = indexed(`${input.name}_`, width)
   }
-  const names = metadata.features ?? indexed(`${input.name}_`, width as number)
   if (width !== undefined && names.length !== width) throw fail(`metadata.json features: names ${names.length} columns; input ${input.name} has ${width}`)
   return {
     inputs: names.map((name) => numerical(name, datatype)),
@@ -158,7 +162,13 @@ const planInputs = (graph: GraphSummary, metadata: OnnxMetadata, profile: Profil
   return planned
 }
 
-type PlannedOutputs = Readonly<{ task: Task; classes: readonly string[] | undefined; outputs: readonly Output[]; fetch: string; width: number }>
+type PlannedOutputs = Readonly<
+  ({ task: 'classification'; classes: readonly string[] } | { task: 'regression'; classes: undefined }) & {
+    outputs: readonly Output[]
+    fetch: string
+    width: number
+  }
+>
 
 /** The output a client sees for the tensor `fetch`: the ZipMap's, when the graph ended in one. */
 const shownName = (original: GraphSummary, fetch: string): string => original.zipMaps.find((z) => z.input === fetch)?.output ?? fetch
@@ -178,14 +188,14 @@ const planOutputs = (graph: GraphSummary, original: GraphSummary, metadata: Onnx
   const probabilities = zipped ?? wide ?? floats[0]
   if (probabilities === undefined) throw fail('the graph has no float output of class probabilities ([N, C])')
   const width = probabilities.shape?.length === 2 ? columns(probabilities) : undefined
-  if (original.classLabels === undefined && metadata.classes === undefined && width === undefined) {
+  // Unnamed, a class is its column: what an argmax over the probabilities answers.
+  const classes = original.classLabels ?? metadata.classes ?? (width === undefined ? undefined : indexed('', width))
+  if (classes === undefined) {
     throw fail(
       'metadata.json classes: required: the graph names no class labels, ' +
         `and output ${probabilities.name} ${shapeText(probabilities)} does not fix their number`,
     )
   }
-  // Unnamed, a class is its column: what an argmax over the probabilities answers.
-  const classes = original.classLabels ?? metadata.classes ?? indexed('', width as number)
   const isSame = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((label, i) => label === b[i])
   if (original.classLabels !== undefined && metadata.classes !== undefined && !isSame(metadata.classes, original.classLabels)) {
     throw fail(`metadata.json classes: the graph names its classes (${original.classLabels.join(', ')}); leave classes out or repeat them`)
@@ -216,11 +226,11 @@ const planOutputs = (graph: GraphSummary, original: GraphSummary, metadata: Onnx
 
 /** The graph's inputs as a client sends them: OIP datatypes, -1 for a free dimension. */
 const signatureOf = (graph: GraphSummary): readonly TensorSignature[] =>
-  graph.inputs.map((input) => ({
-    name: input.name,
-    datatype: (ELEMENTS.get(input.elemType as number) as { datatype: string }).datatype,
-    shape: (input.shape as readonly unknown[]).map((d) => (typeof d === 'number' ? d : -1)),
-  }))
+  graph.inputs.map((input) => {
+    // Checked as the inputs were planned, so this never throws.
+    const { datatype, dims } = element(input)
+    return { name: input.name, datatype, shape: dims.map((d) => (typeof d === 'number' ? d : -1)) }
+  })
 
 /** A digest of every file of the version: a change to any of them is a new build. */
 const digest = (files: readonly (Buffer | undefined)[]): string => {
@@ -250,7 +260,7 @@ export const planOnnx = (
   }
   const { inputs, feeds } = planInputs(graph, metadata, loose)
   const { task, classes, outputs, fetch, width } = planOutputs(graph, original, metadata)
-  const described = task === 'classification' ? { task, classes: classes as readonly string[], outputs } : { task, outputs }
+  const described = task === 'classification' ? { task, classes, outputs } : { task, outputs }
   let reference: Reference | undefined
   let quality: ModelVersion['quality']
   if (files.profile !== undefined) {

@@ -21,16 +21,20 @@ import type { ModelVersion, Prediction } from '../runtime.js'
 /** The two constructors a predictor needs from onnxruntime-node, passed in so this file never loads it. */
 export type TensorConstructor = new (type: Tensor.Type, data: Tensor.DataType, dims: readonly number[]) => Tensor
 
+// `a[i]` for an index the loop keeps in range, which noUncheckedIndexedAccess cannot see: this
+// module's numeric assertion, for the features, the scores and the probabilities alike.
+const numberAt = (a: ArrayLike<number>, i: number): number => a[i] as number
+
 type Columns = Float32Array | Float64Array | BigInt64Array | Int32Array | Uint8Array | string[]
 
 /** One graph input's values for `rows` rows, cut from the features (rows × `stride`, row-major). */
 const columnsOf = (feed: Feed, features: Float64Array, rows: number, stride: number): Columns => {
-  const { first, width, kind } = feed
+  const { first, width, kind, levels } = feed
   const size = rows * width
-  if (kind === 'string') {
-    const levels = feed.levels as readonly string[]
+  if (levels !== undefined) {
     const out = new Array<string>(size)
-    for (let r = 0; r < rows; r++) out[r] = levels[features[r * stride + first] as number] as string
+    // Encoding wrote a level index of this input, so every index is one of its levels.
+    for (let r = 0; r < rows; r++) out[r] = levels[numberAt(features, r * stride + first)] as string
     return out
   }
   // A double [N, F] input that takes every column is the features themselves: no copy.
@@ -47,10 +51,10 @@ const columnsOf = (feed: Feed, features: Float64Array, rows: number, stride: num
             : undefined
   if (out === undefined) {
     const ints = new BigInt64Array(size)
-    for (let r = 0; r < rows; r++) for (let j = 0; j < width; j++) ints[r * width + j] = BigInt(features[r * stride + first + j] as number)
+    for (let r = 0; r < rows; r++) for (let j = 0; j < width; j++) ints[r * width + j] = BigInt(numberAt(features, r * stride + first + j))
     return ints
   }
-  for (let r = 0; r < rows; r++) for (let j = 0; j < width; j++) out[r * width + j] = features[r * stride + first + j] as number
+  for (let r = 0; r < rows; r++) for (let j = 0; j < width; j++) out[r * width + j] = numberAt(features, r * stride + first + j)
   return out
 }
 
@@ -65,7 +69,7 @@ const classify = (scores: ArrayLike<number>, rows: number, classes: number): Pre
     let max = -Infinity
     let best = 0
     for (let c = 0; c < classes; c++) {
-      const score = scores[at + c] as number
+      const score = numberAt(scores, at + c)
       sum += score
       if (score < min) min = score
       if (score > max) {
@@ -76,12 +80,12 @@ const classify = (scores: ArrayLike<number>, rows: number, classes: number): Pre
     if (!Number.isFinite(sum)) throw new Error(`the graph answered a non-finite score in row ${r}`)
     labels[r] = best
     if (min >= 0 && sum > 0) {
-      for (let c = 0; c < classes; c++) probabilities[at + c] = (scores[at + c] as number) / sum
+      for (let c = 0; c < classes; c++) probabilities[at + c] = numberAt(scores, at + c) / sum
       continue
     }
     let total = 0
-    for (let c = 0; c < classes; c++) total += probabilities[at + c] = Math.exp((scores[at + c] as number) - max)
-    for (let c = 0; c < classes; c++) probabilities[at + c] = (probabilities[at + c] as number) / total
+    for (let c = 0; c < classes; c++) total += probabilities[at + c] = Math.exp(numberAt(scores, at + c) - max)
+    for (let c = 0; c < classes; c++) probabilities[at + c] = numberAt(probabilities, at + c) / total
   }
   return { labels, probabilities }
 }
@@ -89,7 +93,7 @@ const classify = (scores: ArrayLike<number>, rows: number, classes: number): Pre
 const regress = (values: ArrayLike<number>, rows: number): Prediction => {
   const out = new Float64Array(rows)
   for (let r = 0; r < rows; r++) {
-    const value = values[r] as number
+    const value = numberAt(values, r)
     if (!Number.isFinite(value)) throw new Error(`the graph answered a non-finite value in row ${r}`)
     out[r] = value
   }

@@ -14,7 +14,7 @@
 import { errorMessage } from '../../core/errors.js'
 import { failed, succeeded } from '../../core/result.js'
 import type { ModelVersion, Runtime } from '../runtime.js'
-import type { StoreError, StoreErrorCode } from '../store/error.js'
+import { storeErrorOf, type StoreErrorCode } from '../store/error.js'
 import { parseManifest, type Manifest } from '../store/manifest.js'
 import type { Store, StoreStat } from '../store/store.js'
 import { sameBuild, type FileRead, type LoadOutcome, type ModelRead, type RegistryState, type ServedModel, type Snapshot, type VersionRead } from './state.js'
@@ -33,7 +33,7 @@ const STORE_REASONS: Readonly<Record<StoreErrorCode, string>> = {
 }
 
 const storeFailure = (path: string, error: unknown): LoadOutcome<never> => {
-  const { code, message } = error as StoreError // a Store rejects with StoreError only
+  const { code, message } = storeErrorOf(error)
   return failed({ reason: `${path}: ${STORE_REASONS[code]}`, detail: message })
 }
 
@@ -78,7 +78,7 @@ const statIfPresent = async (store: Store, path: string): Promise<StoreStat | un
   try {
     return await store.stat(path)
   } catch (error: unknown) {
-    if ((error as StoreError).code === 'NOT_FOUND') return undefined
+    if (storeErrorOf(error).code === 'NOT_FOUND') return undefined
     throw error
   }
 }
@@ -95,7 +95,7 @@ const findRuntime = async ({ store, runtimes }: Source, dir: string, version: st
       return { dir, version, runtime, path, etag: (await store.stat(path)).etag }
     } catch (error: unknown) {
       const outcome = storeFailure(path, error)
-      if ((error as StoreError).code !== 'NOT_FOUND') return { path, etag: undefined, outcome, version, runtime }
+      if (storeErrorOf(error).code !== 'NOT_FOUND') return { path, etag: undefined, outcome, version, runtime }
       missing ??= { path, etag: undefined, outcome, version, runtime }
     }
   }
@@ -183,7 +183,7 @@ export const readSnapshot = async (source: Source, previous: RegistryState): Pro
   try {
     listed = await source.store.list()
   } catch (error: unknown) {
-    const { code, message } = error as StoreError
+    const { code, message } = storeErrorOf(error)
     return failed({ store: source.store.description, code, message })
   }
   return succeeded(await Promise.all(modelNames(listed, previous).map((name) => readModel(source, name, previous))))

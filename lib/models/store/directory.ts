@@ -8,7 +8,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { errorCode } from '../../core/errors.js'
 import { describeError } from '../../core/net/describe-error.js'
-import { StoreError } from './error.js'
+import { StoreError, storeErrorOf } from './error.js'
 import { checkPath, isSegment } from './path.js'
 import type { Store, StoreStat } from './store.js'
 
@@ -67,7 +67,8 @@ export const createDirectoryStore = (root: string, { maxBytes }: DirectoryStoreO
       return true
     } catch (error: unknown) {
       // No manifest, or a link out of the store: not a model. An unreadable manifest is reported.
-      if ((error as StoreError).code === 'NOT_FOUND' || (error as StoreError).code === 'INVALID_PATH') return false
+      const { code } = storeErrorOf(error)
+      if (code === 'NOT_FOUND' || code === 'INVALID_PATH') return false
       throw error
     }
   }

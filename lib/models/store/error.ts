@@ -1,6 +1,6 @@
 // The one error every model store throws. Its code is stable and is what callers branch on; its
 // message names the path and where the store reads from, never a credential.
-import { CodedError } from '../../core/errors.js'
+import { CodedError, errorMessage } from '../../core/errors.js'
 
 export const STORE_ERROR_CODES = [
   /** No such file (or it is a directory): a model or version that is not there. */
@@ -21,6 +21,13 @@ export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
 export class StoreError extends CodedError<StoreErrorCode> {
   override name = 'StoreError'
 }
+
+/**
+ * What a store's call rejected with, as a StoreError: a Store rejects with StoreError only, so
+ * anything else is a store's bug, read as UNREADABLE with its message kept.
+ */
+export const storeErrorOf = (error: unknown): StoreError =>
+  error instanceof StoreError ? error : new StoreError('UNREADABLE', errorMessage(error), { cause: error })
 
 /** A URL as it may be logged: without its user name and password. */
 export const redactUrl = (url: URL): string => {

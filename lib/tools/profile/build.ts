@@ -78,26 +78,38 @@ const growable = () => {
   }
 }
 
-/** One profiled column: reads a cell (throwing LineError), adds a kept row's value, and computes its reference. */
+/**
+ * One profiled column: reads a row's cell (throwing LineError) and holds its value, adds that value
+ * when the row is kept, and computes its reference. Each column holds its own value's type, so a
+ * value never goes through a shared `number | string` slot.
+ */
 type Column = Readonly<{
   name: string
   type: ColumnType
+  /** The value, as the model takes it. */
   read(cell: unknown, line: number): number | string
-  add(value: number | string, line: number): void
+  /** Adds the value read last: its row is kept. */
+  add(line: number): void
   reference(bins: number): FeatureReference
 }>
 
+// `list[j]` for an index the loop keeps in range (a column's field, in column order), which
+// noUncheckedIndexedAccess cannot see: this module's only assertion.
+const at = <T>(list: ArrayLike<T>, j: number): T => list[j] as T
+
 const numericalColumn = (name: string, cells: CellReading): Column => {
   const values = growable()
+  let last = 0
   return {
     name,
     type: 'numerical',
     read: (cell, line) => {
       const value = cells.number(cell)
       if (value === undefined) throw new LineError(line, `${name}: ${quote(cell)} is not a finite number`)
+      last = value
       return value
     },
-    add: (value) => values.push(value as number),
+    add: () => values.push(last),
     reference: (bins) => numericalReference(name, values.values(), bins),
   }
 }
@@ -117,15 +129,20 @@ const listed = (levels: readonly string[]): string => {
 const inputColumn = (input: Input & { type: 'categorical' }, cells: CellReading): Column => {
   const index = new Map(input.levels.map((level, i) => [level, i]))
   const counts = new Float64Array(input.levels.length)
+  let lastIndex = 0
   return {
     name: input.name,
     type: 'categorical',
     read: (cell, line) => {
       const level = levelOf(input.name, cells, cell, line)
-      if (!index.has(level)) throw new LineError(line, `${input.name}: ${quote(level)} is not one of ${listed(input.levels)}`)
+      const i = index.get(level)
+      if (i === undefined) throw new LineError(line, `${input.name}: ${quote(level)} is not one of ${listed(input.levels)}`)
+      lastIndex = i
       return level
     },
-    add: (value) => void (counts[index.get(value as string) as number] as number)++,
+    add: () => {
+      counts[lastIndex] = at(counts, lastIndex) + 1
+    },
     reference: () => countedReference(input.name, input.levels, counts),
   }
 }
@@ -133,21 +150,26 @@ const inputColumn = (input: Input & { type: 'categorical' }, cells: CellReading)
 /** A categorical column whose levels are the values found, at most `maxLevels`; `hint` ends the message past that. */
 const levelsColumn = (name: string, cells: CellReading, maxLevels: number, hint: string): Column => {
   const counts = new Map<string, number>()
+  let last = ''
   return {
     name,
     type: 'categorical',
-    read: (cell, line) => levelOf(name, cells, cell, line),
-    add: (value, line) => {
-      const count = counts.get(value as string)
+    read: (cell, line) => {
+      last = levelOf(name, cells, cell, line)
+      return last
+    },
+    add: (line) => {
+      const count = counts.get(last)
       if (count === undefined && counts.size === maxLevels) throw new LineError(line, `${name}: more than ${maxLevels} distinct values (--max-levels); ${hint}`)
-      counts.set(value as string, (count ?? 0) + 1)
+      counts.set(last, (count ?? 0) + 1)
     },
     reference: () => {
-      const levels = [...counts.keys()].sort()
+      // Sorted by UTF-16 code units, as sort() sorts strings; levels are distinct, so never equal.
+      const levels = [...counts].sort(([a], [b]) => (a < b ? -1 : 1))
       return countedReference(
         name,
-        levels,
-        levels.map((level) => counts.get(level) as number),
+        levels.map(([level]) => level),
+        levels.map(([, count]) => count),
       )
     },
   }
@@ -161,7 +183,7 @@ const predictionsOf = (model: ModelVersion, predictor: Predictor, batchRows: num
   const labels = new Float64Array(model.task === 'classification' ? model.classes.length : 0)
   const values = growable()
   const take = (prediction: Prediction, batchTruths: readonly number[]): void => {
-    if ('labels' in prediction) for (const label of prediction.labels) (labels[label] as number)++
+    if ('labels' in prediction) for (const label of prediction.labels) labels[label] = at(labels, label) + 1
     else for (const value of prediction.values) values.push(value)
     score?.add(prediction, batchTruths)
   }
@@ -200,15 +222,28 @@ const note = (seen: Survey, cells: CellReading, cell: unknown, line: number): vo
   }
 }
 
-/** The header's index of each of `names`, refusing a name absent or repeated; `why` says where a name came from. */
+/** The header's index of `name`, refusing a name absent or repeated; `why` says where the name came from. */
+const headerIndex = (header: readonly string[], name: string, line: number, why: string): number => {
+  const first = header.indexOf(name)
+  if (first === -1) throw new LineError(line, `the header has no column ${quote(name)} (${why})`)
+  const second = header.indexOf(name, first + 1)
+  if (second !== -1) throw new LineError(line, `column ${quote(name)} appears twice in the header (fields ${first + 1} and ${second + 1})`)
+  return first
+}
+
+/** The header's index of each of `names`, as headerIndex. */
 const headerIndexes = (header: readonly string[], names: readonly string[], line: number, why: string): number[] =>
-  names.map((name) => {
-    const first = header.indexOf(name)
-    if (first === -1) throw new LineError(line, `the header has no column ${quote(name)} (${why})`)
-    const second = header.indexOf(name, first + 1)
-    if (second !== -1) throw new LineError(line, `column ${quote(name)} appears twice in the header (fields ${first + 1} and ${second + 1})`)
-    return first
-  })
+  names.map((name) => headerIndex(header, name, line, why))
+
+/** A new survey of column `name`, kept in `seen`. */
+const surveyed = (seen: Map<string, Survey>, name: string): Survey => {
+  const fresh = survey()
+  seen.set(name, fresh)
+  return fresh
+}
+
+/** Each survey with the reader of its column's cell. */
+type SurveyedCell = Readonly<{ seen: Survey; cellOf: CellOf }>
 
 const checkExcluded = (exclude: readonly string[], found: readonly string[], fail: (name: string) => Error): void => {
   for (const name of exclude) if (!found.includes(name)) throw fail(name)
@@ -239,16 +274,14 @@ const inferTypes = async (source: TableSource, columns: Exclude<ProfiledColumns,
   const cells = CELLS[source.format]
   const seen = new Map<string, Survey>()
   if (source.format === 'csv') {
-    let cellOf: CellOf[] = []
-    let surveys: Survey[] = []
+    let surveyedCells: SurveyedCell[] = []
     await scanTable(source, {
       header: (header, line) => {
         const { names, indexes } = columnsInHeader(columns, header, line)
-        cellOf = indexes.map(fieldOf)
-        surveys = names.map((name) => seen.set(name, survey()).get(name) as Survey)
+        surveyedCells = names.map((name, j) => ({ seen: surveyed(seen, name), cellOf: fieldOf(at(indexes, j)) }))
       },
       row: (record, line) => {
-        for (let j = 0; j < cellOf.length; j++) note(surveys[j] as Survey, cells, (cellOf[j] as CellOf)(record), line)
+        for (const { seen, cellOf } of surveyedCells) note(seen, cells, cellOf(record), line)
       },
     })
   } else if (columns.kind === 'all') {
@@ -269,12 +302,10 @@ const inferTypes = async (source: TableSource, columns: Exclude<ProfiledColumns,
     )
     for (const name of columns.exclude) seen.delete(name)
   } else {
-    const names = columns.columns.map((column) => column.name)
-    const cellOf = names.map(memberOf)
-    const surveys = names.map((name) => seen.set(name, survey()).get(name) as Survey)
+    const surveyedCells: SurveyedCell[] = columns.columns.map(({ name }) => ({ seen: surveyed(seen, name), cellOf: memberOf(name) }))
     await scanTable(source, {
       row: (record, line) => {
-        for (let j = 0; j < cellOf.length; j++) note(surveys[j] as Survey, cells, (cellOf[j] as CellOf)(record), line)
+        for (const { seen, cellOf } of surveyedCells) note(seen, cells, cellOf(record), line)
       },
     })
   }
@@ -293,14 +324,15 @@ const planColumns = (options: ProfileOptions, surveys: ReadonlyMap<string, Surve
   return requests.map(({ name, type }) => {
     if (type === 'numerical') return numericalColumn(name, cells)
     if (type === 'categorical') return levelsColumn(name, cells, maxLevels, NOT_A_COLUMN_HINT)
-    const seen = surveys.get(name) as Survey
-    if (seen.isNumeric) return numericalColumn(name, cells)
-    const other = seen.firstOther as NonNullable<Survey['firstOther']>
+    const seen = surveys.get(name)
+    const other = seen?.firstOther
+    // A column surveyed is numerical until its first other value.
+    if (other === undefined) return numericalColumn(name, cells)
     return levelsColumn(
       name,
       cells,
       maxLevels,
-      seen.hasNumber ? `the first value that is not a number is ${quote(other.cell)}, on line ${other.line}` : NOT_A_COLUMN_HINT,
+      seen?.hasNumber === true ? `the first value that is not a number is ${quote(other.cell)}, on line ${other.line}` : NOT_A_COLUMN_HINT,
     )
   })
 }
@@ -317,33 +349,33 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   const isInferred = profiled.kind === 'all' || (profiled.kind === 'listed' && profiled.columns.some((column) => column.type === undefined))
   const columns = planColumns(options, isInferred ? await inferTypes(source, profiled) : new Map())
   if (columns.length === 0) throw new ProfileInputError(source.file, undefined, 'no column left to profile')
-  const names = columns.map((column) => column.name)
   const cells = CELLS[source.format]
   const target = targetOf(profiled, cells)
   const predictions =
     profiled.kind === 'model' ? predictionsOf(profiled.model, profiled.predictor, options.batchRows ?? DEFAULT_BATCH_ROWS, target?.score) : undefined
-  let cellOf: CellOf[] = source.format === 'csv' ? [] : names.map(memberOf)
+  let cellOf: CellOf[] = source.format === 'csv' ? [] : columns.map((column) => memberOf(column.name))
   // CSV: from the header, below.
   let truthOf: CellOf | undefined = target === undefined || source.format === 'csv' ? undefined : memberOf(target.column.name)
-  const values: (number | string)[] = new Array(columns.length)
   let rows = 0
   let dropped = 0
 
   const { skipped } = await scanTable(source, {
     header: (header, line) => {
       cellOf = columnsInHeader(profiled, header, line).indexes.map(fieldOf)
-      if (target !== undefined) truthOf = fieldOf(headerIndexes(header, [target.column.name], line, 'named by --target')[0] as number)
+      if (target !== undefined) truthOf = fieldOf(headerIndex(header, target.column.name, line, 'named by --target'))
     },
     row: (record: Cells, line: number) => {
       let missing: string | undefined
-      for (let j = 0; j < columns.length; j++) {
-        const cell = (cellOf[j] as CellOf)(record)
-        if (cells.isMissing(cell)) missing ??= names[j]
-        else values[j] = (columns[j] as Column).read(cell, line)
+      const row: Record<string, number | string> = {}
+      let j = 0
+      for (const column of columns) {
+        const cell = at(cellOf, j++)(record)
+        if (cells.isMissing(cell)) missing ??= column.name
+        else row[column.name] = column.read(cell, line)
       }
       let truth = Number.NaN
-      if (target !== undefined) {
-        const cell = (truthOf as CellOf)(record)
+      if (target !== undefined && truthOf !== undefined) {
+        const cell = truthOf(record)
         if (cells.isMissing(cell)) missing ??= target.column.name
         else truth = target.column.read(cell, line)
       }
@@ -352,9 +384,9 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
         dropped++
         return
       }
-      for (let j = 0; j < columns.length; j++) (columns[j] as Column).add(values[j] as number | string, line)
+      for (const column of columns) column.add(line)
       rows++
-      return predictions?.add(Object.fromEntries(names.map((name, j) => [name, values[j] as number | string])), truth)
+      return predictions?.add(row, truth)
     },
   })
   if (rows === 0) throw new ProfileInputError(source.file, undefined, `every row (${dropped}) has a missing value: nothing left to profile`)

@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { createStore } from '../../../lib/models/store/open.js'
 import type { Store } from '../../../lib/models/store/store.js'
 import { createDirectoryStore } from '../../../lib/models/store/directory.js'
-import type { StoreErrorCode } from '../../../lib/models/store/error.js'
+import { StoreError, storeErrorOf, type StoreErrorCode } from '../../../lib/models/store/error.js'
 import { createHttpStore } from '../../../lib/models/store/http.js'
 import { createMemoryStore } from '../../../lib/models/store/memory.js'
 import { checkPath } from '../../../lib/models/store/path.js'
@@ -185,4 +185,12 @@ t.test('createStore builds the store a spec names', async (t) => {
     createStore({ kind: 'http', url: new URL(server.url) }, { maxBytes: 5, timeoutMs: 1000 }),
   ]
   for (const store of small) await t.rejects(store.read('iris/1/model.json'), { code: 'TOO_LARGE' }, store.description)
+})
+
+t.test('storeErrorOf keeps a StoreError and reads anything else a store rejects with as UNREADABLE, its message kept', async (t) => {
+  const stored = new StoreError('NOT_FOUND', 'iris/1/model.json not found')
+  t.equal(storeErrorOf(stored), stored)
+  const other = new TypeError('a store bug')
+  t.match(storeErrorOf(other), { name: 'StoreError', code: 'UNREADABLE', message: 'a store bug', cause: other })
+  t.match(storeErrorOf('thrown text'), { code: 'UNREADABLE', message: 'thrown text' })
 })
