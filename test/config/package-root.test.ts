@@ -7,7 +7,7 @@ import t from 'tap'
 import { packageRoot } from '../../lib/config/package-root.js'
 
 t.test("this checkout's root, from a module in lib/", async (t) => {
-  t.equal(packageRoot(new URL('../lib/process/package-root.ts', import.meta.url)), fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, ''))
+  t.equal(packageRoot(new URL('../../lib/config/package-root.ts', import.meta.url)), fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, ''))
 })
 
 t.test('the nearest package.json named svc, however deep the module sits, skipping other packages and unreadable ones', async (t) => {

@@ -7,7 +7,7 @@ import { readVersion, VERSION } from '../../lib/config/version.js'
 
 t.test('the version is the one in package.json', async (t) => {
   const { readFile } = await import('node:fs/promises')
-  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
   t.equal(VERSION, pkg.version)
 })
 

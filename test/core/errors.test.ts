@@ -13,6 +13,7 @@ import { OnnxMetadataError } from '../../lib/models/onnx/metadata.js'
 import { ProfileError } from '../../lib/models/profile.js'
 import { StoreError } from '../../lib/models/store/error.js'
 import { ManifestError } from '../../lib/models/store/manifest.js'
+import { ModelLookupError } from '../../lib/serving/lookup-error.js'
 import { SinkError } from '../../lib/models/payload/sink.js'
 import { ConfigError } from '../../lib/config/config.js'
 import { UpstreamError } from '../../lib/rates/upstream-error.js'
@@ -36,6 +37,7 @@ const ERRORS: ReadonlyArray<readonly [SvcError<string | number>, string | number
   [new ProfileError('INVALID_JSON', '(document)', 'is not UTF-8 JSON'), 'INVALID_JSON'],
   [new StoreError('NOT_FOUND', 'iris/manifest.json not found'), 'NOT_FOUND'],
   [new ManifestError('versions: must be an array'), 'INVALID_MANIFEST'],
+  [new ModelLookupError('MODEL_NOT_FOUND', 'Model x not found'), 'MODEL_NOT_FOUND'],
   [new SinkError('SINK_FAILED', 'HTTP 503'), 'SINK_FAILED'],
   [new UpstreamError('UPSTREAM_TIMEOUT', 'No upstream answered with a rate'), 'UPSTREAM_TIMEOUT'],
   [new ExportTimeoutError('export did not finish within 30000 ms'), 4],

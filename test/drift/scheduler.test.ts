@@ -29,7 +29,7 @@ const handCron = async (t: Test): Promise<{ createDriftScheduler: typeof createD
   const jobs: Job[] = []
   const cron = await import('../../lib/core/cron.js')
   const mocked = await t.mockImport<typeof import('../../lib/drift/scheduler.js')>('../../lib/drift/scheduler.js', {
-    '../../lib/process/cron.js': {
+    '../../lib/core/cron.js': {
       ...cron,
       scheduleCron: (name: string, expression: string, tick: () => void) => {
         const job = { name, expression, tick, isStopped: false }
