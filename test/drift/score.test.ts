@@ -9,7 +9,7 @@ import { FeatureWindow } from '../../lib/drift/window.js'
 import { kernelRuntime } from '../../lib/models/kernel/runtime.js'
 import type { ServedModel } from '../../lib/models/registry/registry.js'
 import type { Reference } from '../../lib/models/runtime.js'
-import { createLogger } from '../../lib/telemetry/logger.js'
+import { type LoggedLine, logLines } from '../fixtures/log-lines.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { artifactBytes } from '../fixtures/models.js'
 
@@ -24,24 +24,17 @@ const build = (reference: Reference): ServedModel => ({ name: 'iris', version: '
 const SERVED = build(INPUTS_ONLY)
 const ANSWERED = build(REFERENCE)
 
-type Setup = Readonly<{ scoring: Scoring; drift: ModelDrift; registry: Registry; events: () => Array<Record<string, unknown>> }>
+type Setup = Readonly<{ scoring: Scoring; drift: ModelDrift; registry: Registry; events: () => LoggedLine[] }>
 
 const setup = (minSamples = 100): Setup => {
   const registry = new Registry()
-  const lines: string[] = []
-  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: (chunk) => void lines.push(chunk) })
+  const { logger, lines: events } = logLines()
   const scoring = createScoring(
     createDriftMetrics(registry, () => []),
     logger,
     minSamples,
     THRESHOLDS,
   )
-  const events = () =>
-    lines
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
   return { scoring, drift: unchecked(), registry, events }
 }
 

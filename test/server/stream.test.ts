@@ -5,15 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Ctx } from '../../lib/core/http/context.js'
 import { createStreamWriter } from '../../lib/core/server/stream.js'
-import { createLogger } from '../../lib/telemetry/logger.js'
 import { rethrow } from '../fixtures/ctx.js'
+import { logLines } from '../fixtures/log-lines.js'
 import { httpServer } from '../fixtures/tcp.js'
 
 type Setup = Readonly<{ base: string; events: () => string[]; written: Promise<unknown> }>
 
 const setup = async (t: Test, stream: () => AsyncIterable<string>): Promise<Setup> => {
-  const raw: string[] = []
-  const logger = createLogger({ name: 'svc', level: 'info', format: 'json', write: (chunk) => void raw.push(chunk) })
+  const { logger, lines } = logLines('info')
   const writeStream = createStreamWriter(logger, 1000, rethrow)
   let heard: (error: unknown) => void = () => {}
   const written = new Promise<unknown>((resolve) => (heard = resolve))
@@ -22,12 +21,7 @@ const setup = async (t: Test, stream: () => AsyncIterable<string>): Promise<Setu
     ctx.whenWritten((_ctx, error) => heard(error))
     void writeStream(ctx, res, { kind: 'stream', status: 200, headers: { 'x-extra': '1' }, stream: stream() })
   })
-  const events = () =>
-    raw
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { event: string }).event)
+  const events = () => lines().map(({ event }) => event)
   return { base: `http://127.0.0.1:${server.port}/events`, events, written }
 }
 

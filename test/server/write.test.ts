@@ -7,15 +7,14 @@ import { Ctx } from '../../lib/core/http/context.js'
 import { createLifecycle, type Lifecycle } from '../../lib/core/lifecycle.js'
 import type { Reply } from '../../lib/core/pipeline.js'
 import { createWriter } from '../../lib/core/server/write.js'
-import { createLogger } from '../../lib/telemetry/logger.js'
+import { type LoggedLine, logLines } from '../fixtures/log-lines.js'
 import { httpServer } from '../fixtures/tcp.js'
 
-type Setup = Readonly<{ base: string; lines: () => Array<Record<string, unknown>>; lifecycle: Lifecycle; heard: unknown[] }>
+type Setup = Readonly<{ base: string; lines: () => LoggedLine[]; lifecycle: Lifecycle; heard: unknown[] }>
 
 /** A bare node:http server whose every request is answered with `reply` through the writer. */
 const setup = async (t: Test, reply: Reply, hook?: (error: unknown) => void): Promise<Setup> => {
-  const raw: string[] = []
-  const logger = createLogger({ name: 'svc', level: 'info', format: 'json', write: (chunk) => void raw.push(chunk) })
+  const { logger, lines } = logLines('info')
   const lifecycle = createLifecycle()
   lifecycle.state = 'ready'
   const writer = createWriter(logger, lifecycle, 1000, undefined)
@@ -28,12 +27,6 @@ const setup = async (t: Test, reply: Reply, hook?: (error: unknown) => void): Pr
     })
     writer.write(ctx, res, reply)
   })
-  const lines = () =>
-    raw
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
   return { base: `http://127.0.0.1:${server.port}`, lines, lifecycle, heard }
 }
 
