@@ -17,7 +17,11 @@ t.test("a classifier's truth is its class index; anything else is refused with i
   t.throws(() => csv.read('rose', 7), new LineError(7, 'species: "rose" is not a class of model iris: setosa, versicolor, virginica'))
   const ndjson = targetColumn(IRIS, 'species', CELLS.ndjson)
   t.equal(ndjson.read('setosa', 1), 0)
-  t.throws(() => ndjson.read(1, 3), new LineError(3, 'species: 1 is not a class of model iris: setosa, versicolor, virginica'), 'a JSON number is its decimal text, not a class index')
+  t.throws(
+    () => ndjson.read(1, 3),
+    new LineError(3, 'species: 1 is not a class of model iris: setosa, versicolor, virginica'),
+    'a JSON number is its decimal text, not a class index',
+  )
 })
 
 t.test("a regressor's truth is a finite number", async (t) => {
