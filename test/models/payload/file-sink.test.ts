@@ -1,8 +1,8 @@
 // The payload log as a file of JSON lines: appended a batch at a time, rotated by size into N kept
 // files, a device never rotated, and a failed write reopening the file on the next.
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
 import { createFileSink, FILE_LINGER_MS } from '../../../lib/models/payload/file-sink.js'
 
@@ -48,11 +48,16 @@ t.test('a batch larger than maxBytes goes whole into a fresh file', async (t) =>
 })
 
 t.test('a device is written, never rotated', async (t) => {
-  const sink = createFileSink({ path: '/dev/null', maxBytes: 1, files: 1 })
+  // A link to /dev/null in a directory of the test's own: a rotation, were one tried, would rename
+  // the link, never the device itself.
+  const path = join(await tempDir(t), 'null')
+  await symlink('/dev/null', path)
+  const sink = createFileSink({ path, maxBytes: 1, files: 1 })
   await sink.write(['"x"'], NEVER)
   await sink.write(['"y"'], NEVER)
   await sink.close()
-  t.pass('no rename of /dev/null attempted')
+  t.ok((await lstat(path)).isSymbolicLink(), 'still the link to the device')
+  t.same(await readdir(dirname(path)), ['null'], 'no rotated file')
 })
 
 t.test('a failed write throws, and the next write opens the file again', async (t) => {
