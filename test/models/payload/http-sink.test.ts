@@ -16,7 +16,9 @@ const collector = async (t: Test, status: number) => {
     req.on('data', (chunk: string) => (body += chunk))
     req.on('end', () => {
       received.push({ url: req.url ?? '', headers: req.headers, body })
-      res.writeHead(status).end('ok')
+      // A redirect points at a path that would take the batch, were it followed.
+      if (req.url === '/elsewhere') res.writeHead(200).end('ok')
+      else res.writeHead(status, status === 307 ? { location: '/elsewhere' } : {}).end('ok')
     })
   })
   return { port: server.port, received }
