@@ -1,0 +1,96 @@
+// A reply on the wire, over a real loopback socket: each kind with its headers, the last-resort 500
+// for a body JSON cannot hold, the written hooks run once the last byte is out, and the connection
+// closed once the process is no longer ready.
+import type { ServerResponse } from 'node:http'
+import t, { type Test } from 'tap'
+import { Ctx } from '../../lib/core/http/context.js'
+import { createLifecycle, type Lifecycle } from '../../lib/core/lifecycle.js'
+import type { Reply } from '../../lib/core/pipeline.js'
+import { createWriter } from '../../lib/server/write.js'
+import { type LoggedLine, logLines } from '../fixtures/log-lines.js'
+import { httpServer } from '../fixtures/tcp.js'
+
+type Setup = Readonly<{ base: string; lines: () => LoggedLine[]; lifecycle: Lifecycle; heard: unknown[] }>
+
+/** A bare node:http server whose every request is answered with `reply` through the writer. */
+const setup = async (t: Test, reply: Reply, hook?: (error: unknown) => void): Promise<Setup> => {
+  const { logger, lines } = logLines('info')
+  const lifecycle = createLifecycle()
+  lifecycle.state = 'ready'
+  const writer = createWriter(logger, lifecycle, 1000, undefined)
+  const heard: unknown[] = []
+  const server = await httpServer(t, (req, res: ServerResponse) => {
+    const ctx = new Ctx(req, res, 1024)
+    ctx.whenWritten((_ctx, error) => {
+      heard.push(error)
+      hook?.(error)
+    })
+    writer.write(ctx, res, reply)
+  })
+  return { base: `http://127.0.0.1:${server.port}`, lines, lifecycle, heard }
+}
+
+t.test('a JSON body is serialised, typed and measured', async (t) => {
+  const { base, heard } = await setup(t, { kind: 'json', status: 201, body: { a: 'é' } })
+  const res = await fetch(base)
+  t.equal(res.status, 201)
+  t.equal(res.headers.get('content-type'), 'application/json')
+  t.equal(res.headers.get('content-length'), String(Buffer.byteLength('{"a":"é"}')))
+  t.equal(res.headers.get('cache-control'), 'no-store')
+  t.match(res.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
+  t.equal(await res.text(), '{"a":"é"}')
+  t.same(heard, [undefined], 'the hooks hear success')
+})
+
+t.test('pre-serialised JSON is sent as it is; no body is an empty answer', async (t) => {
+  const pre = await setup(t, { kind: 'json', status: 200, json: '{"x": 1}' })
+  t.equal(await (await fetch(pre.base)).text(), '{"x": 1}')
+  const empty = await setup(t, { kind: 'json', status: 204, headers: { etag: '"e"' } })
+  const res = await fetch(empty.base)
+  t.equal(res.status, 204)
+  t.equal(res.headers.get('etag'), '"e"')
+  t.equal(res.headers.get('content-type'), null)
+  t.equal(await res.text(), '')
+})
+
+t.test('text and problem replies carry their own types', async (t) => {
+  const text = await setup(t, { kind: 'text', status: 200, text: 'ok\n' })
+  const res = await fetch(text.base)
+  t.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8')
+  t.equal(await res.text(), 'ok\n')
+  const problem = await setup(t, {
+    kind: 'problem',
+    status: 404,
+    problem: { type: 'urn:svc:problem:not-found', status: 404, title: 'Not Found', detail: 'none here' },
+  })
+  const answer = await fetch(problem.base)
+  t.equal(answer.status, 404)
+  t.equal(answer.headers.get('content-type'), 'application/problem+json')
+  t.match(await answer.json(), { status: 404, detail: 'none here' })
+})
+
+t.test('a body JSON cannot hold is a logged 500, and the hooks hear why', async (t) => {
+  const cycle: Record<string, unknown> = {}
+  cycle['self'] = cycle
+  const { base, lines, heard } = await setup(t, { kind: 'json', status: 200, body: cycle })
+  const res = await fetch(`${base}/x`)
+  t.equal(res.status, 500)
+  t.match(await res.json(), { status: 500 })
+  t.match(lines(), [{ level: 'error', event: 'request_failed', method: 'GET', path: '/x' }])
+  t.type(heard[0], TypeError)
+})
+
+t.test('a hook that throws is logged as reply_hook_failed; the answer is already out', async (t) => {
+  const { base, lines } = await setup(t, { kind: 'text', status: 200, text: 'fine' }, () => {
+    throw new Error('hook broke')
+  })
+  t.equal(await (await fetch(base)).text(), 'fine')
+  t.match(lines(), [{ event: 'reply_hook_failed', error: { message: 'hook broke' } }])
+})
+
+t.test('once the process is no longer ready, the answer closes its connection', async (t) => {
+  const { base, lifecycle } = await setup(t, { kind: 'text', status: 200, text: 'bye' })
+  t.equal((await fetch(base)).headers.get('connection'), 'keep-alive')
+  lifecycle.state = 'draining'
+  t.equal((await fetch(base)).headers.get('connection'), 'close')
+})
