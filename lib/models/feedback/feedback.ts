@@ -5,7 +5,7 @@
 import type { Registry } from 'prom-client'
 import type { FeedbackConfig } from '../../config/config.js'
 import type { ServedModel } from '../registry/registry.js'
-import type { ClassPrediction, Prediction, ValuePrediction } from '../runtime.js'
+import type { Prediction } from '../runtime.js'
 import { createFeedbackMetrics } from './metrics.js'
 import { createFeedbackScorer, type AcceptedLabel, type FeedbackItem, type FeedbackResult } from './score.js'
 import { createSeenSet } from './seen.js'
@@ -44,7 +44,7 @@ export const createFeedback = ({ config, metrics, now = Date.now, onLabel }: Fee
     tokens: (served, prediction, rows) => {
       const key = versions.keyOf(served)
       if (key === undefined) return undefined
-      const answers = served.model.task === 'classification' ? (prediction as ClassPrediction).labels : (prediction as ValuePrediction).values
+      const answers = 'labels' in prediction ? prediction.labels : prediction.values
       return mintTokens(key, answers, rows, seconds())
     },
     score: (items) => scorer.score(items, seconds()),

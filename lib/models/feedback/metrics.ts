@@ -78,11 +78,14 @@ const confusionCells = (labels: Readonly<{ model: string; version: string }>, cl
   return cells
 }
 
+/** The cell at an index the caller has computed within `cells` (noUncheckedIndexedAccess types every read `| undefined`). */
+const cellAt = (cells: readonly CounterCell[], i: number): CounterCell => cells[i] as CounterCell
+
 /** The cell a (actual, predicted) pair counts in, by class index. */
 const confusionOf = (cells: readonly CounterCell[], classes: number): ((actual: number, predicted: number) => CounterCell) =>
   classes > MAX_CONFUSION_CLASSES
-    ? (actual, predicted) => cells[actual * 2 + (actual === predicted ? 0 : 1)] as CounterCell
-    : (actual, predicted) => cells[actual * classes + predicted] as CounterCell
+    ? (actual, predicted) => cellAt(cells, actual * 2 + (actual === predicted ? 0 : 1))
+    : (actual, predicted) => cellAt(cells, actual * classes + predicted)
 
 export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
   const families: Families = {
@@ -94,7 +97,15 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
     quality: new Map(),
   }
   const delays = new Map<string, HistogramCell>()
-  const refusedCells = new Map<FeedbackRefusal, CounterCell>(FEEDBACK_REFUSALS.map((reason) => [reason, counterCell({ reason })]))
+  const refused: Record<FeedbackRefusal, CounterCell> = {
+    invalid_token: counterCell({ reason: 'invalid_token' }),
+    expired: counterCell({ reason: 'expired' }),
+    invalid_truth: counterCell({ reason: 'invalid_truth' }),
+    unknown_version: counterCell({ reason: 'unknown_version' }),
+    duplicate: counterCell({ reason: 'duplicate' }),
+  }
+  // /metrics lists the series in FEEDBACK_REFUSALS' order.
+  const refusedCells = new Map<FeedbackRefusal, CounterCell>(FEEDBACK_REFUSALS.map((reason) => [reason, refused[reason]]))
   const tracked = new Map<string, VersionFeedback>()
   registerSeries(registry, [
     counterSeries('svc_model_feedback_rows_total', 'Labels scored against the answers of a model version.', families.rows),
@@ -152,6 +163,6 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
     track,
     drop,
     delay: (model) => delays.get(model) as HistogramCell,
-    refused: Object.fromEntries(refusedCells) as Record<FeedbackRefusal, CounterCell>,
+    refused,
   }
 }

@@ -17,7 +17,7 @@
 // A request naming its outputs (request.ts) is answered by `selectedResponseJson` with those alone,
 // in its order; `selectOutputs` checks the names against the model before it predicts. A request
 // naming none never reaches either: its cost is what it was.
-import type { ClassPrediction, ModelVersion, Output, Prediction, ValuePrediction } from '../runtime.js'
+import type { ModelVersion, Output, Prediction } from '../runtime.js'
 import { RequestError } from './request-error.js'
 
 export type OutputTensor =
@@ -44,10 +44,15 @@ type Template = Readonly<{
 
 const templates = new WeakMap<ModelVersion, Template>()
 
+// noUncheckedIndexedAccess types every element read `| undefined`; the callers index within the
+// arrays' lengths, so these say so once.
+const numberAt = (values: ArrayLike<number>, i: number): number => values[i] as number
+const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
+
 const templateOf = (model: ModelVersion): Template => {
   let template = templates.get(model)
   if (template === undefined) {
-    const output = (i: number, datatype: string): string => `{"name":${JSON.stringify((model.outputs[i] as Output).name)},"datatype":"${datatype}","shape":[`
+    const output = (i: number, datatype: string): string => `{"name":${JSON.stringify(itemAt(model.outputs, i).name)},"datatype":"${datatype}","shape":[`
     const classes = model.task === 'regression' ? [] : model.classes.map((name) => JSON.stringify(name))
     template = {
       head: `{"model_name":${JSON.stringify(model.name)},"model_version":${JSON.stringify(model.version)},"id":`,
@@ -64,15 +69,15 @@ const templateOf = (model: ModelVersion): Template => {
 
 /** The first `count` of `values` (at least one: a batch has a row) joined by commas, as JSON writes finite numbers. */
 const numbers = (values: ArrayLike<number>, count: number): string => {
-  let text = `${values[0] as number}`
-  for (let i = 1; i < count; i++) text += `,${values[i] as number}`
+  let text = `${numberAt(values, 0)}`
+  for (let i = 1; i < count; i++) text += `,${numberAt(values, i)}`
   return text
 }
 
 /** The class names of the first `rows` labels, as JSON strings joined by commas. */
 const labelsJson = (classes: readonly string[], labels: ArrayLike<number>, rows: number): string => {
   let names = ''
-  for (let r = 0; r < rows; r++) names += r === 0 ? classes[labels[r] as number] : `,${classes[labels[r] as number]}`
+  for (let r = 0; r < rows; r++) names += r === 0 ? classes[numberAt(labels, r)] : `,${classes[numberAt(labels, r)]}`
   return names
 }
 
@@ -87,8 +92,9 @@ const labelsJson = (classes: readonly string[], labels: ArrayLike<number>, rows:
 export const inferResponseJson = (model: ModelVersion, prediction: Prediction, rows: number, id: string, members = ''): string => {
   const t = templateOf(model)
   const start = `${t.head}${JSON.stringify(id)}${t.first}${rows}],"data":[`
-  if (model.task === 'regression') return `${start}${numbers((prediction as ValuePrediction).values, rows)}]}]${members}}`
-  const { labels, probabilities } = prediction as ClassPrediction
+  // A regressor's predictor answers values, a classifier's labels and probabilities (runtime.ts).
+  if ('values' in prediction) return `${start}${numbers(prediction.values, rows)}]}]${members}}`
+  const { labels, probabilities } = prediction
   return `${start}${labelsJson(t.classes, labels, rows)}${t.second}${rows}${t.columns}${numbers(probabilities, rows * t.classes.length)}]}]${members}}`
 }
 
@@ -108,8 +114,9 @@ export const selectOutputs = (names: readonly string[], model: ModelVersion): re
 
 /** One output's tensor after its opening: its shape's rest and its data, closed. */
 const tensorJson = (t: Template, { type }: Output, prediction: Prediction, rows: number): string => {
-  if (type === 'value') return `${rows}],"data":[${numbers((prediction as ValuePrediction).values, rows)}]}`
-  const { labels, probabilities } = prediction as ClassPrediction
+  // `value` is a regressor's only output, so its prediction holds values; the others, a classifier's, labels and probabilities.
+  if ('values' in prediction) return `${rows}],"data":[${numbers(prediction.values, rows)}]}`
+  const { labels, probabilities } = prediction
   if (type === 'label') return `${rows}],"data":[${labelsJson(t.classes, labels, rows)}]}`
   return `${rows}${t.columns}${numbers(probabilities, rows * t.classes.length)}]}`
 }
@@ -126,8 +133,8 @@ export const selectedResponseJson = (
   const t = templateOf(model)
   let text = `${t.head}${JSON.stringify(id)},"outputs":[`
   for (let k = 0; k < selected.length; k++) {
-    const i = selected[k] as number
-    text += `${k === 0 ? '' : ','}${t.opens[i] as string}${tensorJson(t, model.outputs[i] as Output, prediction, rows)}`
+    const i = itemAt(selected, k)
+    text += `${k === 0 ? '' : ','}${itemAt(t.opens, i)}${tensorJson(t, itemAt(model.outputs, i), prediction, rows)}`
   }
   return `${text}]${members}}`
 }

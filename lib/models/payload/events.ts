@@ -13,7 +13,7 @@
 //   request can only come once the listener is bound); `time` is when the reply was written.
 import { randomUUID } from 'node:crypto'
 import type { ServedModel } from '../registry/registry.js'
-import type { ClassPrediction, Prediction, ValuePrediction } from '../runtime.js'
+import type { Prediction } from '../runtime.js'
 
 export type Role = 'default' | 'canary' | 'named'
 
@@ -68,6 +68,11 @@ type Layout = Readonly<{
 
 const number = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
 
+// noUncheckedIndexedAccess types every element read `| undefined`; the callers index within the
+// arrays' lengths, so these say so once.
+const numberAt = (values: ArrayLike<number>, i: number): number => values[i] as number
+const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
+
 /** How a build's events are written, its excluded inputs left out. */
 const layoutFor = (served: ServedModel, excluded: ReadonlySet<string>): Layout => {
   const { model } = served
@@ -101,9 +106,9 @@ const rowsJson = ({ width, columns }: Layout, features: Float64Array, rows: numb
     const base = i * width
     let row = i === 0 ? '{' : ',{'
     for (let c = 0; c < columns.length; c++) {
-      const { index, key, levels } = columns[c] as Column
-      const value = features[base + index] as number
-      row += `${c === 0 ? '' : ','}${key}:${levels === undefined ? number(value) : (levels[value] as string)}`
+      const { index, key, levels } = itemAt(columns, c)
+      const value = numberAt(features, base + index)
+      row += `${c === 0 ? '' : ','}${key}:${levels === undefined ? number(value) : itemAt(levels, value)}`
     }
     out += `${row}}`
   }
@@ -111,12 +116,13 @@ const rowsJson = ({ width, columns }: Layout, features: Float64Array, rows: numb
 }
 
 const answerJson = (kind: Answer['kind'], layout: Layout, prediction: Prediction, i: number): string => {
-  if (kind === 'label') return layout.classes[(prediction as ClassPrediction).labels[i] as number] as string
-  if (kind === 'value') return number((prediction as ValuePrediction).values[i] as number)
-  const { probabilities } = prediction as ClassPrediction
+  // `value` is a regressor's only output, so its prediction holds values; a classifier's holds labels and probabilities.
+  if ('values' in prediction) return number(numberAt(prediction.values, i))
+  if (kind === 'label') return itemAt(layout.classes, numberAt(prediction.labels, i))
+  const { probabilities } = prediction
   const width = layout.classes.length
   let out = '['
-  for (let k = i * width, end = k + width; k < end; k++) out += `${k === i * width ? '' : ','}${number(probabilities[k] as number)}`
+  for (let k = i * width, end = k + width; k < end; k++) out += `${k === i * width ? '' : ','}${number(numberAt(probabilities, k))}`
   return `${out}]`
 }
 
@@ -125,7 +131,7 @@ const answersJson = (layout: Layout, prediction: Prediction, rows: number): stri
   for (let i = 0; i < rows; i++) {
     let row = i === 0 ? '{' : ',{'
     for (let a = 0; a < layout.answers.length; a++) {
-      const { key, kind } = layout.answers[a] as Answer
+      const { key, kind } = itemAt(layout.answers, a)
       row += `${a === 0 ? '' : ','}${key}:${answerJson(kind, layout, prediction, i)}`
     }
     out += `${row}}`

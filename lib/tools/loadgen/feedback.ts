@@ -4,6 +4,7 @@
 // back to itself): a label scored where its prediction was not made is what fleet feedback is
 // for. Labels wait in one queue per instance and are POSTed to /api/v1/feedback FEEDBACK_BATCH at a
 // time, as a queue fills; what is left is sent when the run's predictions are all answered.
+import { isObject } from '../../core/json.js'
 import { failureStatus } from './errors.js'
 import type { Truth } from './labels.js'
 
@@ -36,9 +37,22 @@ export type FeedbackSender = Readonly<{
 
 type Label = Readonly<{ token: string; truth: Truth }>
 
+/** What a 200 from /api/v1/feedback says: how many labels it accepted, and why it refused each other one. */
+type FeedbackAnswer = Readonly<{ accepted: number; refused: readonly Readonly<{ reason: string }>[] }>
+
+const isFeedbackAnswer = (answer: unknown): answer is FeedbackAnswer =>
+  isObject(answer) &&
+  typeof answer['accepted'] === 'number' &&
+  Array.isArray(answer['refused']) &&
+  answer['refused'].every((refusal) => isObject(refusal) && typeof refusal['reason'] === 'string')
+
+/** An element within an array's length (noUncheckedIndexedAccess types every read `| undefined`). */
+const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
+
 /** The answer's tokens, one a row, or undefined when it carries none. */
 const tokensOf = (body: string, rows: number): readonly string[] | undefined => {
-  const tokens = (JSON.parse(body) as { feedback_tokens?: unknown }).feedback_tokens
+  const answer: unknown = JSON.parse(body)
+  const tokens = isObject(answer) && answer['feedback_tokens']
   return Array.isArray(tokens) && tokens.length === rows && tokens.every((token) => typeof token === 'string') ? tokens : undefined
 }
 
@@ -54,9 +68,11 @@ const post = async (target: URL, labels: readonly Label[], timeoutMs: number, ta
     })
     status = String(response.status)
     if (response.ok) {
-      const { accepted, refused } = (await response.json()) as { accepted: number; refused: readonly { reason: string }[] }
-      tally.accepted += accepted
-      for (const { reason } of refused) tally.refused[reason] = (tally.refused[reason] ?? 0) + 1
+      const answer: unknown = await response.json()
+      if (isFeedbackAnswer(answer)) {
+        tally.accepted += answer.accepted
+        for (const { reason } of answer.refused) tally.refused[reason] = (tally.refused[reason] ?? 0) + 1
+      }
     } else {
       await response.arrayBuffer()
       tally.failed += labels.length
@@ -75,10 +91,10 @@ export const createFeedbackSender = (bases: readonly URL[], timeoutMs: number): 
   const pending = new Set<Promise<void>>()
   const tally: FeedbackTally = { labels: 0, requests: 0, accepted: 0, refused: {}, failed: 0, untokened: 0, byStatus: {} }
   const send = (k: number): void => {
-    const labels = (queues[k] as Label[]).splice(0)
+    const labels = itemAt(queues, k).splice(0)
     tally.labels += labels.length
     tally.requests++
-    const request = post(targets[k] as URL, labels, timeoutMs, tally).finally(() => pending.delete(request))
+    const request = post(itemAt(targets, k), labels, timeoutMs, tally).finally(() => pending.delete(request))
     pending.add(request)
   }
   return {
@@ -89,9 +105,9 @@ export const createFeedbackSender = (bases: readonly URL[], timeoutMs: number): 
         return
       }
       const to = (k + 1) % queues.length
-      const queue = queues[to] as Label[]
+      const queue = itemAt(queues, to)
       tokens.forEach((token, i) => {
-        queue.push({ token, truth: truths[i] as Truth })
+        queue.push({ token, truth: itemAt(truths, i) })
         if (queue.length === FEEDBACK_BATCH) send(to)
       })
     },

@@ -18,6 +18,7 @@
 import { extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
+import { isObject, type JsonObject } from '../../core/json.js'
 import type { Input } from '../../models/runtime.js'
 import { FORMAT_OF_EXTENSION, type TableSource } from '../profile/table.js'
 import { failureStatus, LoadgenUsageError } from './errors.js'
@@ -224,13 +225,21 @@ type Described = Readonly<{
 
 /** The model as the first instance describes it; throws with the service's own problem detail. */
 const describe = async (options: LoadgenOptions): Promise<Described> => {
-  const url = new URL(`api/v1/models/${encodeURIComponent(options.model)}`, withSlash(options.urls[0] as URL))
+  const url = new URL(`api/v1/models/${encodeURIComponent(options.model)}`, withSlash(itemAt(options.urls, 0)))
   const response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs) })
-  const body = (await response.json()) as Partial<Described> & { detail?: string; state?: string }
-  if (!response.ok) throw new Error(`GET ${url.pathname}: ${response.status} ${body.detail ?? ''}`.trim())
-  if (body.inputs === undefined) throw new Error(`model ${options.model} is ${body.state ?? 'not served'}: nothing to predict with`)
-  return body as Described
+  const answer: unknown = await response.json()
+  const body: JsonObject = isObject(answer) ? answer : {}
+  if (!response.ok) throw new Error(`GET ${url.pathname}: ${response.status} ${body['detail'] ?? ''}`.trim())
+  // A model that is not served is described without inputs (its `state` says why).
+  if (!isDescribed(body)) throw new Error(`model ${options.model} is ${body['state'] ?? 'not served'}: nothing to predict with`)
+  return body
 }
+
+/** Whether a 200's body describes a served model: its inputs, the members every run reads. */
+const isDescribed = (body: JsonObject): body is JsonObject & Described => Array.isArray(body['inputs'])
+
+/** An element within an array's length (noUncheckedIndexedAccess types every read `| undefined`). */
+const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
 
 const withSlash = (url: URL): URL => new URL(url.pathname.endsWith('/') ? url.href : `${url.href}/`)
 
@@ -279,10 +288,10 @@ type Traffic = Readonly<{ options: LoadgenOptions; targets: readonly URL[]; rows
  */
 const send = async (traffic: Traffic, k: number, rows: readonly Row[], truths: readonly Truth[], tally: Tally): Promise<void> => {
   const { options, labels } = traffic
-  const instance = tally.instances[k] as InstanceTally
+  const instance = itemAt(tally.instances, k)
   let status: string
   try {
-    const response = await fetch(traffic.targets[k] as URL, {
+    const response = await fetch(itemAt(traffic.targets, k), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: options.model, instances: rows }),
@@ -314,17 +323,17 @@ const sendDue = (traffic: Traffic, tally: Tally, elapsed: number, pending: Set<P
       continue
     }
     const k = tally.sent % tally.instances.length
-    const instance = tally.instances[k] as InstanceTally
+    const instance = itemAt(tally.instances, k)
     tally.sent++
     instance.sent++
     tally.inFlight++
     // Taken now, in request order: the rows a run sends, and the noise in their labels, do not depend on when answers come.
     const picks = Array.from({ length: options.batch }, next)
-    const truths = labels === undefined ? NO_TRUTHS : picks.map((i) => labels.noise(labels.truths[i] as Truth))
+    const truths = labels === undefined ? NO_TRUTHS : picks.map((i) => labels.noise(itemAt(labels.truths, i)))
     const request = send(
       traffic,
       k,
-      picks.map((i) => rows[i] as Row),
+      picks.map((i) => itemAt(rows, i)),
       truths,
       tally,
     ).finally(() => {
@@ -401,7 +410,7 @@ const labelColumn = (options: LoadgenOptions, model: Described): LabelColumn | u
   if (!options.feedback) return undefined
   const classes = model.task === 'classification' ? model.classes : undefined
   if (options.label !== undefined) return { name: options.label, classes, namedBy: '--label' }
-  const output = (model.outputs[0] as Readonly<{ name: string }>).name
+  const output = itemAt(model.outputs, 0).name
   return { name: output, classes, namedBy: `the model's output; --label COLUMN names another` }
 }
 

@@ -44,6 +44,7 @@ const fake = (predict: (req: IncomingMessage, res: ServerResponse, body: any) =>
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: 'broken', state: 'UNAVAILABLE' }))
       if (req.method === 'GET' && req.url === '/api/v1/models/gone')
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: 'gone' }))
+      if (req.method === 'GET' && req.url === '/api/v1/models/null') return void res.writeHead(200, { 'content-type': 'application/json' }).end('null')
       if (req.method === 'GET' && req.url === '/base/api/v1/models/m') return void res.writeHead(500).end('{}')
       if (req.method === 'GET')
         return void res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ detail: 'Model nope not found' }))
@@ -133,6 +134,11 @@ t.test('a model that cannot be described, or has nothing to replay, stops the ru
   await t.rejects(
     runLoadgen(options(server.port, rows, { model: 'gone' }), () => {}),
     /^model gone is not served: nothing to predict with$/,
+  )
+  await t.rejects(
+    runLoadgen(options(server.port, rows, { model: 'null' }), () => {}),
+    /^model null is not served: nothing to predict with$/,
+    'a description that is not a JSON object',
   )
   await t.rejects(
     runLoadgen(options(await closedPort(), rows), () => {}),
