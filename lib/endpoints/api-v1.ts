@@ -14,6 +14,7 @@
 // lib/serving/serving.ts. /api/v1 checks the body first (it names the
 // model), then finds the model.
 import type { Ctx } from '../core/http/context.js'
+import { isObject } from '../core/json.js'
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
 import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import { readPredictRequest, type PredictRequest } from '../models/inference/request.js'
@@ -82,8 +83,9 @@ const DRIFT_DISABLED: DriftReport = Object.freeze({ status: 'disabled' })
 
 /** The served model a body names, if any: a body refused before the lookup still counts against it. */
 const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined => {
-  if (typeof body !== 'object' || body === null) return undefined
-  const { model, version } = body as Readonly<{ model?: unknown; version?: unknown }>
+  if (!isObject(body)) return undefined
+  const model = body['model']
+  const version = body['version']
   return typeof model === 'string' && (version === undefined || typeof version === 'string') ? models.resolve(model, version) : undefined
 }
 

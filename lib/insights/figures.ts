@@ -1,7 +1,7 @@
 // The service's own live telemetry as single figures, for the /api/insights stream: requests in
 // flight, request rate, p95 latency, event-loop lag and heap used. Read when an event is produced,
 // from the same sources /metrics shows, so every figure is real.
-import type { Metric } from 'prom-client'
+import type { Metric, Registry } from 'prom-client'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { DURATION_BUCKETS } from '../telemetry/http-metrics.js'
 import type { MetricsRegistry } from '../telemetry/registry.js'
@@ -29,7 +29,7 @@ export const LAG_RESOLUTION_MS = 10
 /** A request rate over a shorter window is mostly noise; readings within it repeat the last rate. */
 export const RATE_WINDOW_MS = 1000
 
-type Sample = Readonly<{ labels: Readonly<Record<string, string | number>>; value: number; metricName?: string }>
+type Sample = Readonly<{ labels: Readonly<Partial<Record<string, string | number>>>; value: number; metricName?: string }>
 
 const round = (value: number, digits: number): number => {
   const scale = 10 ** digits
@@ -58,12 +58,19 @@ export const quantile = (q: number, bounds: readonly number[], cumulative: reado
 }
 
 /** Samples of one metric as the registry renders them (the HTTP series are synchronous collectors). */
-const samples = async (metric: Metric): Promise<readonly Sample[]> => (await metric.get()).values as readonly Sample[]
+const samples = async (metric: Metric): Promise<readonly Sample[]> => (await metric.get()).values
+
+/** A series the registry holds from its start (lib/telemetry/registry.ts); without it the figures have no source. */
+const registered = (registry: Registry, name: string): Metric => {
+  const metric = registry.getSingleMetric(name)
+  if (metric === undefined) throw new TypeError(`the metrics registry holds no ${name}`)
+  return metric
+}
 
 export const createFigures = ({ metrics, now = () => performance.now(), heapUsed = () => process.memoryUsage().heapUsed }: FiguresOptions): Figures => {
   // The HTTP series are read through the registry's public interface, as a scrape reads them.
-  const requests = metrics.prom.getSingleMetric('http_requests_total') as Metric
-  const durations = metrics.prom.getSingleMetric('http_request_duration_seconds') as Metric
+  const requests = registered(metrics.prom, 'http_requests_total')
+  const durations = registered(metrics.prom, 'http_request_duration_seconds')
   const bucketIndex = new Map<string, number>([...DURATION_BUCKETS.map((le, i) => [String(le), i] as const), ['+Inf', DURATION_BUCKETS.length]])
   // Created once: its timer is unref'd, so it never holds the process open. Its period is
   // prom-client's (nodejs_eventloop_lag_*, lib/telemetry/registry.ts) and both are enabled in one

@@ -22,9 +22,11 @@ export const staticDir = (from: URL): string => join(packageRoot(from), 'lib', '
 /** The installed swagger-ui-dist, found as Node resolves any dependency. */
 export const swaggerUiDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
 
-/** The named files of a folder, as text; a missing one fails start-up, naming it. */
-export const readFiles = (dir: string, names: readonly string[]): Map<string, string> =>
-  new Map(names.map((name) => [name, readFileSync(join(dir, name), 'utf8')]))
+/** A file of a folder, as text; a missing one fails start-up, naming it. */
+export const readText = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
+
+/** The named files of a folder, as text, as readText reads each. */
+export const readFiles = (dir: string, names: readonly string[]): Map<string, string> => new Map(names.map((name) => [name, readText(dir, name)]))
 
 export type PageSources = Readonly<{
   /** The service's own page files. */

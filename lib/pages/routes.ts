@@ -3,7 +3,7 @@
 // `endpoint` label per folder whatever names clients try. Everything is read at start-up.
 import { HEADERS, problem, problemExample, type ParameterDoc, type ResponseDoc, type RouteDoc } from '../core/route-doc.js'
 import { route, type RouteDef } from '../core/pipeline.js'
-import { DEMO_FILES, DOCS_FILES, defaultSources, readFiles, SWAGGER_UI_FILES, type PageSources } from './assets.js'
+import { DEMO_FILES, DOCS_FILES, defaultSources, readFiles, readText, SWAGGER_UI_FILES, type PageSources } from './assets.js'
 import { contentType, serveFolder, serveText } from './static-file.js'
 
 /**
@@ -89,13 +89,16 @@ const HTML = contentType('docs.html')
 
 /** The four page routes; `sources` says where the files are (tests point it elsewhere). */
 export const pageRoutes = (sources: PageSources = defaultSources()): RouteDef[] => {
-  const own = readFiles(sources.staticDir, ['docs.html', 'demo.html', ...new Set([...DOCS_FILES, ...DEMO_FILES])])
-  const pick = (names: readonly string[]): Map<string, string> => new Map(names.map((name) => [name, own.get(name) as string]))
-  const docsFiles = new Map([...readFiles(sources.swaggerUiDir, SWAGGER_UI_FILES), ...pick(DOCS_FILES)])
+  const { staticDir } = sources
+  const docsHtml = readText(staticDir, 'docs.html')
+  const demoHtml = readText(staticDir, 'demo.html')
+  const docsOwn = readFiles(staticDir, DOCS_FILES)
+  const demoFiles = readFiles(staticDir, DEMO_FILES)
+  const docsFiles = new Map([...readFiles(sources.swaggerUiDir, SWAGGER_UI_FILES), ...docsOwn])
   return [
-    { method: 'GET', path: '/docs', handler: serveText(own.get('docs.html') as string, HTML, { 'content-security-policy': DOCS_CSP }), doc: DOCS_DOC },
+    { method: 'GET', path: '/docs', handler: serveText(docsHtml, HTML, { 'content-security-policy': DOCS_CSP }), doc: DOCS_DOC },
     route({ method: 'GET', path: '/docs/{asset}', handler: serveFolder(docsFiles, '/docs'), doc: DOCS_ASSET_DOC }),
-    { method: 'GET', path: '/demo', handler: serveText(own.get('demo.html') as string, HTML, { 'content-security-policy': DEMO_CSP }), doc: DEMO_DOC },
-    route({ method: 'GET', path: '/demo/{asset}', handler: serveFolder(pick(DEMO_FILES), '/demo'), doc: DEMO_ASSET_DOC }),
+    { method: 'GET', path: '/demo', handler: serveText(demoHtml, HTML, { 'content-security-policy': DEMO_CSP }), doc: DEMO_DOC },
+    route({ method: 'GET', path: '/demo/{asset}', handler: serveFolder(demoFiles, '/demo'), doc: DEMO_ASSET_DOC }),
   ]
 }

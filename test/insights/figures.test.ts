@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Registry } from 'prom-client'
 import t from 'tap'
 import { createFigures, quantile, RATE_WINDOW_MS } from '../../lib/insights/figures.js'
 import { count, observe } from '../../lib/telemetry/cells.js'
@@ -101,4 +102,12 @@ t.test('the event-loop lag is null before its first sample, and the default cloc
   t.equal((await figures.read(3)).value, null)
   t.ok(((await figures.read(4)).value as number) > 1_000_000, 'the heap in bytes')
   t.equal((await figures.read(1)).value, 0)
+})
+
+t.test('figures need the HTTP series: a registry without them is refused when the figures are made', async (t) => {
+  const metrics = createMetricsRegistry({ environment: 'dev', version: '1.0.0' })
+  t.throws(() => createFigures({ metrics: { ...metrics, prom: new Registry() } }), {
+    name: 'TypeError',
+    message: 'the metrics registry holds no http_requests_total',
+  })
 })

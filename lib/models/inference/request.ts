@@ -111,8 +111,8 @@ const readId = (value: unknown): string | undefined => {
   return value
 }
 
-/** Nested rows [[…], …] of a [N, F] tensor, flattened; every row must be an array of F values. */
-const unnest = (data: readonly unknown[], shape: readonly number[], name: string): readonly unknown[] => {
+/** Throws unless every row of nested `data` is an array of F values, as its [N, F] `shape` says. */
+function checkRows(data: readonly unknown[], shape: readonly number[], name: string): asserts data is readonly (readonly unknown[])[] {
   const width = shape[1] as number
   for (let r = 0; r < data.length; r++) {
     const row = data[r]
@@ -123,8 +123,13 @@ const unnest = (data: readonly unknown[], shape: readonly number[], name: string
       )
     }
   }
+}
+
+/** Nested rows [[…], …] of a [N, F] tensor, flattened; every row must be an array of F values. */
+const unnest = (data: readonly unknown[], shape: readonly number[], name: string): readonly unknown[] => {
+  checkRows(data, shape, name)
   // The one copy made of request data, and only for nested rows: `predict` reads them flat.
-  return (data as readonly (readonly unknown[])[]).flat()
+  return data.flat()
 }
 
 /** Throws unless every value of BYTES `data` is a string. */

@@ -350,9 +350,9 @@ const readNode = (graph: Fields, where: string, read: ReadGraph): void => {
   if (opType !== 'ZipMap') return
   const [input] = inputs
   const [output] = outputs
-  if (inputs.length !== 1 || outputs.length !== 1 || input === '' || output === '')
+  if (input === undefined || output === undefined || inputs.length !== 1 || outputs.length !== 1 || input === '' || output === '')
     throw node.malformed(`ZipMap takes one input and writes one output, not ${JSON.stringify(inputs)} → ${JSON.stringify(outputs)}`)
-  read.zipMaps.push({ input: input as string, output: output as string, fieldStart, fieldEnd })
+  read.zipMaps.push({ input, output, fieldStart, fieldEnd })
 }
 
 /** The ai.onnx.ml operators whose class labels name a classifier's probability columns. */

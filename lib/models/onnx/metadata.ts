@@ -33,13 +33,13 @@ export type OnnxMetadata = Readonly<{
 export const NO_METADATA: OnnxMetadata = Object.freeze({
   features: undefined,
   classes: undefined,
-  levels: Object.freeze(Object.create(null) as Record<string, readonly string[]>),
+  levels: Object.freeze<Record<string, readonly string[]>>(Object.create(null)),
   task: undefined,
   type: 'onnx',
 })
 
 const MEMBERS: readonly string[] = ['features', 'classes', 'levels', 'task', 'type']
-const TASKS: readonly string[] = ['classification', 'regression']
+const TASKS: readonly Task[] = ['classification', 'regression']
 /** Longer names and labels are a mistake, and would fill every log line and response they appear in. */
 const MAX_NAME_LENGTH = 256
 
@@ -62,10 +62,18 @@ const names = (value: unknown, field: string): readonly string[] => {
   if (!Array.isArray(value) || value.length === 0) throw fail(field, 'must be a non-empty array of strings')
   const seen = new Set<string>()
   value.forEach((entry, i) => {
-    if (seen.has(name(entry, `${field}[${i}]`))) throw fail(`${field}[${i}]`, `repeats ${JSON.stringify(entry)}`)
-    seen.add(entry as string)
+    const text = name(entry, `${field}[${i}]`)
+    if (seen.has(text)) throw fail(`${field}[${i}]`, `repeats ${JSON.stringify(entry)}`)
+    seen.add(text)
   })
   return Object.freeze([...seen])
+}
+
+/** The task, if the member is given: one of TASKS. */
+const task = (value: unknown): Task | undefined => {
+  const found = TASKS.find((known) => known === value)
+  if (value !== undefined && found === undefined) throw fail('task', `must be one of ${TASKS.join(', ')}`)
+  return found
 }
 
 const levels = (value: unknown): OnnxMetadata['levels'] => {
@@ -86,13 +94,12 @@ export const parseOnnxMetadata = (bytes: Buffer | undefined): OnnxMetadata => {
   }
   if (!isObject(value)) throw fail('(document)', 'must be a JSON object')
   for (const key of Object.keys(value)) if (!MEMBERS.includes(key)) throw fail(key, `is not a member of metadata.json (${MEMBERS.join(', ')})`)
-  const task = value['task']
-  if (task !== undefined && !TASKS.includes(task as string)) throw fail('task', `must be one of ${TASKS.join(', ')}`)
+  const checkedTask = task(value['task'])
   return Object.freeze({
     features: value['features'] === undefined ? undefined : names(value['features'], 'features'),
     classes: value['classes'] === undefined ? undefined : names(value['classes'], 'classes'),
     levels: value['levels'] === undefined ? NO_METADATA.levels : levels(value['levels']),
-    task: task as Task | undefined,
+    task: checkedTask,
     type: value['type'] === undefined ? NO_METADATA.type : name(value['type'], 'type'),
   })
 }

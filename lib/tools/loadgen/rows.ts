@@ -30,6 +30,7 @@
 // foreign model of the same name has no rows to replay; --rows gives them.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { isObject, parseJson } from '../../core/json.js'
 import { DEFAULT_STORE_ROOT } from '../../config/model-store.js'
 import type { Input } from '../../models/runtime.js'
 import { LineError, quote } from '../profile/errors.js'
@@ -82,44 +83,57 @@ const columnOf = (header: readonly string[], line: number, name: string, absent:
 }
 
 /**
+ * A column read from every row: where its cell is (its NDJSON member until a CSV header says its
+ * field), how the cell is read, and what a header without it throws.
+ */
+type Column<T> = Readonly<{ name: string; cellOf: CellOf; read: (cell: unknown, line: number) => T; absent: (line: number) => Error }>
+
+/** The column at its place in a CSV header. */
+const located = <T>(column: Column<T>, header: readonly string[], line: number): Column<T> => ({
+  ...column,
+  cellOf: columnOf(header, line, column.name, () => column.absent(line)),
+})
+
+/**
  * Every row of `source` with the values of `inputs`, and with `label` each row's truth; throws
  * ProfileInputError, and a LoadgenUsageError when a CSV header has no label column. `model` names
  * the model in messages.
  */
 export const readRows = async (source: TableSource, inputs: readonly Input[], model: string, label?: LabelColumn): Promise<ReadRows> => {
-  const reads = inputs.map((input) => reader(input, source))
-  const names = inputs.map((input) => input.name)
-  const readTruth = label === undefined ? undefined : truthReader(label, source)
-  let cellOf: readonly CellOf[] = names.map(memberOf)
-  let truthOf: CellOf | undefined = label === undefined ? undefined : memberOf(label.name)
+  let columns: readonly Column<Value>[] = inputs.map((input) => ({
+    name: input.name,
+    cellOf: memberOf(input.name),
+    read: reader(input, source),
+    absent: (line) => new LineError(line, `the header has no column ${quote(input.name)}, an input of model ${model}`),
+  }))
+  let truth: Column<Truth> | undefined =
+    label === undefined
+      ? undefined
+      : {
+          name: label.name,
+          cellOf: memberOf(label.name),
+          read: truthReader(label, source),
+          absent: () => new LoadgenUsageError(`--feedback: ${source.file} has no column ${quote(label.name)} (${label.namedBy}) to read the labels from`),
+        }
   const rows: Row[] = []
   const truths: Truth[] = []
   const { skipped } = await scanTable(
     { ...source, model },
     {
       header: (header, line) => {
-        cellOf = names.map((name) =>
-          columnOf(header, line, name, () => new LineError(line, `the header has no column ${quote(name)}, an input of model ${model}`)),
-        )
-        if (label !== undefined)
-          truthOf = columnOf(
-            header,
-            line,
-            label.name,
-            () => new LoadgenUsageError(`--feedback: ${source.file} has no column ${quote(label.name)} (${label.namedBy}) to read the labels from`),
-          )
+        columns = columns.map((column) => located(column, header, line))
+        if (truth !== undefined) truth = located(truth, header, line)
       },
       row: (cells: Cells, line: number) => {
         const row: Row = {}
-        for (let j = 0; j < names.length; j++) {
-          const name = names[j] as string
+        for (const { name, cellOf, read } of columns) {
           // A CSV record has every column (table.ts checks its width); an NDJSON line may lack one.
           if (source.format === 'ndjson' && !Object.hasOwn(cells, name))
             throw new LineError(line, `no member ${quote(name)}, an input of model ${model} (write null for a missing value)`)
-          row[name] = (reads[j] as Read)((cellOf[j] as CellOf)(cells), line)
+          row[name] = read(cellOf(cells), line)
         }
         rows.push(row)
-        if (readTruth !== undefined) truths.push(readTruth((truthOf as CellOf)(cells), line))
+        if (truth !== undefined) truths.push(truth.read(truth.cellOf(cells), line))
       },
     },
   )
@@ -129,7 +143,8 @@ export const readRows = async (source: TableSource, inputs: readonly Input[], mo
 /** The sha256 member of a shipped model.json; undefined when there is no such file to read. */
 const shippedSha256 = async (path: string): Promise<unknown> => {
   try {
-    return (JSON.parse(await readFile(path, 'utf8')) as { sha256?: unknown } | null)?.sha256
+    const document = parseJson(await readFile(path, 'utf8'))
+    return isObject(document) ? document['sha256'] : undefined
   } catch {
     return undefined // absent, or not the JSON npm run train writes: nothing shipped to match
   }
@@ -137,10 +152,10 @@ const shippedSha256 = async (path: string): Promise<unknown> => {
 
 /**
  * The shipped rows of `model` `version` whose build has `sha256`, as a CSV source; a usage error
- * asking for --rows when svc ships none for that build.
+ * asking for --rows when svc ships none for that build. `root` is svc's own store; tests name another.
  */
-export const shippedRows = async (model: string, version: string, sha256: string): Promise<TableSource> => {
-  const dir = join(DEFAULT_STORE_ROOT, model, version)
+export const shippedRows = async (model: string, version: string, sha256: string, root = DEFAULT_STORE_ROOT): Promise<TableSource> => {
+  const dir = join(root, model, version)
   const shipped = await shippedSha256(join(dir, 'model.json'))
   if (shipped === undefined) throw new LoadgenUsageError(`svc ships no rows of model ${model} version ${version} to replay: pass --rows FILE`)
   if (shipped !== sha256)

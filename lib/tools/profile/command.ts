@@ -184,8 +184,9 @@ export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions
   const extension = extname(input).toLowerCase()
   let format: Format
   if (values.format !== undefined) {
-    if (!(FORMATS as readonly string[]).includes(values.format)) throw new ProfileUsageError(`--format ${values.format}: expected csv or ndjson`)
-    format = values.format as Format
+    const named = FORMATS.find((known) => known === values.format)
+    if (named === undefined) throw new ProfileUsageError(`--format ${values.format}: expected csv or ndjson`)
+    format = named
   } else {
     const found = FORMAT_OF_EXTENSION[extension]
     if (found === undefined)

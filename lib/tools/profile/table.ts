@@ -70,30 +70,32 @@ const DECIMAL = /^[ \t]*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ \t]*$/
 
 const finiteOrUndefined = (n: number): number | undefined => (Number.isFinite(n) ? n : undefined)
 
+const textOrUndefined = (cell: unknown): string | undefined => (typeof cell === 'string' ? cell : undefined)
+
 export const CELLS: Readonly<Record<Format, CellReading>> = {
   csv: {
     isMissing: (cell) => cell === '',
-    number: (cell) => (DECIMAL.test(cell as string) ? finiteOrUndefined(Number(cell)) : undefined),
-    level: (cell) => cell as string,
+    number: (cell) => (typeof cell === 'string' && DECIMAL.test(cell) ? finiteOrUndefined(Number(cell)) : undefined),
+    level: textOrUndefined,
   },
   ndjson: {
     isMissing: (cell) => cell === undefined || cell === null || cell === '',
     number: (cell) => (typeof cell === 'number' ? finiteOrUndefined(cell) : undefined),
-    level: (cell) => (typeof cell === 'string' ? cell : undefined),
+    level: textOrUndefined,
   },
 }
 
-/** The cell of column `name` in an NDJSON record: its member, if it has one. */
+/** The cell of column `name` in an NDJSON record: its member, if it has one (a CSV record has none). */
 export const memberOf =
   (name: string): CellOf =>
   (cells) =>
-    Object.hasOwn(cells, name) ? (cells as Readonly<Record<string, unknown>>)[name] : undefined
+    isObject(cells) && Object.hasOwn(cells, name) ? cells[name] : undefined
 
-/** The cell at `index` of a CSV record. */
+/** The cell at `index` of a CSV record (an NDJSON record has none). */
 export const fieldOf =
   (index: number): CellOf =>
   (cells) =>
-    (cells as readonly string[])[index]
+    Array.isArray(cells) ? cells[index] : undefined
 
 /** The rows a payload log event stands for: its `data.rows`, or undefined when it is skipped. */
 const eventRows = (value: Readonly<Record<string, unknown>>, line: number, model: string | undefined): readonly Cells[] | undefined => {

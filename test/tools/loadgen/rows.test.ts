@@ -97,6 +97,15 @@ t.test('svc ships the rows of its own builds, and only of those', async (t) => {
   await t.rejects(shippedRows('lin', '1', iris.sha256), { message: 'svc ships no rows of model lin version 1 to replay: pass --rows FILE' })
 })
 
+t.test('a model.json that is JSON but no object ships no rows', async (t) => {
+  const root = await tempTree(t, { 'm/1/model.json': '["not", "an", "artifact"]', 'm/2/model.json': `"${'f'.repeat(64)}"` })
+  for (const version of ['1', '2'])
+    await t.rejects(shippedRows('m', version, 'f'.repeat(64), root), {
+      constructor: LoadgenUsageError,
+      message: `svc ships no rows of model m version ${version} to replay: pass --rows FILE`,
+    })
+})
+
 const CLASSES: LabelColumn = { name: 'label', classes: ['a', 'b', 'c'], namedBy: "the model's output" }
 const VALUES: LabelColumn = { name: 'y', classes: undefined, namedBy: '--label' }
 

@@ -101,3 +101,10 @@ t.test('what a cell means: missing, a number, a level', async (t) => {
   t.equal(memberOf('x')({ x: 2 }), 2)
   t.equal(memberOf('toString')({}), undefined, 'only own members')
 })
+
+t.test('a record of the other format has no such cell: a CSV field is not a member, an NDJSON member is not a field', async (t) => {
+  t.equal(memberOf('0')(['a']), undefined)
+  t.equal(fieldOf(0)({ 0: 'a' }), undefined)
+  t.equal(CELLS.csv.number(12), undefined, 'a CSV cell is text')
+  t.equal(CELLS.csv.level(12), undefined)
+})
