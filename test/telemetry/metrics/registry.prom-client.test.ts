@@ -1,9 +1,9 @@
 // What svc relies on inside prom-client, beyond its documented API, pinned against the real package
-// (lib/telemetry/registry.ts, "prom-client 15.1.3 facts relied on"). Two places lean on its internals:
-//   lib/telemetry/registry.ts  an OpenMetrics render strips `_total` from counters' `name` in place;
+// (lib/telemetry/metrics/registry.ts, "prom-client 15.1.3 facts relied on"). Two places lean on its internals:
+//   lib/telemetry/metrics/registry.ts  an OpenMetrics render strips `_total` from counters' `name` in place;
 //                              registry.ts writes every name back after the render, through
 //                              getMetricsAsArray(), and removes three default gauges by name.
-//   lib/telemetry/cells.ts     registerSeries hands the registry plain objects cast to `Metric`
+//   lib/telemetry/metrics/cells.ts     registerSeries hands the registry plain objects cast to `Metric`
 //                              (`as unknown as Metric`): the registry must take any object keyed by
 //                              its `name`, read it through `get()` alone, print the shape `get()`
 //                              returns (labels, metricName, exemplar), rename it as it renames its
@@ -21,8 +21,8 @@ import {
   observe,
   registerSeries,
   type Series,
-} from '../../lib/telemetry/cells.js'
-import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+} from '../../../lib/telemetry/metrics/cells.js'
+import { createMetricsRegistry } from '../../../lib/telemetry/metrics/registry.js'
 
 const OPENMETRICS = Registry.OPENMETRICS_CONTENT_TYPE
 const PROMETHEUS = Registry.PROMETHEUS_CONTENT_TYPE

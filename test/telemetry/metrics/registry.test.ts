@@ -1,9 +1,9 @@
 import { Gauge, Registry } from 'prom-client'
 import t from 'tap'
-import { createLineWriter } from '../../lib/telemetry/line-writer.js'
-import { createLogger } from '../../lib/telemetry/logger.js'
-import { createMetricsRegistry, prefersOpenMetrics } from '../../lib/telemetry/registry.js'
-import { sample } from '../fixtures/metrics-text.js'
+import { createLineWriter } from '../../../lib/telemetry/line-writer.js'
+import { createLogger } from '../../../lib/telemetry/logger.js'
+import { createMetricsRegistry, prefersOpenMetrics } from '../../../lib/telemetry/metrics/registry.js'
+import { sample } from '../../fixtures/metrics-text.js'
 
 const PROMETHEUS_2_42 = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
