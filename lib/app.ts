@@ -45,7 +45,7 @@ import type { RouteDef } from './core/pipeline.js'
 import { createRouter } from './core/router.js'
 import { createServer, type SvcServer } from './server/server.js'
 import type { Logger } from './telemetry/logger.js'
-import { createMetricsRegistry, type MetricsRegistry } from './telemetry/registry.js'
+import { createMetricsRegistry, type MetricsRegistry } from './telemetry/metrics/registry.js'
 import { createTracing, type Tracing } from './telemetry/tracer.js'
 import { VERSION } from './config/version.js'
 

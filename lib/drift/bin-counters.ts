@@ -29,7 +29,7 @@ import { buildId, type ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../models/profile.js'
 import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'
-import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/cells.js'
+import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/metrics/cells.js'
 import type { Logger } from '../telemetry/logger.js'
 import { binOf, compileBins, f64At, type FeatureBins } from './psi.js'
 

@@ -6,7 +6,7 @@
 import { Registry } from 'prom-client'
 import type { RouteDoc } from '../core/route-doc.js'
 import type { Handler } from '../core/pipeline.js'
-import type { MetricsRegistry } from '../telemetry/registry.js'
+import type { MetricsRegistry } from '../telemetry/metrics/registry.js'
 
 export const getMetrics =
   (metrics: MetricsRegistry): Handler =>

@@ -3,8 +3,8 @@
 // from the same sources /metrics shows, so every figure is real.
 import type { Metric, Registry } from 'prom-client'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import { DURATION_BUCKETS } from '../telemetry/http-metrics.js'
-import type { MetricsRegistry } from '../telemetry/registry.js'
+import { DURATION_BUCKETS } from '../telemetry/metrics/http-metrics.js'
+import type { MetricsRegistry } from '../telemetry/metrics/registry.js'
 
 export type Figure = Readonly<{ metric: string; value: number | null; unit: string }>
 
@@ -73,7 +73,7 @@ export const createFigures = ({ metrics, now = () => performance.now(), heapUsed
   const durations = registered(metrics.prom, 'http_request_duration_seconds')
   const bucketIndex = new Map<string, number>([...DURATION_BUCKETS.map((le, i) => [String(le), i] as const), ['+Inf', DURATION_BUCKETS.length]])
   // Created once: its timer is unref'd, so it never holds the process open. Its period is
-  // prom-client's (nodejs_eventloop_lag_*, lib/telemetry/registry.ts) and both are enabled in one
+  // prom-client's (nodejs_eventloop_lag_*, lib/telemetry/metrics/registry.ts) and both are enabled in one
   // synchronous run of createApp, so libuv arms their timers from one cached loop time and fires them
   // in one pass; it re-arms a repeating timer from the loop time of the pass that ran it, so they stay
   // together (one armed at another phase joins within ~1 s). An idle instance wakes ~100 times a

@@ -2,8 +2,8 @@
 // (route, status) — and per method on the 404/405 pipelines — so a request only does `+=`.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../core/http/context.js'
-import { count, observe, type CounterCell, type HistogramCell } from '../telemetry/cells.js'
-import { methodLabel, type HttpMetrics } from '../telemetry/http-metrics.js'
+import { count, observe, type CounterCell, type HistogramCell } from '../telemetry/metrics/cells.js'
+import { methodLabel, type HttpMetrics } from '../telemetry/metrics/http-metrics.js'
 import type { Layer, Reply } from '../core/pipeline.js'
 import { onStreamEnd } from './stream-end.js'
 

@@ -28,7 +28,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api'
 import type { Ctx, WrittenHook } from '../core/http/context.js'
-import { isStandardMethod } from '../telemetry/http-metrics.js'
+import { isStandardMethod } from '../telemetry/metrics/http-metrics.js'
 import { PRE_SAMPLED_CONTEXT, UNSAMPLED_CONTEXT } from '../telemetry/sampling.js'
 import { UNMATCHED, type Layer, type Reply } from '../core/pipeline.js'
 

@@ -15,7 +15,7 @@ import { createInspector, type Expect } from './inspect.js'
 import { createListener, type Listener } from './listen.js'
 import { refuseBeforeRouting } from './refusals.js'
 import { createWriter } from './write.js'
-import type { HttpMetrics } from '../telemetry/http-metrics.js'
+import type { HttpMetrics } from '../telemetry/metrics/http-metrics.js'
 import type { Logger } from '../telemetry/logger.js'
 
 export type ServerLimits = Readonly<{

@@ -8,7 +8,7 @@
 //
 // Label values come only from a served model (its description's name and version), never from a
 // request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
-// (lib/telemetry/cells.ts) are made on its first request and kept while it is served, so a request
+// (lib/telemetry/metrics/cells.ts) are made on its first request and kept while it is served, so a request
 // only adds to numbers: prom-client's `labels()` children would hash the labels on each of the five
 // calls. A version the manifest no longer lists loses its series at the next publish (`track`,
 // by the policy of lib/models/registry/version-series.ts); a
@@ -28,7 +28,7 @@ import {
   type CounterCell,
   type GaugeCell,
   type HistogramCell,
-} from '../telemetry/cells.js'
+} from '../telemetry/metrics/cells.js'
 import { PREDICTION_DURATION_BUCKETS } from '../models/inference/duration-buckets.js'
 import type { ServedModel } from '../models/registry/registry.js'
 import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'

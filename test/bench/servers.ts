@@ -43,7 +43,7 @@ import { createRouter } from '../../lib/core/router.js'
 import { createServer } from '../../lib/server/server.js'
 import { createLineWriter } from '../../lib/telemetry/line-writer.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
-import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+import { createMetricsRegistry } from '../../lib/telemetry/metrics/registry.js'
 import { createTracing, type ServerTracing } from '../../lib/telemetry/tracer.js'
 import { VERSION } from '../../lib/config/version.js'
 

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Registry } from 'prom-client'
 import t from 'tap'
 import { createFigures, quantile, RATE_WINDOW_MS } from '../../lib/insights/figures.js'
-import { count, observe } from '../../lib/telemetry/cells.js'
-import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+import { count, observe } from '../../lib/telemetry/metrics/cells.js'
+import { createMetricsRegistry } from '../../lib/telemetry/metrics/registry.js'
 
 const BOUNDS = [0.1, 0.5, 1]
 

@@ -1,5 +1,5 @@
 // How often an idle CLI wakes: two event-loop-delay histograms sample every 10 ms, prom-client's
-// (nodejs_eventloop_lag_*, lib/telemetry/registry.ts) and the insights stream's (lib/insights/figures.ts).
+// (nodejs_eventloop_lag_*, lib/telemetry/metrics/registry.ts) and the insights stream's (lib/insights/figures.ts).
 // Both are enabled in one synchronous run of createApp, so libuv arms their timers from the same
 // cached loop time and fires them in one timer pass, and re-arming each from that pass's loop time
 // keeps them together: ~100 wake-ups a second, not ~200. Measured on Linux as the main thread's

@@ -9,7 +9,7 @@ import { createStreamLimit, getInsights, type StreamLimit } from '../../lib/endp
 import { createFigures } from '../../lib/insights/figures.js'
 import { createRouter } from '../../lib/core/router.js'
 import { createServer as createSvcServer, type SvcServer } from '../../lib/server/server.js'
-import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+import { createMetricsRegistry } from '../../lib/telemetry/metrics/registry.js'
 import { captureLogger, startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
 import { startReceiver } from '../fixtures/otlp-receiver.js'

@@ -437,7 +437,7 @@ t.test('a written hook that throws is logged and counted, the hooks after it sti
   const { createServer } = await import('../../lib/server/server.js')
   const { createRouter } = await import('../../lib/core/router.js')
   const { readConfig } = await import('../../lib/config/config.js')
-  const { createMetricsRegistry } = await import('../../lib/telemetry/registry.js')
+  const { createMetricsRegistry } = await import('../../lib/telemetry/metrics/registry.js')
   const { captureLogger } = await import('../fixtures/app.js')
   class HookError extends Error {
     override name = 'HookError'

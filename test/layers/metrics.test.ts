@@ -2,7 +2,7 @@ import t from 'tap'
 import { Registry } from 'prom-client'
 import { metrics } from '../../lib/layers/metrics.js'
 import type { Handler, RouteInfo } from '../../lib/core/pipeline.js'
-import { HttpMetrics } from '../../lib/telemetry/http-metrics.js'
+import { HttpMetrics } from '../../lib/telemetry/metrics/http-metrics.js'
 import { makeCtx } from '../fixtures/ctx.js'
 import { sample } from '../fixtures/metrics-text.js'
 

@@ -26,7 +26,7 @@ import {
   type GaugeCell,
   type HistogramCell,
   type SumCell,
-} from '../../telemetry/cells.js'
+} from '../../telemetry/metrics/cells.js'
 
 export const FEEDBACK_REFUSALS = ['invalid_token', 'expired', 'invalid_truth', 'unknown_version', 'duplicate'] as const
 export type FeedbackRefusal = (typeof FEEDBACK_REFUSALS)[number]

@@ -8,7 +8,7 @@
 // Order of the checks: the token (format and tag: `invalid_token`), its age (`expired`), the build
 // it names (`unknown_version`), the truth (`invalid_truth`), then whether it was scored already here
 // (`duplicate`).
-import { observe } from '../../telemetry/cells.js'
+import { observe } from '../../telemetry/metrics/cells.js'
 import type { FeedbackRefusal } from './metrics.js'
 import type { SeenSet } from './seen.js'
 import { readToken, type TokenClaims } from './token.js'

@@ -4,7 +4,7 @@
 // lib/models/registry/version-series.ts. What is kept is small: the names, the classes (to check a
 // truth and name the answer), the keys, and the version's series. Lost on restart: a label for a build this
 // process never served is `unknown_version` (README, Model quality from labels).
-import type { HistogramCell } from '../../telemetry/cells.js'
+import type { HistogramCell } from '../../telemetry/metrics/cells.js'
 import { buildId, type ServedModel } from '../registry/registry.js'
 import { createVersionFamily } from '../registry/version-series.js'
 import type { FeedbackMetrics, VersionFeedback } from './metrics.js'

@@ -11,7 +11,7 @@ import {
   registerSeries,
   type CounterCell,
   type HistogramCell,
-} from '../../telemetry/cells.js'
+} from '../../telemetry/metrics/cells.js'
 
 export const PAYLOAD_OUTCOMES = ['written', 'dropped', 'failed'] as const
 export type PayloadOutcome = (typeof PAYLOAD_OUTCOMES)[number]

@@ -5,7 +5,15 @@
 // while a timed-out run is still going; the duration is encode + predict of a copy, answered or not.
 // Shadow rows never count in the svc_model_prediction* series: those stay what users were answered.
 import type { Registry } from 'prom-client'
-import { counterCell, counterSeries, histogramCell, histogramSeries, registerSeries, type CounterCell, type HistogramCell } from '../../telemetry/cells.js'
+import {
+  counterCell,
+  counterSeries,
+  histogramCell,
+  histogramSeries,
+  registerSeries,
+  type CounterCell,
+  type HistogramCell,
+} from '../../telemetry/metrics/cells.js'
 import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
 import { createVersionFamily, type SeriesPolicy } from '../registry/version-series.js'
 

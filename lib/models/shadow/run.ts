@@ -5,7 +5,7 @@
 // then, but not over: an ONNX session cannot be interrupted, so its promise waits for it.
 import { performance } from 'node:perf_hooks'
 import { errorMessage } from '../../core/errors.js'
-import { observe } from '../../telemetry/cells.js'
+import { observe } from '../../telemetry/metrics/cells.js'
 import type { Logger } from '../../telemetry/logger.js'
 import { encodeInputs } from '../inference/features.js'
 import type { InferRequest } from '../inference/request.js'

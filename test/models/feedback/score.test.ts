@@ -6,7 +6,7 @@ import { FEEDBACK_REFUSALS, type FeedbackRefusal } from '../../../lib/models/fee
 import { createSeenSet } from '../../../lib/models/feedback/seen.js'
 import { mintTokens, versionKey, type VersionKey } from '../../../lib/models/feedback/token.js'
 import type { KnownBuild } from '../../../lib/models/feedback/versions.js'
-import { type CounterCell, counterCell, histogramCell, sumCell } from '../../../lib/telemetry/cells.js'
+import { type CounterCell, counterCell, histogramCell, sumCell } from '../../../lib/telemetry/metrics/cells.js'
 
 const SECRET = Buffer.from('a-fleet-secret-of-32-characters!')
 const NOW_S = 1_800_000_000

@@ -3,7 +3,7 @@
 import { Registry } from 'prom-client'
 import t from 'tap'
 import { createPayloadMetrics, PAYLOAD_OUTCOMES, WRITE_DURATION_BUCKETS } from '../../../lib/models/payload/metrics.js'
-import { count, observe } from '../../../lib/telemetry/cells.js'
+import { count, observe } from '../../../lib/telemetry/metrics/cells.js'
 import { sample } from '../../fixtures/metrics-text.js'
 
 t.test('every outcome at 0, the depth as the callback says, before anything is written', async (t) => {

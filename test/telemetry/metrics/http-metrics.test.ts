@@ -1,7 +1,7 @@
 import { Registry, type RegistryContentType } from 'prom-client'
 import t from 'tap'
-import { count, observe } from '../../lib/telemetry/cells.js'
-import { DURATION_BUCKETS, HttpMetrics, methodLabel } from '../../lib/telemetry/http-metrics.js'
+import { count, observe } from '../../../lib/telemetry/metrics/cells.js'
+import { DURATION_BUCKETS, HttpMetrics, methodLabel } from '../../../lib/telemetry/metrics/http-metrics.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 

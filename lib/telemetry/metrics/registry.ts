@@ -1,13 +1,15 @@
 // The prom-client registry behind GET /metrics: the HTTP series, Node/process defaults and
-// svc_build_info, rendered as Prometheus text 0.0.4 or OpenMetrics as the scraper asks.
+// svc_build_info, rendered as Prometheus text 0.0.4 or OpenMetrics as the scraper asks, by the
+// exposition writer (./exposition.ts) rather than prom-client's `metrics()`, which formats the whole
+// registry in one turn of the loop.
 //
 // prom-client 15.1.3 facts relied on: `enableExemplars` is refused unless the metric's registry is
-// OpenMetrics at construction; one registry renders both formats when its content type is switched
-// per scrape, and `metrics()` is async, so scrapes are serialised; an OpenMetrics render strips
-// `_total` from counter names in place, restored after. The event-loop lag histogram cannot be
-// shared with the insights figure: prom-client resets it on every scrape, the insights figure on
-// every reading.
+// OpenMetrics at construction; getMetricsAsArray() hands out the registered objects in registration
+// order, each read through get() (getForPromString() for a histogram). The event-loop lag histogram
+// cannot be shared with the insights figure: prom-client resets it on every scrape, the insights
+// figure on every reading.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { createExpositionWriter } from './exposition.js'
 import { HttpMetrics } from './http-metrics.js'
 
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const
@@ -34,7 +36,8 @@ export type MetricsRegistryOptions = Readonly<{
 
 export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsRegistry => {
   const registry = new Registry()
-  registry.setDefaultLabels({ environment: options.environment })
+  const defaultLabels = Object.freeze({ environment: options.environment })
+  registry.setDefaultLabels(defaultLabels)
   const http = new HttpMetrics(options.environment)
   http.registerIn(registry)
   // Among the defaults, nodejs_eventloop_lag_* come from a monitorEventLoopDelay histogram on a 10 ms
@@ -54,22 +57,14 @@ export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsR
   }).set({ version: options.version, node_version: process.version }, 1)
   if (options.droppedLogLines !== undefined) followCount(registry, options.droppedLogLines)
 
-  // One registry renders both formats by switching its content type for the scrape; metrics() is
-  // async, so scrapes are serialised to keep one scrape's switch from leaking into another's.
+  // Scrapes are serialised: two interleaved renders would hold two copies of the text and share
+  // the loop's slices between them, making each take twice as long.
+  const writer = createExpositionWriter(defaultLabels)
   let previous: Promise<unknown> = Promise.resolve()
   const render = (accept: string | undefined): Promise<Exposition> => {
-    const contentType = prefersOpenMetrics(accept) ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
-    const next = previous.then(async () => {
-      registry.setContentType(contentType as typeof Registry.PROMETHEUS_CONTENT_TYPE)
-      // An OpenMetrics render strips `_total` from every counter's name in place (prom-client
-      // 15.1.3), which would leave the next classic scrape without it: restore the names after.
-      const names = registry.getMetricsAsArray().map((metric) => [metric, metric.name] as const)
-      try {
-        return { contentType, text: await registry.metrics() }
-      } finally {
-        for (const [metric, name] of names) metric.name = name
-      }
-    })
+    const openMetrics = prefersOpenMetrics(accept)
+    const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
+    const next = previous.then(async () => ({ contentType, text: await writer.render(registry.getMetricsAsArray(), openMetrics) }))
     previous = next.catch(() => undefined)
     return next
   }

@@ -1,9 +1,10 @@
 import { Gauge, Registry } from 'prom-client'
 import t from 'tap'
-import { createLineWriter } from '../../lib/telemetry/line-writer.js'
-import { createLogger } from '../../lib/telemetry/logger.js'
-import { createMetricsRegistry, prefersOpenMetrics } from '../../lib/telemetry/registry.js'
-import { sample } from '../fixtures/metrics-text.js'
+import { createLineWriter } from '../../../lib/telemetry/line-writer.js'
+import { createLogger } from '../../../lib/telemetry/logger.js'
+import { createMetricsRegistry, prefersOpenMetrics } from '../../../lib/telemetry/metrics/registry.js'
+import { counterCell, counterSeries, registerSeries } from '../../../lib/telemetry/metrics/cells.js'
+import { sample } from '../../fixtures/metrics-text.js'
 
 const PROMETHEUS_2_42 = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
@@ -157,4 +158,16 @@ t.test('a line writer whose reader went away feeds svc_log_lines_dropped_total',
 
 t.test('without a count of lost lines there is no svc_log_lines_dropped_total', async (t) => {
   t.notMatch((await create().render(undefined)).text, /svc_log_lines_dropped/)
+})
+
+t.test('a render of many series lets the loop run while it writes them', async (t) => {
+  const metrics = create()
+  const cells = new Map(Array.from({ length: 60_000 }, (_, i) => [i, counterCell({ model: `m${i}`, version: '1' })]))
+  registerSeries(metrics.prom, [counterSeries('svc_many_total', 'Many.', cells)])
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 1)
+  const { text } = await metrics.render(undefined)
+  clearInterval(timer)
+  t.match(text, /^svc_many_total\{model="m59999",version="1",environment="stage"\} 0$/m)
+  t.ok(ticks > 0, `a 1 ms timer ran ${ticks} times during the render: it is not one run of the loop`)
 })

@@ -1,13 +1,14 @@
 // What svc relies on inside prom-client, beyond its documented API, pinned against the real package
-// (lib/telemetry/registry.ts, "prom-client 15.1.3 facts relied on"). Two places lean on its internals:
-//   lib/telemetry/registry.ts  an OpenMetrics render strips `_total` from counters' `name` in place;
-//                              registry.ts writes every name back after the render, through
-//                              getMetricsAsArray(), and removes three default gauges by name.
-//   lib/telemetry/cells.ts     registerSeries hands the registry plain objects cast to `Metric`
-//                              (`as unknown as Metric`): the registry must take any object keyed by
-//                              its `name`, read it through `get()` alone, print the shape `get()`
-//                              returns (labels, metricName, exemplar), rename it as it renames its
-//                              own counters, and reset it through `reset()`.
+// (lib/telemetry/metrics/registry.ts, "prom-client 15.1.3 facts relied on"):
+//   lib/telemetry/metrics/cells.ts      registerSeries hands the registry plain objects cast to `Metric`
+//                                       (`as unknown as Metric`): the registry must take any object keyed
+//                                       by its `name`, hand it out through getMetricsAsArray(), read it
+//                                       through `get()` alone and reset it through `reset()`.
+//   lib/telemetry/metrics/exposition.ts writes what prom-client's own render would; its test compares
+//                                       the two, so the render's habits are pinned here too: an
+//                                       OpenMetrics render strips `_total` from counters' `name` in place
+//                                       (the comparison writes the names back after it), and a
+//                                       collector's samples print as get() returns them.
 // A prom-client update that changes any of this fails here, not in production.
 import { collectDefaultMetrics, Counter, type Metric, Registry } from 'prom-client'
 import t from 'tap'
@@ -21,8 +22,8 @@ import {
   observe,
   registerSeries,
   type Series,
-} from '../../lib/telemetry/cells.js'
-import { createMetricsRegistry } from '../../lib/telemetry/registry.js'
+} from '../../../lib/telemetry/metrics/cells.js'
+import { createMetricsRegistry } from '../../../lib/telemetry/metrics/registry.js'
 
 const OPENMETRICS = Registry.OPENMETRICS_CONTENT_TYPE
 const PROMETHEUS = Registry.PROMETHEUS_CONTENT_TYPE
@@ -44,7 +45,7 @@ t.test("an OpenMetrics render strips _total from a counter's own name, and leave
   const open = await render(registry, OPENMETRICS)
   t.match(open, /^# TYPE pinned counter$/m)
   t.match(open, /^pinned_total 1$/m, 'each sample gets _total back as it is printed')
-  t.equal(nameOf(counter), 'pinned', 'the metric itself is renamed: why registry.ts writes names back after a render')
+  t.equal(nameOf(counter), 'pinned', 'the metric itself is renamed: why a render by prom-client is followed by writing the names back')
   t.match(await render(registry, PROMETHEUS), /^pinned 1$/m, 'left so, the next classic scrape prints the counter without _total')
 })
 
@@ -54,7 +55,7 @@ t.test('getMetricsAsArray hands out the registered metrics themselves, and a ren
   const names = registry.getMetricsAsArray().map((metric) => [metric, metric.name] as const)
   t.ok(holds(registry, counter), 'the object itself, not a copy')
   await render(registry, OPENMETRICS)
-  // registry.ts's restore, as it is written there.
+  // The restore test/telemetry/metrics/exposition.test.ts does after prom-client's render.
   for (const [metric, name] of names) metric.name = name
   t.equal(nameOf(counter), 'pinned_total', '`name` is a writable field')
   t.match(await render(registry, PROMETHEUS), /^# TYPE pinned_total counter\npinned_total 0$/m)
@@ -169,7 +170,7 @@ t.test('an OpenMetrics render renames a collector as it renames its own counters
   const collector = (series[0] as Series).collector
   await render(registry, OPENMETRICS)
   t.equal(collector.name, 'svc_pinned', 'renamed in place: a name captured instead would print svc_pinned_total_total')
-  t.ok(holds(registry, collector), "so registry.ts's restore reaches it")
+  t.ok(holds(registry, collector), 'so a restore through getMetricsAsArray() reaches it')
   collector.name = 'svc_pinned_total'
   t.equal(await render(registry, PROMETHEUS), CLASSIC)
 })
