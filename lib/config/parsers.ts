@@ -2,7 +2,7 @@
 // not; the reader (./reader.ts) puts the variable in front of each reason and uses the declared
 // default instead, so every problem of a configuration is found in one pass. Parsers see only the
 // text: whether a variable is set, and checks across variables, are the reader's and the sections'.
-import { isCronExpression } from '../core/cron.js'
+import { isCronExpression } from '../core/schedule/cron.js'
 import { parseStoreSpec, STORE_SPEC_FORMS, type StoreSpec } from './model-store.js'
 
 /** Why a value was refused; each reason becomes one problem, after the variable (`PORT=x: expected …`). */

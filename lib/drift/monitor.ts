@@ -23,6 +23,7 @@
 // The series are metrics.ts's.
 import type { Registry } from 'prom-client'
 import { errorMessage } from '../core/errors.js'
+import { nextSlice, sliceElapsed } from '../core/schedule/slices.js'
 import type { Logger } from '../telemetry/logger.js'
 import type { ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import type { Prediction } from '../models/runtime.js'
@@ -71,8 +72,12 @@ export type DriftMonitor = Readonly<{
    * of the window: one that is not its model's default (a canary, one a request named, a shadow).
    */
   count(served: ServedModel, features: Float64Array, rows: number, prediction?: Prediction): void
-  /** One check of every READY model; never throws for one model's failure. */
-  check(): void
+  /**
+   * One check of every READY model, a slice of the loop at a time (lib/core/schedule/slices.ts): at
+   * hundreds of models a check in one run held every waiting request. Never rejects for one
+   * model's failure.
+   */
+  check(): Promise<void>
   /** The model's drift as last checked, with its window now. */
   status(served: ServedModel): DriftStatus
 }>
@@ -115,9 +120,10 @@ const statusOf = (
   predictions: drift?.predictions ?? null,
 })
 
-// A READY model always serves its default version.
-const defaultsOf = (models: DriftMonitorOptions['models']): ServedModel[] =>
-  models.entries().flatMap((entry) => (entry.state === 'READY' ? [models.resolve(entry.name) as ServedModel] : []))
+const readyNames = (models: DriftMonitorOptions['models']): string[] => models.entries().flatMap((entry) => (entry.state === 'READY' ? [entry.name] : []))
+
+/** The default version of every READY model (a READY model always serves one). */
+const defaultsOf = (models: DriftMonitorOptions['models']): ServedModel[] => readyNames(models).flatMap((name) => models.resolve(name) ?? [])
 
 /** Drops the windows no served version records into any more (a model's inputs changed). */
 const prune = (models: DriftMonitorOptions['models'], windows: Map<string, SharedWindow>, windowFor: (served: ServedModel) => SharedWindow): void => {
@@ -130,6 +136,19 @@ const prune = (models: DriftMonitorOptions['models'], windows: Map<string, Share
   }
   for (const key of windows.keys()) if (!live.has(key)) windows.delete(key)
 }
+
+/** The predict path's two entries, decided once: with counters, every row goes to both. */
+const recorders = (windowFor: (served: ServedModel) => SharedWindow, counters: BinCounters | undefined): Pick<DriftMonitor, 'record' | 'count'> =>
+  counters === undefined
+    ? { record: (served, features, rows, prediction) => windowFor(served).window.recordAnswered(features, rows, answersOf(prediction)), count: () => {} }
+    : {
+        record: (served, features, rows, prediction) => {
+          const answers = answersOf(prediction)
+          windowFor(served).window.recordAnswered(features, rows, answers)
+          counters.record(served, features, rows, answers)
+        },
+        count: (served, features, rows, prediction) => counters.record(served, features, rows, answersOf(prediction)),
+      }
 
 const schemaKey = ({ name, model }: ServedModel): string =>
   `${name}\n${JSON.stringify(model.inputs)}\n${model.task === 'classification' ? JSON.stringify(model.classes) : model.task}`
@@ -186,26 +205,24 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
   }
 
   return {
-    // Decided once: with counters, every row goes to both.
-    record:
-      counters === undefined
-        ? (served, features, rows, prediction) => windowFor(served).window.recordAnswered(features, rows, answersOf(prediction))
-        : (served, features, rows, prediction) => {
-            const answers = answersOf(prediction)
-            windowFor(served).window.recordAnswered(features, rows, answers)
-            counters.record(served, features, rows, answers)
-          },
-    count: counters === undefined ? () => {} : (served, features, rows, prediction) => counters.record(served, features, rows, answersOf(prediction)),
-    check: () => {
+    ...recorders(windowFor, counters),
+    check: async () => {
       const at = now()
       const checked = new Set<string>()
-      for (const served of defaultsOf(models)) {
+      const started = performance.now()
+      let sliceStart = started
+      for (const name of readyNames(models)) {
+        if (sliceElapsed(sliceStart)) sliceStart = await nextSlice()
+        // Resolved here, not before the loop: a reload may have published another default during a turn.
+        const served = models.resolve(name)
+        if (served === undefined) continue
         checkModel(served, at)
-        checked.add(served.name)
+        checked.add(name)
       }
       // A model served no more is scored no more.
       for (const [name, drift] of drifts) if (!checked.has(name)) dropScores(scoring, name, drift)
       prune(models, windows, windowFor)
+      logger.debug('drift_check_completed', { models: checked.size, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 })
     },
     status: (served) => statusOf(served, drifts.get(served.name), windowFor(served).window.size, settings),
   }

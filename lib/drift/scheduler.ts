@@ -1,10 +1,10 @@
-// When drift checks run: a cron job (lib/core/cron.ts) on SVC_DRIFT_SCHEDULE (five fields, or six with
+// When drift checks run: a cron job (lib/core/schedule/cron.ts) on SVC_DRIFT_SCHEDULE (five fields, or six with
 // seconds first), in UTC.
 //
 // A run never overlaps the previous one: a tick that finds a run still going is skipped and logged,
 // not queued, so a slow check cannot pile up behind itself. A run that throws or rejects is logged
 // and the schedule goes on. `stop` ends the job; a run already going finishes on its own.
-import { isCronExpression, scheduleCron } from '../core/cron.js'
+import { isCronExpression, scheduleCron } from '../core/schedule/cron.js'
 import { errorFields, type Logger } from '../telemetry/logger.js'
 
 export type DriftScheduler = Readonly<{
@@ -15,7 +15,7 @@ export type DriftScheduler = Readonly<{
 }>
 
 export type DriftSchedulerOptions = Readonly<{
-  /** A cron expression `isCronExpression` (lib/core/cron.ts) accepts. */
+  /** A cron expression `isCronExpression` (lib/core/schedule/cron.ts) accepts. */
   expression: string
   run: () => void | Promise<void>
   logger: Logger

@@ -49,7 +49,7 @@ const checksOf = (text: string, model: string, result: string): number | undefin
 t.test('a window below the minimum is insufficient_data: no score, no gauge, no timestamp', async (t) => {
   const s = await setup(t)
   s.monitor.record(s.iris(), irisRows(s.iris(), 499), 499)
-  s.monitor.check()
+  await s.monitor.check()
   const text = await s.text()
   t.equal(checksOf(text, 'iris', 'insufficient_data'), 1)
   t.equal(checksOf(text, 'iris', 'ok'), 0, 'every result starts at 0')
@@ -71,7 +71,7 @@ t.test('same-distribution traffic scores every feature near 0; the timestamp mov
   const s = await setup(t)
   t.equal(s.monitor.status(s.iris()).status, 'not_checked')
   s.monitor.record(s.iris(), irisRows(s.iris(), 1000), 1000)
-  s.monitor.check()
+  await s.monitor.check()
   let text = await s.text()
   for (const feature of IRIS_FEATURES) t.ok((psiOf(text, feature) as number) < 0.05, `${feature}: ${psiOf(text, feature)}`)
   t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), s.clock.ms / 1000)
@@ -88,7 +88,7 @@ t.test('same-distribution traffic scores every feature near 0; the timestamp mov
     IRIS_FEATURES.map((name) => [name, 'none', 1000, 0]),
   )
   s.clock.ms += 60_000
-  s.monitor.check()
+  await s.monitor.check()
   text = await s.text()
   t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris', environment: 'test' }), s.clock.ms / 1000)
   t.equal(checksOf(text, 'iris', 'ok'), 2)
@@ -97,10 +97,10 @@ t.test('same-distribution traffic scores every feature near 0; the timestamp mov
 t.test('a shift is severe, counted on every breaching check, logged once, and a jump is a spike', async (t) => {
   const s = await setup(t)
   s.monitor.record(s.iris(), irisRows(s.iris(), 1000), 1000)
-  s.monitor.check()
+  await s.monitor.check()
   const before = s.monitor.status(s.iris()).features
   s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 1, 2), 1000)
-  s.monitor.check()
+  await s.monitor.check()
   let text = await s.text()
   for (const feature of IRIS_FEATURES) {
     t.ok((psiOf(text, feature) as number) >= 0.25, `${feature} is severe: ${psiOf(text, feature)}`)
@@ -128,7 +128,7 @@ t.test('a shift is severe, counted on every breaching check, logged once, and a 
     previous_psi: before[0]?.psi,
     samples: 1000,
   })
-  s.monitor.check()
+  await s.monitor.check()
   text = await s.text()
   t.equal(
     sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'severe', environment: 'test' }),
@@ -146,11 +146,11 @@ t.test('a shift is severe, counted on every breaching check, logged once, and a 
 t.test('a rise in severity without a jump is logged at the new severity, once per crossing', async (t) => {
   const s = await setup(t)
   s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.4, 3), 1000)
-  s.monitor.check()
+  await s.monitor.check()
   const first = new Map(s.monitor.status(s.iris()).features.map((f) => [f.name, f]))
   const afterFirst = s.log().filter((line) => line.event === 'drift_detected').length
   s.monitor.record(s.iris(), irisRows(s.iris(), 1000, 0.48, 4), 1000)
-  s.monitor.check()
+  await s.monitor.check()
   const second = s.monitor.status(s.iris()).features
   const logged = s
     .log()
@@ -187,17 +187,25 @@ t.test('a failing model is counted as an error and the others are still checked'
   const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
   monitor.record(broken, new Float64Array(7 * 500), 500)
   monitor.record(s.iris(), irisRows(s.iris(), 500), 500)
-  monitor.check()
+  await monitor.check()
   const text = await metrics.metrics()
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'error' }), 1)
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'iris', result: 'ok' }), 1, 'iris was checked after cars failed')
-  t.match(JSON.parse(raw.join('').trim().split('\n').at(-1) as string), {
-    event: 'drift_check_failed',
-    level: 'error',
-    model: 'cars',
-    version: '1',
-    message: String,
-  })
+  const lines = raw
+    .join('')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as LogLine)
+  t.match(
+    lines.find((line) => line.event === 'drift_check_failed'),
+    {
+      event: 'drift_check_failed',
+      level: 'error',
+      model: 'cars',
+      version: '1',
+      message: String,
+    },
+  )
   t.equal(monitor.status(broken).status, 'error')
 })
 
@@ -219,7 +227,7 @@ t.test('versions with the same inputs share a window; a version with other input
   t.same(s.monitor.status(v3 as ServedModel).window, { samples: 400, capacity: 1000 })
   s.files.put('iris/manifest.json', manifest('3', ['3']))
   await s.registry.reload()
-  s.monitor.check()
+  await s.monitor.check()
   t.equal(s.monitor.status(s.iris()).window.samples, 400)
   s.files.put('iris/manifest.json', manifest('3', ['3', '4']))
   s.files.put('iris/4/model.json', artifactFile('iris', '4'))
@@ -233,7 +241,7 @@ t.test('a feature whose values are all missing is not scored, and the others are
   const table = irisRows(s.iris(), 600)
   for (let r = 0; r < 600; r++) table[r * 4 + 3] = Number.NaN
   s.monitor.record(s.iris(), table, 600)
-  s.monitor.check()
+  await s.monitor.check()
   const text = await s.text()
   t.equal(psiOf(text, 'petal_width'), undefined)
   t.ok(psiOf(text, 'petal_length') !== undefined)
@@ -244,7 +252,7 @@ t.test('a feature whose values are all missing is not scored, and the others are
   for (let r = 0; r < 600; r++) table[r * 4 + 3] = 1
   for (let r = 0; r < 600; r++) table[r * 4 + 2] = Number.NaN
   s.monitor.record(s.iris(), table, 600)
-  s.monitor.check()
+  await s.monitor.check()
   const after = await s.text()
   t.equal(psiOf(after, 'petal_length'), undefined, 'a feature no longer scored loses its series')
   t.equal(sample(after, 'svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'moderate', environment: 'test' }), undefined)
@@ -252,14 +260,14 @@ t.test('a feature whose values are all missing is not scored, and the others are
   for (let r = 0; r < 1000; r++) table.fill(Number.NaN)
   s.monitor.record(s.iris(), table, 600)
   s.monitor.record(s.iris(), table, 600)
-  s.monitor.check()
+  await s.monitor.check()
   t.equal(checksOf(await s.text(), 'iris', 'insufficient_data'), 1, 'no feature scored: insufficient data')
 })
 
 t.test('a model that is not READY is not checked', async (t) => {
   const s = await setup(t, { ...shippedFiles(), 'cars/1/model.json': 'not json' })
   s.monitor.record(s.iris(), irisRows(s.iris(), 500), 500)
-  s.monitor.check()
+  await s.monitor.check()
   const text = await s.text()
   t.equal(checksOf(text, 'iris', 'ok'), 1)
   t.notMatch(text, /model="cars"/, 'no series for an UNAVAILABLE model')
@@ -286,7 +294,7 @@ t.test('the answers are scored beside the inputs, and their series go with a ver
   // Every answer setosa: the reference has a third of each class.
   const answers = { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) }
   s.monitor.record(served, rows, 1000, answers)
-  s.monitor.check()
+  await s.monitor.check()
   const scored = s.monitor.status(served).predictions
   t.match(scored, { name: 'species', severity: 'severe', samples: 1000, missing: 0 })
   // Σ (c − r)·ln(c / r) over setosa (c = 1, r = 1/3), versicolor and virginica (c floored at 1e-4, r from the artifact).
@@ -300,7 +308,7 @@ t.test('the answers are scored beside the inputs, and their series go with a ver
   await s.registry.reload()
   const next = s.iris()
   s.monitor.record(next, irisRows(next, 1000), 1000)
-  s.monitor.check()
+  await s.monitor.check()
   t.equal(s.monitor.status(next).predictions, null, 'a reference without predictions scores the inputs only')
   t.equal(s.monitor.status(next).status, 'ok')
   const text = await s.text()
@@ -322,7 +330,7 @@ t.test('a version without a reference is no_reference: counted, with no score, g
   const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
   t.equal(monitor.status(bare).status, 'no_reference', 'before any check too')
   monitor.record(bare, new Float64Array(7 * 600), 600)
-  monitor.check()
+  await monitor.check()
   const text = await metrics.metrics()
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'no_reference' }), 1)
   t.equal(sample(text, 'svc_drift_checks_total', { model: 'cars', result: 'insufficient_data' }), 0, 'not insufficient_data, however many rows')
@@ -336,13 +344,13 @@ t.test('answers too few to score are left out, and scored at a later check of th
   const served = s.iris()
   // Rows without answers: every answer is missing.
   s.monitor.record(served, irisRows(served, 600), 600)
-  s.monitor.check()
+  await s.monitor.check()
   t.equal(s.monitor.status(served).predictions, null)
   t.equal(s.monitor.status(served).features.length, 4, 'the inputs are scored')
   t.equal(sample(await s.text(), 'svc_drift_prediction_psi', { model: 'iris', output: 'species', environment: 'test' }), undefined)
 
   s.monitor.record(served, irisRows(served, 1000, 0, 2), 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
-  s.monitor.check()
+  await s.monitor.check()
   t.match(s.monitor.status(served).predictions, { name: 'species', severity: 'severe', samples: 1000 })
   const text = await s.text()
   t.equal(
@@ -364,11 +372,11 @@ t.test('a jump in the answers between two checks of one build is a spike, logged
   // Answers in the reference's shares: a third of each class.
   const balanced = Uint32Array.from({ length: 1000 }, (_, r) => r % 3)
   s.monitor.record(served, irisRows(served, 1000), 1000, { labels: balanced, probabilities: new Float64Array(3000) })
-  s.monitor.check()
+  await s.monitor.check()
   const before = s.monitor.status(served).predictions
   t.match(before, { name: 'species', severity: 'none' })
   s.monitor.record(served, irisRows(served, 1000), 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
-  s.monitor.check()
+  await s.monitor.check()
   t.match(s.monitor.status(served).predictions, { name: 'species', severity: 'severe' })
   t.match(
     s.log().filter((line) => line.event === 'drift_detected' && line['output'] === 'species'),
@@ -395,7 +403,7 @@ t.test('a default without a reference, or a model served no more, loses its PSI 
   const scoreIris = async (): Promise<string> => {
     isBare = isGone = false
     monitor.record(iris, rows, 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
-    monitor.check()
+    await monitor.check()
     const text = await metrics.metrics()
     t.ok(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }) !== undefined, 'iris is scored')
     t.ok(sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species' }) !== undefined)
@@ -407,7 +415,7 @@ t.test('a default without a reference, or a model served no more, loses its PSI 
     ['svc_drift_checks_total', { model: 'iris', result: 'ok' }],
   ] as const
   const gone = async (what: string, before: string): Promise<void> => {
-    monitor.check()
+    await monitor.check()
     const text = await metrics.metrics()
     t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }), undefined, `${what}: no timestamp`)
     t.notMatch(text, /svc_drift_psi\{[^}]*model="iris"/, `${what}: no input PSI`)
@@ -425,4 +433,47 @@ t.test('a default without a reference, or a model served no more, loses its PSI 
   const again = await scoreIris()
   isGone = true
   await gone('no longer listed', again)
+})
+
+t.test('a check of hundreds of models lets the loop run between them, and checks every one', async (t) => {
+  const s = await setup(t)
+  const copies = Array.from({ length: 400 }, (_, i): ServedModel => ({ ...s.iris(), name: `iris-${i}` }))
+  const byName = new Map(copies.map((served) => [served.name, served]))
+  const models = {
+    // One more listed than resolved: a model unloaded between the list and its turn is not checked.
+    entries: () =>
+      [...copies, { name: 'gone' }].map(({ name }) => ({ ...(s.registry.entry('iris') as NonNullable<ReturnType<typeof s.registry.entry>>), name })),
+    resolve: (name: string) => byName.get(name),
+  }
+  const { Registry } = await import('prom-client')
+  const metrics = new Registry()
+  const monitor = createDriftMonitor({
+    models,
+    settings: SETTINGS,
+    metrics,
+    logger: createLogger({ name: 'svc', level: 'error', format: 'json', write: () => {} }),
+  })
+  const rows = irisRows(s.iris(), 500)
+  for (const served of copies) monitor.record(served, rows, 500)
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 1)
+  await monitor.check()
+  clearInterval(timer)
+  const text = await metrics.metrics()
+  t.same(
+    copies.filter((served) => sample(text, 'svc_drift_checks_total', { model: served.name, result: 'ok' }) !== 1).map((served) => served.name),
+    [],
+    'each scored once',
+  )
+  t.notMatch(text, /model="gone"/, 'the model gone by its turn is not checked')
+  t.ok(ticks > 0, `a 1 ms timer ran ${ticks} times during the check: it is not one run of the loop`)
+})
+
+t.test('a check logs, at debug, how many models it checked and how long it took', async (t) => {
+  const s = await setup(t)
+  s.monitor.record(s.iris(), irisRows(s.iris(), 500), 500)
+  await s.monitor.check()
+  const line = s.log().find((l) => l.event === 'drift_check_completed')
+  t.match(line, { level: 'debug', models: 2, duration_ms: Number })
+  t.ok((line?.['duration_ms'] as number) >= 0)
 })

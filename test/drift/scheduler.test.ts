@@ -21,15 +21,15 @@ const logged = (_t: Test): { logger: ReturnType<typeof createLogger>; events: (e
 type Job = { name: string; expression: string; tick: () => void; isStopped: boolean }
 
 /**
- * lib/drift/scheduler.ts with lib/core/cron.ts's jobs replaced by ones this test ticks by hand: what the
- * scheduler does on a tick is shown tick by tick, whatever the machine's load. test/core/cron.test.ts
+ * lib/drift/scheduler.ts with lib/core/schedule/cron.ts's jobs replaced by ones this test ticks by hand: what the
+ * scheduler does on a tick is shown tick by tick, whatever the machine's load. test/core/schedule/cron.test.ts
  * shows node-cron ticking for real.
  */
 const handCron = async (t: Test): Promise<{ createDriftScheduler: typeof createDriftScheduler; jobs: Job[] }> => {
   const jobs: Job[] = []
-  const cron = await import('../../lib/core/cron.js')
+  const cron = await import('../../lib/core/schedule/cron.js')
   const mocked = await t.mockImport<typeof import('../../lib/drift/scheduler.js')>('../../lib/drift/scheduler.js', {
-    '../../lib/core/cron.js': {
+    '../../lib/core/schedule/cron.js': {
       ...cron,
       scheduleCron: (name: string, expression: string, tick: () => void) => {
         const job = { name, expression, tick, isStopped: false }
@@ -145,7 +145,7 @@ t.test('trigger runs a check now and shares a run already going', async (t) => {
   scheduler.stop()
 })
 
-// Which expressions are accepted is test/core/cron.test.ts's.
+// Which expressions are accepted is test/core/schedule/cron.test.ts's.
 t.test('an expression node-cron refuses is refused at construction', async (t) => {
   const { logger } = logged(t)
   t.throws(() => createDriftScheduler({ expression: 'hourly', run: () => {}, logger }), /not a cron expression: "hourly"/)

@@ -73,7 +73,7 @@ t.test('svc profile --model profiles an ONNX model; drift scores inputs and answ
   t.equal((await drift()).status, 'not_checked')
 
   await send(draw(1000, 11, false))
-  monitor.check()
+  await monitor.check()
   const same = await drift()
   t.equal(same.status, 'ok')
   t.equal(same.features.length, 4)
@@ -86,7 +86,7 @@ t.test('svc profile --model profiles an ONNX model; drift scores inputs and answ
   t.equal(sample(await scrape(), 'svc_drift_prediction_psi', labels), same.predictions.psi, 'the gauge holds the answers’ PSI')
 
   await send(draw(1000, 13, true))
-  monitor.check()
+  await monitor.check()
   const joint = await drift()
   for (const feature of joint.features) t.ok(feature.psi < PSI.moderate, `${feature.name}: PSI ${feature.psi}: every column keeps its distribution`)
   // 0.23 with these seeds: the class mix moves from iris's thirds towards versicolor.
@@ -123,7 +123,7 @@ t.test('a model without a profile serves, and its drift says there is no referen
     body: JSON.stringify({ model: 'lin', instances: [{ sepal_length: 5, sepal_width: 3, petal_length: 1.5, petal_width: 0.2 }] }),
   })
   t.equal(res.status, 200)
-  s.app.drift?.monitor.check()
+  await s.app.drift?.monitor.check()
   const detail = (await (await fetch(`${s.base}/api/v1/models/lin`)).json()) as Json
   t.match(detail.drift, { status: 'no_reference', features: [], predictions: null })
   t.equal(detail.reference_rows, null)

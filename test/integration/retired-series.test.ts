@@ -95,7 +95,7 @@ t.test('a promotion to a version with no reference takes the drift gauges and th
   running.app.models.start()
   const monitor = running.app.drift?.monitor as NonNullable<typeof running.app.drift>['monitor']
   for (let i = 0; i < 20; i++) t.equal((await predictIris(running.base, { instances: [irisRow(i)] })).status, 200)
-  monitor.check()
+  await monitor.check()
   const env = { model: 'iris', environment: 'dev' }
   const scored = await scrape(running)
   t.ok(sample(scored, 'svc_drift_last_check_timestamp_seconds', env) !== undefined, 'version 1 is scored')
@@ -105,7 +105,7 @@ t.test('a promotion to a version with no reference takes the drift gauges and th
   // The reload job promotes version 2, an ONNX graph served without a profile.
   await writeManifest(root, { default_version: '2', versions: ['1', '2'] })
   await until(() => running.app.models.entry('iris')?.defaultVersion === '2', 'the hot reload', 15_000)
-  monitor.check()
+  await monitor.check()
   const text = await scrape(running)
   t.equal(sample(text, 'svc_drift_checks_total', { ...env, result: 'no_reference' }), 1)
   t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', env), undefined, 'no timestamp left for SvcDriftStale to read')

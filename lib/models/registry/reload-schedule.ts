@@ -1,4 +1,4 @@
-// When hot reload runs: every SVC_MODEL_RELOAD_INTERVAL_S seconds, on a cron job (lib/core/cron.ts).
+// When hot reload runs: every SVC_MODEL_RELOAD_INTERVAL_S seconds, on a cron job (lib/core/schedule/cron.ts).
 //
 // A cron field repeats evenly only with a step that divides its range: `*/7 * * * * *` fires at
 // :00, :07 … :56 and then :00 again, 4 s later. So the job runs on the coarsest even schedule
@@ -9,7 +9,7 @@
 // passes by as much; a hot reload can afford that. The job runs in UTC, so a daylight-saving
 // change never stretches or shortens an hourly period.
 import { isReloadInterval, MAX_RELOAD_INTERVAL_S, RELOAD_INTERVAL_RANGE } from '../../config/reload-interval.js'
-import { scheduleCron } from '../../core/cron.js'
+import { scheduleCron } from '../../core/schedule/cron.js'
 
 export { isReloadInterval, MAX_RELOAD_INTERVAL_S }
 
@@ -37,5 +37,5 @@ export const cronPlan = (intervalS: number): CronPlan => {
   return { expression: period.expression, every: intervalS / period.every }
 }
 
-/** The job in the process (lib/core/cron.ts). The tick is synchronous and cheap; reload passes guard their own overlap. */
+/** The job in the process (lib/core/schedule/cron.ts). The tick is synchronous and cheap; reload passes guard their own overlap. */
 export const cronScheduler: Scheduler = (expression, tick) => scheduleCron('svc-model-reload', expression, tick)

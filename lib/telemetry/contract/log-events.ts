@@ -162,6 +162,12 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     fields: "`model`, `version`, `message`; or the error's `type`, `message`, `stack` when a whole run fails",
   },
   {
+    events: ['drift_check_completed'],
+    levels: ['debug'],
+    members: ['models', 'duration_ms'],
+    fields: '`models` checked, `duration_ms` from the first to the last, the loop served between them',
+  },
+  {
     events: ['drift_check_skipped'],
     levels: ['warning'],
     members: ['reason', 'schedule'],

@@ -2,9 +2,9 @@
 //
 // prom-client's `Registry.metrics()` formats every family in one synchronous run: its awaits only
 // queue microtasks, so at 500 models (~40 000 samples) every request waiting on the instance
-// waited the whole render. This writer yields a turn of the loop whenever a slice has run
-// SLICE_MS, and formats a sample with no label object built for it: the labels of a metric cell
-// are frozen at its creation, so their text is formatted once and kept (FROZEN_LABELS).
+// waited the whole render. This writer yields a turn of the loop whenever a slice has run its
+// length (lib/core/schedule/slices.ts), and formats a sample with no label object built for it:
+// the labels of a metric cell are frozen at its creation, so their text is formatted once and kept.
 //
 // The text is byte for byte what prom-client 15.1.3's Registry renders for the same registry, in
 // both formats (test/telemetry/metrics/exposition.test.ts compares the two on a large store):
@@ -12,6 +12,8 @@
 // labels, then the registry's default labels it does not set, then a histogram's shared labels;
 // values as prom-client writes them (`Nan`, `+Inf`, `-Inf`); in OpenMetrics, counters named
 // without `_total` in HELP/TYPE and with it on samples, exemplars, and `# EOF`.
+import { nextSlice, sliceElapsed } from '../../core/schedule/slices.js'
+
 type LabelValue = string | number | undefined
 type LabelSet = Readonly<Record<string, LabelValue>>
 type Exemplar = Readonly<{ labelSet: LabelSet; value: number; timestamp: number }>
@@ -27,13 +29,8 @@ type Family = Readonly<{ name: string; help: string; type: string; values?: read
 /** What a registered metric offers the writer: prom-client's metrics and lib's cell collectors alike. */
 type Source = Readonly<{ get(): Family | Promise<Family>; getForPromString?: () => Family | Promise<Family> }>
 
-/** The longest a slice of the render runs before it lets the loop serve what waits. */
-export const SLICE_MS = 4
 /** Lines joined into one flat part at a time, and formatted between two looks at the clock. */
 const LINES_PER_PART = 256
-
-/** Lets the loop serve what waits, then starts the next slice's clock. */
-const nextSlice = (): Promise<number> => new Promise((resolve) => setImmediate(() => resolve(performance.now())))
 
 const escapeText = (text: string): string => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')
 const escapeLabel = (value: LabelValue): LabelValue => (typeof value === 'string' ? escapeText(value).replace(/"/g, '\\"') : value)
@@ -132,11 +129,11 @@ export const createExpositionWriter = (defaults: LabelSet): ExpositionWriter => 
         if (lines.push(line) === LINES_PER_PART) {
           parts.push(lines.join(''))
           lines.length = 0
-          if (performance.now() - sliceStart > SLICE_MS) sliceStart = await nextSlice()
+          if (sliceElapsed(sliceStart)) sliceStart = await nextSlice()
         }
       }
       // A family's get() may read the process (/proc, heap spaces) before its first sample.
-      if (performance.now() - sliceStart > SLICE_MS) sliceStart = await nextSlice()
+      if (sliceElapsed(sliceStart)) sliceStart = await nextSlice()
     }
     parts.push(lines.join(''), openMetrics ? '\n# EOF\n' : '\n')
     return parts.join('')

@@ -1,4 +1,4 @@
-// The hot-reload job in the process: cronScheduler runs the tick on node-cron (lib/core/cron.ts) until
+// The hot-reload job in the process: cronScheduler runs the tick on node-cron (lib/core/schedule/cron.ts) until
 // stopped. The plans it is given are tested in registry-schedule.test.ts.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'

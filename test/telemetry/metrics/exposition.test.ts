@@ -8,7 +8,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import t from 'tap'
 import { artifactSha256 } from '../../../lib/models/artifact.js'
 import { counterCell, counterSeries, registerSeries } from '../../../lib/telemetry/metrics/cells.js'
-import { createExpositionWriter, SLICE_MS } from '../../../lib/telemetry/metrics/exposition.js'
+import { createExpositionWriter } from '../../../lib/telemetry/metrics/exposition.js'
 import { startApp } from '../../fixtures/app.js'
 import { tempTree } from '../../fixtures/model-store.js'
 import { ROOT } from '../../fixtures/spawn.js'
@@ -128,5 +128,4 @@ t.test('a long render lets the loop run between slices', async (t) => {
   clearInterval(timer)
   t.equal(text.split('\n').length, 60_000 + 3)
   t.ok(ticks > 0, `the timer ran ${ticks} times during the render`)
-  t.ok(SLICE_MS < 10, 'slices are short')
 })

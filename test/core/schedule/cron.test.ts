@@ -1,7 +1,7 @@
 // The one node-cron wrapper: which expressions it accepts, and a job that ticks until stopped.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { isCronExpression, scheduleCron } from '../../lib/core/cron.js'
+import { isCronExpression, scheduleCron } from '../../../lib/core/schedule/cron.js'
 
 t.test('expressions are node-cron’s: five fields or six with seconds; anything else is refused', async (t) => {
   for (const ok of ['* * * * *', '*/5 * * * * *', '0 3 * * mon-fri', '0,30 * * * *']) t.ok(isCronExpression(ok), ok)
