@@ -3,8 +3,9 @@
 // (lib/README.md §10). For each served version with a reference, created at 0 when the version is
 // published (the registry's `onPublish`), before its first row, so every bin is in the first scrape
 // and `increase()` over any range sees all of them: svc_drift_bin_total, svc_drift_prediction_bin_total,
-// svc_drift_reference_share, svc_drift_prediction_reference_share, svc_drift_missing_total and
-// svc_drift_out_of_range_total (their labels and meaning: lib/telemetry/contract/metrics.ts).
+// svc_drift_reference_share, svc_drift_prediction_reference_share and svc_drift_out_of_range_total
+// (their labels and meaning: lib/telemetry/contract/metrics.ts). A missing value is counted in no
+// series: a row holding one is refused before it is predicted, so no counter of them could move.
 //
 // `build` is the build's sha256 as `model_loaded` logs it (`buildId`). A version rebuilt with
 // another reference bins by other edges: while a fleet serves both builds (an instance restarted on
@@ -15,8 +16,9 @@
 // reference edges with open outer bins, a categorical one's levels and then the unseen-level bin.
 // Reference shares are as the reference states them, unfloored (the unseen bin's is 0); the rules
 // floor both sides at PROPORTION_FLOOR as psi.ts does. The first four are the bin series,
-// `hasBinSeries: false` (SVC_DRIFT_BIN_SERIES) leaves them out; the last two are one series per
-// feature (two for the range) and always kept. The out-of-range series exist for numerical features
+// `hasBinSeries: false` (SVC_DRIFT_BIN_SERIES) leaves them out; the out-of-range counters, two per
+// feature, are always kept. A bin's count and its reference share have the same labels, and share
+// one frozen label object: a model holds each label set once. The out-of-range series exist for numerical features
 // whose reference records the training range (min and max).
 //
 // hot path: `record` runs inside every successful prediction. Per row and feature it bins the value
@@ -41,7 +43,6 @@ export const BIN_METRICS = [
   'svc_drift_prediction_bin_total',
   'svc_drift_reference_share',
   'svc_drift_prediction_reference_share',
-  'svc_drift_missing_total',
   'svc_drift_out_of_range_total',
 ] as const
 export type BinMetric = (typeof BIN_METRICS)[number]
@@ -64,7 +65,7 @@ export type BinCounters = Readonly<{
 export type BinCountersOptions = Readonly<{
   metrics: Registry
   logger: Logger
-  /** Export the four bin series; false keeps only the missing and out-of-range counters. */
+  /** Export the four bin series; false keeps only the out-of-range counters. */
   hasBinSeries: boolean
 }>
 
@@ -81,7 +82,6 @@ type BuildCounts = Readonly<{
   /** The answers' bins; undefined when the reference does not profile them, or without the bin series. */
   answerBins: FeatureBins | undefined
   answers: Slots
-  missing: Slots
   /** Per input, the training range; ±Infinity (nothing out of range) when not recorded or categorical. */
   min: Float64Array
   max: Float64Array
@@ -100,10 +100,11 @@ const slots = (labels: readonly (Labels | undefined)[]): Slots => ({
 const statedShares = (reference: FeatureReference): readonly number[] =>
   reference.type === 'numerical' ? reference.proportions : [...reference.proportions, 0]
 
-const binLabels = (labels: Labels, bins: FeatureBins): Labels[] => Array.from(bins.reference, (_, bin) => ({ ...labels, bin: String(bin) }))
+const binLabels = (labels: Labels, bins: FeatureBins): Labels[] => Array.from(bins.reference, (_, bin) => Object.freeze({ ...labels, bin: String(bin) }))
 
-const shares = (labels: Labels, reference: FeatureReference): SeriesValue[] =>
-  statedShares(reference).map((value, bin) => ({ labels: Object.freeze({ ...labels, bin: String(bin) }), value }))
+/** The reference's share of each bin, under the bin counter's own labels. */
+const shares = (labels: readonly Labels[], reference: FeatureReference): SeriesValue[] =>
+  statedShares(reference).map((value, bin) => ({ labels: itemAt(labels, bin), value }))
 
 const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boolean): BuildCounts => {
   const { name: model, version, model: description } = served
@@ -119,6 +120,7 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
   )
   const side = (which: 'below' | 'above') => slots(ranges.map((range, j) => (range === undefined ? undefined : { ...labelsOf(j), side: which })))
   const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(labelsOf(j), bins)) : []
+  const perAnswer = answerBins === undefined ? [] : binLabels(answerLabels, answerBins)
   const offsets = new Int32Array(perInput.length)
   let offset = 0
   perInput.forEach((labels, j) => {
@@ -130,14 +132,13 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
     offsets,
     inputs: slots(perInput.flat()),
     answerBins,
-    answers: slots(answerBins === undefined ? [] : binLabels(answerLabels, answerBins)),
-    missing: slots(inputBins.map((_, j) => labelsOf(j))),
+    answers: slots(perAnswer),
     min: Float64Array.from(ranges, (range) => range?.[0] ?? Number.NEGATIVE_INFINITY),
     max: Float64Array.from(ranges, (range) => range?.[1] ?? Number.POSITIVE_INFINITY),
     below: side('below'),
     above: side('above'),
-    inputShares: hasBinSeries ? reference.features.flatMap((feature, j) => shares(labelsOf(j), feature)) : [],
-    answerShares: answerBins === undefined || answers === undefined ? [] : shares(answerLabels, answers),
+    inputShares: hasBinSeries ? reference.features.flatMap((feature, j) => shares(itemAt(perInput, j), feature)) : [],
+    answerShares: answerBins === undefined || answers === undefined ? [] : shares(perAnswer, answers),
   }
 }
 
@@ -180,7 +181,6 @@ const registerBinSeries = (metrics: Registry, hasBinSeries: boolean, tracked: ()
     : []
   registerSeries(metrics, [
     ...bins,
-    counter('svc_drift_missing_total', 'Missing values of a feature in the rows predicted, counted in no bin.', (b) => [b.missing]),
     counter('svc_drift_out_of_range_total', 'Values of a numerical feature outside its training range: below the minimum or above the maximum.', (b) => [
       b.below,
       b.above,
@@ -196,7 +196,6 @@ const countSeries = (tracked: readonly BuildCounts[]): Record<BinMetric, number>
     svc_drift_prediction_bin_total: 0,
     svc_drift_reference_share: 0,
     svc_drift_prediction_reference_share: 0,
-    svc_drift_missing_total: 0,
     svc_drift_out_of_range_total: 0,
   }
   const defined = (s: Slots): number => s.labels.filter((l) => l !== undefined).length
@@ -205,7 +204,6 @@ const countSeries = (tracked: readonly BuildCounts[]): Record<BinMetric, number>
     total.svc_drift_reference_share += build.inputShares.length
     total.svc_drift_prediction_bin_total += build.answers.labels.length
     total.svc_drift_prediction_reference_share += build.answerShares.length
-    total.svc_drift_missing_total += build.missing.labels.length
     total.svc_drift_out_of_range_total += defined(build.below) + defined(build.above)
   }
   return total
@@ -264,7 +262,6 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
       if (build === undefined) return
       const { inputBins, offsets, min, max, answerBins } = build
       const binned = build.inputs.values
-      const missing = build.missing.values
       const below = build.below.values
       const above = build.above.values
       const width = inputBins.length
@@ -273,10 +270,8 @@ export const createBinCounters = ({ metrics, logger, hasBinSeries }: BinCounters
         const row = r * width
         for (let j = 0; j < width; j++) {
           const value = f64At(features, row + j)
-          if (Number.isNaN(value)) {
-            missing[j] = f64At(missing, j) + 1
-            continue
-          }
+          // Refused before a prediction, a missing value cannot arrive here; were one to, it is in no bin.
+          if (Number.isNaN(value)) continue
           if (isBinned) {
             const slot = itemAt(offsets, j) + binOf(itemAt(inputBins, j), value)
             binned[slot] = f64At(binned, slot) + 1

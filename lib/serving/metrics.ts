@@ -2,7 +2,6 @@
 //   svc_model_prediction_requests_total{model,version,outcome}   outcome: success, client_error, server_error
 //   svc_model_predictions_total{model,version}                    rows predicted
 //   svc_model_prediction_duration_seconds{model,version}          encode + predict of one request
-//   svc_model_predictions_in_flight{model}
 //   svc_model_prediction_batch_size{model}                        rows per successful request
 // The registry's default labels add `environment`. svc_model_ready belongs to the model registry.
 //
@@ -19,14 +18,11 @@ import type { Registry } from 'prom-client'
 import {
   counterCell,
   counterSeries,
-  gaugeCell,
-  gaugeSeries,
   histogramCell,
   histogramSeries,
   observe,
   registerSeries,
   type CounterCell,
-  type GaugeCell,
   type HistogramCell,
 } from '../telemetry/metrics/cells.js'
 import { PREDICTION_DURATION_BUCKETS } from '../models/inference/duration-buckets.js'
@@ -36,8 +32,12 @@ import { createVersionFamily, type SeriesPolicy } from '../models/registry/versi
 export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
 export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
 
-/** Powers of 2 and 10 up to the largest SVC_MAX_BATCH accepted (100 000). */
-export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] as const
+/**
+ * Powers of 10 up to SVC_MAX_BATCH's default: no rule or panel reads these buckets, and each bound is
+ * a series per model; a batch above 1000 (SVC_MAX_BATCH raised) counts in `+Inf`, and _sum/_count
+ * still give the mean.
+ */
+export const BATCH_SIZE_BUCKETS = [1, 10, 100, 1000] as const
 
 /** Made by a version's first request, dropped by the publish that no longer serves it (version-series.ts). */
 const PREDICTION_SERIES: SeriesPolicy = Object.freeze({ made: 'first-use', keptS: 0 })
@@ -50,7 +50,6 @@ export type ModelCells = Readonly<{
   outcomes: Readonly<Record<PredictionOutcome, Inc>>
   predictions: Inc
   duration: Observe
-  inFlight: Readonly<{ inc(): void; dec(): void }>
   batchSize: Observe
 }>
 
@@ -73,14 +72,13 @@ type SeriesCells = Readonly<{
   requests: Map<string, CounterCell>
   predictions: Map<string, CounterCell>
   durations: Map<string, HistogramCell>
-  inFlight: Map<string, GaugeCell>
   batchSizes: Map<string, HistogramCell>
 }>
 
-/** Registers the five series over cells a scrape reads as they are then. */
+/** Registers the four series over cells a scrape reads as they are then. */
 const registerModelSeries = (registry: Registry): SeriesCells => {
-  const series: SeriesCells = { requests: new Map(), predictions: new Map(), durations: new Map(), inFlight: new Map(), batchSizes: new Map() }
-  const { requests, predictions, durations, inFlight, batchSizes } = series
+  const series: SeriesCells = { requests: new Map(), predictions: new Map(), durations: new Map(), batchSizes: new Map() }
+  const { requests, predictions, durations, batchSizes } = series
   registerSeries(registry, [
     counterSeries(
       'svc_model_prediction_requests_total',
@@ -89,36 +87,25 @@ const registerModelSeries = (registry: Registry): SeriesCells => {
     ),
     counterSeries('svc_model_predictions_total', 'Rows predicted by a model version.', predictions),
     histogramSeries('svc_model_prediction_duration_seconds', 'Time to encode and predict one request batch, in seconds.', durations),
-    gaugeSeries('svc_model_predictions_in_flight', 'Prediction requests being handled by a model, from the model being found to the reply being built.', () =>
-      Array.from(inFlight.values(), ({ labels, value }) => ({ labels, value })),
-    ),
     histogramSeries('svc_model_prediction_batch_size', 'Rows per successful prediction request.', batchSizes),
   ])
   return series
 }
 
 export const createModelMetrics = (registry: Registry): ModelMetrics => {
-  const { requests, predictions, durations, inFlight, batchSizes } = registerModelSeries(registry)
+  const { requests, predictions, durations, batchSizes } = registerModelSeries(registry)
 
-  // Per model name (in flight, batch size) and per served version; a reload builds a new
-  // ServedModel, which finds the same series through the name and version.
-  const byName = new Map<string, Pick<ModelCells, 'inFlight' | 'batchSize'>>()
+  // Per model name (batch size) and per served version; a reload builds a new ServedModel, which
+  // finds the same series through the name and version.
+  const byName = new Map<string, Observe>()
   const resolved = new WeakMap<ServedModel, ModelCells>()
 
-  const shared = (model: string): Pick<ModelCells, 'inFlight' | 'batchSize'> => {
+  const batchSizeOf = (model: string): Observe => {
     let cells = byName.get(model)
     if (cells === undefined) {
-      const gauge = gaugeCell({ model })
       const batchSize = histogramCell({ model }, BATCH_SIZE_BUCKETS)
-      inFlight.set(model, gauge)
       batchSizes.set(model, batchSize)
-      const inc = (): void => {
-        gauge.value++
-      }
-      const dec = (): void => {
-        gauge.value--
-      }
-      byName.set(model, (cells = Object.freeze({ inFlight: Object.freeze({ inc, dec }), batchSize: histogram(batchSize) })))
+      byName.set(model, (cells = histogram(batchSize)))
     }
     return cells
   }
@@ -140,7 +127,7 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
       outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
       predictions: counter(rows),
       duration: histogram(duration),
-      ...shared(name),
+      batchSize: batchSizeOf(name),
     })
   }
 

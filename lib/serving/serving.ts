@@ -89,29 +89,21 @@ const logMembersOf = (served: ServedModel): string => {
 const isClientError = (error: unknown): boolean => error instanceof RequestError
 
 /**
- * Counts a failure after the model was found and ends its time in flight; returns what to throw.
- * No try/finally: V8 coverage reports a never-taken branch after a finally whose try and catch both
- * leave the function.
+ * Counts a failure after the model was found; returns what to throw. No try/finally: V8 coverage
+ * reports a never-taken branch after a finally whose try and catch both leave the function.
  */
 const counted = (cells: ModelCells, error: unknown): unknown => {
-  cells.inFlight.dec()
   ;(isClientError(error) ? cells.outcomes.client_error : cells.outcomes.server_error).inc()
   return error
 }
 
-/** Ends a request's time in flight once its answer is built: now, or when an async predictor settles. */
-const settle = (cells: ModelCells, answer: string | Promise<string>): string | Promise<string> => {
-  if (typeof answer !== 'string') {
-    return answer.then(
-      (settled) => settle(cells, settled),
-      (error: unknown) => {
+/** An answer built now, or one an async predictor settles later, whose failure is counted then. */
+const settle = (cells: ModelCells, answer: string | Promise<string>): string | Promise<string> =>
+  typeof answer === 'string'
+    ? answer
+    : answer.catch((error: unknown) => {
         throw counted(cells, error)
-      },
-    )
-  }
-  cells.inFlight.dec()
-  return answer
-}
+      })
 
 /** Finds the version that answers: the one named, else the split's; what is missing is a ModelLookupError. */
 const lookup = ({ models, routingHeader }: ServingOptions) => {
@@ -233,7 +225,6 @@ export const createModelServing = (options: ServingOptions, api: Api): ModelServ
     predict: (ctx, name, version, request) => {
       const served = choose(ctx, name, version, request.id)
       const cells = metrics.cellsFor(served)
-      cells.inFlight.inc()
       let json: string | Promise<string>
       try {
         json = infer(ctx, served, request, cells, version !== undefined)

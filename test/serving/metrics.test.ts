@@ -16,7 +16,6 @@ t.test('cellsFor returns one cached object per served version, and a reload reus
   t.equal(metrics.cellsFor(served('iris', '1')), cells, 'a reloaded build of the same version shares the series')
   const v2 = metrics.cellsFor(served('iris', '2'))
   t.not(v2, cells)
-  t.equal(v2.inFlight, cells.inFlight, 'in flight is per model')
   t.equal(v2.batchSize, cells.batchSize, 'batch size is per model')
 })
 

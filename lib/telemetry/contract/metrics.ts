@@ -116,13 +116,6 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     doc: '`model`, `version`, `environment`: encoding and inference of successes, from 0.1 ms',
   },
   {
-    name: 'svc_model_predictions_in_flight',
-    type: 'gauge',
-    labels: ['model', 'environment'],
-    help: 'Prediction requests being handled by a model, from the model being found to the reply being built.',
-    doc: '`model`, `environment`',
-  },
-  {
     name: 'svc_model_prediction_batch_size',
     type: 'histogram',
     labels: ['model', 'environment'],
