@@ -8,7 +8,7 @@
 // Label values come only from a served model (its description's name and version), never from a
 // request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
 // (lib/telemetry/metrics/cells.ts) are made on its first request and kept while it is served, so a request
-// only adds to numbers: prom-client's `labels()` children would hash the labels on each of the five
+// only adds to numbers: prom-client's `labels()` children would hash the labels on each of the four
 // calls. A version the manifest no longer lists loses its series at the next publish (`track`,
 // by the policy of lib/models/registry/version-series.ts); a
 // request still running on it counts into cells no scrape reads. `cellsFor` is called in the turn

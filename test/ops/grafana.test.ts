@@ -34,7 +34,6 @@ const REQUIRED: Readonly<Record<string, RegExp>> = {
   'fleet rows over the range': /^min by \(model, version, build\) \(fleet:svc_drift_rows:increase\{/,
   'fleet answers over the range': /fleet:svc_drift_prediction_rows:increase\{/,
   'out-of-range rate': /^sum by \(model, feature, side, environment\) \(rate\(svc_drift_out_of_range_total\{[^}]*\}\[5m\]\)\)$/,
-  'missing rate': /^sum by \(model, feature, environment\) \(rate\(svc_drift_missing_total\{[^}]*\}\[5m\]\)\)$/,
   'realized accuracy': /^fleet:svc_model_feedback_accuracy:ratio_increase1h\{/,
   'accuracy alert limit': /^fleet:svc_model_reference_quality:max\{metric="accuracy",[^}]*\} - 0\.05$/,
   'recall per class': /^fleet_class:svc_model_feedback_recall:ratio_increase1h\{/,

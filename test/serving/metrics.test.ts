@@ -28,7 +28,6 @@ t.test("a version's series start at 0 on its first request", async (t) => {
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), 1)
   t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '1' }), 0)
   t.equal(sample(text, 'svc_model_prediction_duration_seconds_bucket', { model: 'iris', version: '1', le: '0.0001' }), 0)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris' }), 0)
   t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model: 'iris' }), 0)
 })
 
@@ -44,7 +43,7 @@ t.test('a version no longer served loses its series at the next publish; the oth
   const text = await registry.metrics()
   t.notMatch(text, /version="1"/, 'every series of version 1 is gone')
   t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '2' }), 3)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris' }), 0, 'the per-model series stay')
+  t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model: 'iris' }), 0, 'the per-model series stay')
   metrics.cellsFor(v1).outcomes.success.inc()
   t.notMatch(await registry.metrics(), /version="1"/, 'a request still running on the retired build counts where no scrape reads')
   const back = served('iris', '1')

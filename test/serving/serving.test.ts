@@ -79,7 +79,6 @@ t.test("predict answers the JSON text, counts its series against the version, an
   t.equal(await count('svc_model_predictions_total', { model: 'iris', version: '1' }), 3, 'rows, not requests')
   t.equal(await count('svc_model_prediction_duration_seconds_count', { model: 'iris', version: '1' }), 2)
   t.equal(await count('svc_model_prediction_batch_size_sum', { model: 'iris' }), 3)
-  t.equal(await count('svc_model_predictions_in_flight', { model: 'iris' }), 0, 'none in flight once answered')
   t.throws(() => serving.predict(makeCtx(), 'iris', undefined, instances(undefined, 1, ['no_such_output'])), { name: 'RequestError' })
   t.throws(() => serving.predict(makeCtx(), 'iris', undefined, { kind: 'instances', instances: [{ horsepower: 1 }], rows: 1, id: undefined }), {
     name: 'RequestError',
@@ -90,7 +89,6 @@ t.test("predict answers the JSON text, counts its series against the version, an
     3,
     'refused inputs and a body refused before the lookup',
   )
-  t.equal(await count('svc_model_predictions_in_flight', { model: 'iris' }), 0, 'a refusal leaves nothing in flight')
   t.throws(() => serving.predict(makeCtx(), 'wine', undefined, instances(undefined)), { code: 'MODEL_NOT_FOUND' })
   t.notMatch(await h.metrics.metrics(), /wine/, 'an unknown model makes no series')
 })
@@ -192,18 +190,16 @@ t.test('a shadow gets a copy of what the primary answered, never of what it answ
   t.equal(copies.pending(), 1, 'a model without a shadow copies nothing')
 })
 
-t.test('an asynchronous runtime: the answer once it settles, a rejection counted as a server error, in flight until then', async (t) => {
+t.test('an asynchronous runtime: the answer once it settles, a rejection counted as a server error', async (t) => {
   const runtime = fakeRuntime()
   const files = { 'iris/manifest.json': manifest('1'), ...fakeFiles('iris') }
   const { serving, count } = await setup(files, 'v2', {}, { runtimes: [runtime] })
   t.equal(serving.find('iris', undefined).model.platform, FAKE_PLATFORM)
   const pending = serving.predict(makeCtx(), 'iris', undefined, tensors('a'))
   t.ok(pending instanceof Promise, 'a Promise, not the text')
-  t.equal(await count('svc_model_predictions_in_flight', { model: 'iris' }), 1, 'in flight until it settles')
   t.match(JSON.parse(await pending), { id: 'a', model_name: 'iris', model_version: '1' })
   runtime.behaviour.predictError = new Error('session lost')
   await t.rejects(serving.predict(makeCtx(), 'iris', undefined, tensors('b')) as Promise<string>, { message: 'session lost' })
   t.equal(await count('svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'server_error' }), 1)
   t.equal(await count('svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), 1)
-  t.equal(await count('svc_model_predictions_in_flight', { model: 'iris' }), 0)
 })

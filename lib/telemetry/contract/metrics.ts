@@ -328,13 +328,6 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     doc: '`model`, `version`, `build`, `output`, `bin`, `environment`',
   },
   {
-    name: 'svc_drift_missing_total',
-    type: 'counter',
-    labels: ['model', 'version', 'build', 'feature', 'environment'],
-    help: 'Missing values of a feature in the rows predicted, counted in no bin.',
-    doc: '`model`, `version`, `build`, `feature`, `environment`: missing values, in no bin',
-  },
-  {
     name: 'svc_drift_out_of_range_total',
     type: 'counter',
     labels: ['model', 'version', 'build', 'feature', 'side', 'environment'],

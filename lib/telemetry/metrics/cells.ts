@@ -1,6 +1,6 @@
 // Metric cells: one labelled series kept as plain numbers, resolved once by whoever owns it and
 // then bumped in place. prom-client's `labels()` children hash and validate their label object on
-// every call (about 0.3 µs a call, five calls a prediction); a cell does no label work per request
+// every call (about 0.3 µs a call, four calls a prediction); a cell does no label work per request
 // at all. The cells are published through prom-client's registry as collectors, so exposition,
 // escaping, OpenMetrics and the registry's default labels stay prom-client's.
 import type { Metric, Registry } from 'prom-client'
