@@ -38,6 +38,9 @@
 // and every request sampled out (SVC_PAYLOAD_LOG_PERCENT=0), and with every one logged, on either
 // side of its logging-off twin in every round; and in process, building an event and the writer.
 //
+// Scale (scale.ts): stores of 1, 10, 100 and 500 iris copies, each size a service of its own: the
+// samples and time of a scrape, the stall it causes, RSS, a drift check, and p99.9 under scrapes.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_LOADGEN (wrk if
 // installed, else autocannon), BENCH_ONLY (a regular expression: only the variants whose names
 // match, with their bare counterparts; the account then prints only the rows it has).
