@@ -122,3 +122,37 @@ t.test('dropScores removes the gauges and the timestamp, and keeps the counters'
   t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }), undefined)
   t.equal(sample(text, 'svc_drift_alerts_total', { model: 'iris', feature: 'sepal_length', severity: 'severe' }), 1)
 })
+
+t.test('a window grown row by row scores as one made full-size: the same PSI, severities, samples and series', async (t) => {
+  const capacity = 300
+  const grown = new FeatureWindow(5, capacity)
+  const full = new FeatureWindow(5, capacity, capacity)
+  const grownCheck = setup()
+  const fullCheck = setup()
+  // Shifted rows, so the scores move and rise between checks; the answers are the true classes.
+  const answers = IRIS_ROWS.map((_, r) => Math.floor(r / 50))
+  let at = 1_700_000_000_000
+  for (const [shift, rows] of [
+    [0, 60],
+    [0, 90],
+    [0.4, 1],
+    [0.4, 149],
+    [1, 150],
+    [0, 150],
+  ] as const) {
+    const features = Float64Array.from(IRIS_ROWS.slice(0, rows).flatMap((row) => row.map((v) => v + shift)))
+    grown.recordAnswered(features, rows, answers)
+    full.recordAnswered(features, rows, answers)
+    at += 60_000
+    const result = scoreModel(grownCheck.scoring, ANSWERED, REFERENCE, grownCheck.drift, grown, at)
+    t.equal(result, scoreModel(fullCheck.scoring, ANSWERED, REFERENCE, fullCheck.drift, full, at), `after ${grown.total} rows`)
+    t.same(grownCheck.drift, fullCheck.drift)
+  }
+  t.ok(
+    fullCheck.drift.features.some((f) => f.severity !== 'none'),
+    'the shifts were scored as drift',
+  )
+  t.equal(await grownCheck.registry.metrics(), await fullCheck.registry.metrics())
+  const untimed = (lines: LoggedLine[]) => lines.map(({ timestamp: _, ...line }) => line)
+  t.same(untimed(grownCheck.events()), untimed(fullCheck.events()))
+})

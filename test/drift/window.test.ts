@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FeatureWindow } from '../../lib/drift/window.js'
+import { FeatureWindow, INITIAL_ROWS } from '../../lib/drift/window.js'
 
 const rows = (...values: number[][]): Float64Array => Float64Array.from(values.flat())
 /** The window's rows in slot order, as arrays. */
@@ -80,4 +80,40 @@ t.test('recordAnswered keeps each row’s answer as its last value, NaN when the
     ],
     'the last three rows of a batch larger than the window, each with its own answer',
   )
+})
+
+t.test('a new window allocates a few rows and grows to its capacity only as rows come', async (t) => {
+  const window = new FeatureWindow(5, 1000)
+  t.equal(window.values.length, 5 * INITIAL_ROWS, 'not 1000 rows before the first')
+  window.record(new Float64Array(5 * INITIAL_ROWS), INITIAL_ROWS)
+  t.equal(window.values.length, 5 * INITIAL_ROWS, 'rows that fit do not grow it')
+  window.record(new Float64Array(5), 1)
+  t.equal(window.values.length, 10 * INITIAL_ROWS, 'doubled')
+  window.record(new Float64Array(5 * 300), 300)
+  t.equal(window.values.length, 5 * (INITIAL_ROWS + 1 + 300), 'a batch larger than the doubling gets what it needs')
+  window.record(new Float64Array(5 * 2000), 2000)
+  t.equal(window.values.length, 5 * 1000, 'never beyond the capacity')
+  t.equal(new FeatureWindow(2, 3).values.length, 6, 'a window smaller than the first allocation is made full')
+})
+
+t.test('a grown window holds the rows a full-size one holds, in the same slots', async (t) => {
+  const width = 3
+  const capacity = 500
+  const grown = new FeatureWindow(width, capacity)
+  const full = new FeatureWindow(width, capacity, capacity)
+  let seed = 7
+  const next = (): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+    return seed
+  }
+  for (const rows of [1, 15, 1, 40, 3, 100, 200, 139, 2, 777, 5, 0, 499, 1]) {
+    const features = Float64Array.from({ length: rows * (width - 1) }, () => next() / 2 ** 20)
+    const answers = Float64Array.from({ length: rows }, () => next() % 3)
+    grown.recordAnswered(features, rows, answers)
+    full.recordAnswered(features, rows, answers)
+    t.equal(grown.size, full.size)
+    t.equal(grown.total, full.total)
+    t.same(Array.from(grown.values.subarray(0, grown.size * width)), Array.from(full.values.subarray(0, full.size * width)), `after ${grown.total} rows`)
+  }
+  t.equal(grown.values.length, full.values.length, 'full by the end')
 })

@@ -165,7 +165,7 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     events: ['drift_check_completed'],
     levels: ['debug'],
     members: ['models', 'duration_ms'],
-    fields: '`models` checked, `duration_ms` from the first to the last, the loop served between them',
+    fields: '`models`, `duration_ms`: a drift check ended',
   },
   {
     events: ['drift_check_skipped'],

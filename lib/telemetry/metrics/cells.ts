@@ -131,24 +131,41 @@ export const counterValueSeries = (name: string, help: string, values: () => Val
 /** One sample as a series reports it. */
 export type SeriesValue = Value
 
-export const histogramSeries = (name: string, help: string, cells: { values(): Iterable<HistogramCell> }): Series =>
-  collector(
+/**
+ * A histogram cell's bucket labels (its own, then `le`), frozen, made at its first scrape and kept:
+ * the exposition writer formats a frozen label set once (exposition.ts), so a bucket's text is not
+ * rebuilt at every scrape.
+ */
+const bucketLabelsOf = new WeakMap<HistogramCell, readonly Labels[]>()
+const bucketLabels = (cell: HistogramCell): readonly Labels[] => {
+  let labels = bucketLabelsOf.get(cell)
+  if (labels === undefined) {
+    labels = [...cell.bounds.map(String), '+Inf'].map((le) => Object.freeze({ ...cell.labels, le }))
+    bucketLabelsOf.set(cell, labels)
+  }
+  return labels
+}
+
+export const histogramSeries = (name: string, help: string, cells: { values(): Iterable<HistogramCell> }): Series => {
+  const bucket = `${name}_bucket`
+  const sum = `${name}_sum`
+  const count = `${name}_count`
+  return collector(
     name,
     help,
     'histogram',
     () => {
       const values: Value[] = []
       for (const cell of cells.values()) {
+        const last = cell.bounds.length
         let cumulative = 0
-        cell.bounds.forEach((le, i) => {
-          cumulative += bucketAt(cell.buckets, i)
-          values.push(withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: String(le) }, value: cumulative }, slotAt(cell.exemplars, i)))
-        })
-        values.push(
-          withExemplar({ metricName: `${name}_bucket`, labels: { ...cell.labels, le: '+Inf' }, value: cell.count }, slotAt(cell.exemplars, cell.bounds.length)),
-          { metricName: `${name}_sum`, labels: cell.labels, value: cell.sum },
-          { metricName: `${name}_count`, labels: cell.labels, value: cell.count },
-        )
+        let i = 0
+        for (const labels of bucketLabels(cell)) {
+          // The `+Inf` bucket is the count itself.
+          cumulative = i === last ? cell.count : cumulative + bucketAt(cell.buckets, i)
+          values.push(withExemplar({ metricName: bucket, labels, value: cumulative }, slotAt(cell.exemplars, i++)))
+        }
+        values.push({ metricName: sum, labels: cell.labels, value: cell.sum }, { metricName: count, labels: cell.labels, value: cell.count })
       }
       return values
     },
@@ -161,6 +178,7 @@ export const histogramSeries = (name: string, help: string, cells: { values(): I
       }
     },
   )
+}
 
 /** Summaries without quantiles: `<name>_sum` and `<name>_count` per cell. */
 export const summarySeries = (name: string, help: string, cells: { values(): Iterable<SumCell> }): Series =>
