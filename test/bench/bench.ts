@@ -38,6 +38,9 @@
 // and every request sampled out (SVC_PAYLOAD_LOG_PERCENT=0), and with every one logged, on either
 // side of its logging-off twin in every round; and in process, building an event and the writer.
 //
+// Scale (scale.ts): stores of 1, 10, 100 and 500 iris copies, each size a service of its own: the
+// samples and time of a scrape, the stall it causes, RSS, a drift check, and p99.9 under scrapes.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_LOADGEN (wrk if
 // installed, else autocannon), BENCH_ONLY (a regular expression: only the variants whose names
 // match, with their bare counterparts; the account then prints only the rows it has).
@@ -57,6 +60,7 @@ import { postPathPieces } from './post-path.js'
 import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
 import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rollout.js'
 import { CANARY_PERCENT, createRolloutStores, SHADOW_PERCENT } from './rollout-store.js'
+import { measureScale, SCALE_SIZES, scaleName, scaleReport } from './scale.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -775,6 +779,17 @@ if ([ROLLOUT_NONE, ROLLOUT_CANARY, ROLLOUT_SHADOW].some(has)) {
     text += accountRow(`${label}: ${decision.canaryPercent.toFixed(2)} % to the canary (${verdict(decision.ns <= ROUTING_MAX_NS)})`, decision.ns, 1)
   }
   process.stdout.write(text)
+}
+// Scale: stores of 1 to 500 models (scale.ts), each size chosen by its name ("scale: 500 models").
+const scaleSizes = SCALE_SIZES.filter((models) => only === undefined || only.test(scaleName(models)))
+if (scaleSizes.length > 0) {
+  const results = []
+  for (const models of scaleSizes) {
+    results.push(await measureScale({ root: ROOT, logDir, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, loadgen, pinned, freePort }, models))
+    process.stdout.write(`${scaleName(models)}: measured\n`)
+  }
+  process.stdout.write(scaleReport(results))
+  if (results.some((r) => r.loadErrors > 0)) process.exitCode = 1
 }
 collector.close()
 await store.remove()
