@@ -34,7 +34,8 @@ export type JsonReply = { readonly kind: 'json'; readonly status: number; readon
   | { readonly body?: unknown; readonly json?: undefined }
   | { readonly json: string; readonly body?: undefined }
 )
-export type TextReply = { readonly kind: 'text'; readonly status: number; readonly headers?: Headers; readonly text: string }
+/** A text body, as a string or as bytes already encoded (UTF-8): /metrics writes its text outside the JS heap. */
+export type TextReply = { readonly kind: 'text'; readonly status: number; readonly headers?: Headers; readonly text: string | Buffer }
 /** A stream is pulled as the client reads it and stopped (`return()`) when the client leaves. */
 export type StreamReply = { readonly kind: 'stream'; readonly status: number; readonly headers?: Headers; readonly stream: AsyncIterable<string> }
 /** An error answer. `error` holds what was thrown, so layers can count and record it. */

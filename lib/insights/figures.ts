@@ -58,7 +58,7 @@ export const quantile = (q: number, bounds: readonly number[], cumulative: reado
 }
 
 /** Samples of one metric as the registry renders them (the HTTP series are synchronous collectors). */
-const samples = async (metric: Metric): Promise<readonly Sample[]> => (await metric.get()).values
+const samples = async (metric: Metric): Promise<Iterable<Sample>> => (await metric.get()).values
 
 /** A series the registry holds from its start (lib/telemetry/metrics/registry.ts); without it the figures have no source. */
 const registered = (registry: Registry, name: string): Metric => {

@@ -83,7 +83,7 @@ const send = (
   res: ServerResponse,
   status: number,
   type: string,
-  payload: string,
+  payload: string | Buffer,
   extra: Headers | undefined,
   error: unknown,
   hookFailed: HookFailed,

@@ -229,7 +229,6 @@ t.test('a body refused before the model lookup counts only against a served mode
   const text = await s.text()
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'client_error', environment: 'test' }), 2)
   t.notMatch(text, /model="nope"|version="3"/)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0, 'never in flight')
 })
 
 t.test('non-finite numbers and batches over the limit are 400', async (t) => {
@@ -275,7 +274,6 @@ t.test('an unexpected failure in a prediction is a 500 counted as a server error
   t.match((reply as ProblemReply).error, { message: 'kernel broke' })
   const text = await s.text()
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'server_error', environment: 'test' }), 1)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0, 'in flight returns to 0')
 })
 
 t.test('an async predictor answers as the kernel does, and its request is timed and counted when it settles', async (t) => {
@@ -295,7 +293,6 @@ t.test('an async predictor answers as the kernel does, and its request is timed 
   t.equal(sample(text, 'svc_model_prediction_requests_total', { ...iris, outcome: 'success' }), 2)
   t.equal(sample(text, 'svc_model_predictions_total', iris), 4)
   t.equal(sample(text, 'svc_model_prediction_duration_seconds_count', iris), 2)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0)
 })
 
 t.test('an async predictor that rejects is a 500 counted as a server error, on both routes', async (t) => {
@@ -311,7 +308,6 @@ t.test('an async predictor that rejects is a 500 counted as a server error, on b
   const text = await s.text()
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'server_error', environment: 'test' }), 2)
   t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success', environment: 'test' }), 0)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0, 'in flight returns to 0')
 })
 
 t.test('platform is the runtime’s, in summaries and in /v2 metadata', async (t) => {
@@ -343,7 +339,6 @@ t.test('metrics are exact after known traffic', async (t) => {
   t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model: 'iris', environment: 'test' }), 2)
   t.equal(sample(text, 'svc_model_prediction_batch_size_sum', { model: 'iris', environment: 'test' }), 4)
   t.equal(sample(text, 'svc_model_prediction_batch_size_bucket', { model: 'iris', environment: 'test', le: '1' }), 1)
-  t.equal(sample(text, 'svc_model_predictions_in_flight', { model: 'iris', environment: 'test' }), 0)
   t.equal(sample(text, 'svc_model_predictions_total', { model: 'cars', version: '1', environment: 'test' }), undefined, 'no traffic, no series')
 })
 

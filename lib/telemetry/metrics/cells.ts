@@ -79,11 +79,20 @@ type Collector = {
   readonly help: string
   readonly type: SeriesType
   readonly aggregator: 'sum'
-  get(): { name: string; help: string; type: SeriesType; aggregator: 'sum'; values: Value[] }
+  get(): { name: string; help: string; type: SeriesType; aggregator: 'sum'; values: Iterable<Value> }
   reset(): void
 }
 
-/** One series for the registry: its cells, read at each scrape in the order they were created. */
+/**
+ * One series for the registry: its cells, read at each scrape in the order they were created.
+ *
+ * A cell series hands its samples out one cell at a time (a generator), not as one array: the
+ * exposition writer (exposition.ts) formats them between turns of the loop, and an array of every
+ * sample of 500 models was built in one turn and alive through every collection of the render.
+ * A cell's samples are read together (a histogram's buckets, sum and count in one step), so a
+ * prediction between two turns never shows in some of a cell's buckets and not the others.
+ * prom-client's own render reads any iterable; so does lib/insights/figures.ts.
+ */
 export type Series = Readonly<{ collector: Collector }>
 
 const withExemplar = (value: Value, slot: ExemplarSlot): Value => {
@@ -91,7 +100,7 @@ const withExemplar = (value: Value, slot: ExemplarSlot): Value => {
   return value
 }
 
-const collector = (name: string, help: string, type: SeriesType, values: () => Value[], reset: () => void): Series => ({
+const collector = (name: string, help: string, type: SeriesType, values: () => Iterable<Value>, reset: () => void): Series => ({
   collector: {
     // `name` stays writable: the registry strips `_total` from counter names for OpenMetrics output.
     name,
@@ -110,7 +119,9 @@ export const counterSeries = (name: string, help: string, cells: { values(): Ite
     name,
     help,
     'counter',
-    () => Array.from(cells.values(), (c) => withExemplar({ labels: c.labels, value: c.value }, c.exemplar)),
+    function* () {
+      for (const c of cells.values()) yield withExemplar({ labels: c.labels, value: c.value }, c.exemplar)
+    },
     () => {
       for (const c of cells.values()) {
         c.value = 0
@@ -119,31 +130,31 @@ export const counterSeries = (name: string, help: string, cells: { values(): Ite
     },
   )
 
-export const gaugeSeries = (name: string, help: string, values: () => Value[]): Series => collector(name, help, 'gauge', values, () => {})
+export const gaugeSeries = (name: string, help: string, values: () => Iterable<Value>): Series => collector(name, help, 'gauge', values, () => {})
 
 /**
  * A counter whose numbers live elsewhere (typed arrays bumped by index): `values` reads them at
  * each scrape, `reset` zeroes them.
  */
-export const counterValueSeries = (name: string, help: string, values: () => Value[], reset: () => void): Series =>
+export const counterValueSeries = (name: string, help: string, values: () => Iterable<Value>, reset: () => void): Series =>
   collector(name, help, 'counter', values, reset)
 
 /** One sample as a series reports it. */
 export type SeriesValue = Value
 
-/**
- * A histogram cell's bucket labels (its own, then `le`), frozen, made at its first scrape and kept:
- * the exposition writer formats a frozen label set once (exposition.ts), so a bucket's text is not
- * rebuilt at every scrape.
- */
-const bucketLabelsOf = new WeakMap<HistogramCell, readonly Labels[]>()
-const bucketLabels = (cell: HistogramCell): readonly Labels[] => {
-  let labels = bucketLabelsOf.get(cell)
-  if (labels === undefined) {
-    labels = [...cell.bounds.map(String), '+Inf'].map((le) => Object.freeze({ ...cell.labels, le }))
-    bucketLabelsOf.set(cell, labels)
+/** A histogram cell's samples, read in one step. */
+const histogramValues = (cell: HistogramCell, bucket: string, sum: string, count: string): Value[] => {
+  const values: Value[] = []
+  const { bounds } = cell
+  let cumulative = 0
+  for (let i = 0; i < bounds.length; i++) {
+    cumulative += bucketAt(cell.buckets, i)
+    values.push(withExemplar({ metricName: bucket, labels: { ...cell.labels, le: String(boundAt(bounds, i)) }, value: cumulative }, slotAt(cell.exemplars, i)))
   }
-  return labels
+  // The `+Inf` bucket is the count itself.
+  values.push(withExemplar({ metricName: bucket, labels: { ...cell.labels, le: '+Inf' }, value: cell.count }, slotAt(cell.exemplars, bounds.length)))
+  values.push({ metricName: sum, labels: cell.labels, value: cell.sum }, { metricName: count, labels: cell.labels, value: cell.count })
+  return values
 }
 
 export const histogramSeries = (name: string, help: string, cells: { values(): Iterable<HistogramCell> }): Series => {
@@ -154,20 +165,8 @@ export const histogramSeries = (name: string, help: string, cells: { values(): I
     name,
     help,
     'histogram',
-    () => {
-      const values: Value[] = []
-      for (const cell of cells.values()) {
-        const last = cell.bounds.length
-        let cumulative = 0
-        let i = 0
-        for (const labels of bucketLabels(cell)) {
-          // The `+Inf` bucket is the count itself.
-          cumulative = i === last ? cell.count : cumulative + bucketAt(cell.buckets, i)
-          values.push(withExemplar({ metricName: bucket, labels, value: cumulative }, slotAt(cell.exemplars, i++)))
-        }
-        values.push({ metricName: sum, labels: cell.labels, value: cell.sum }, { metricName: count, labels: cell.labels, value: cell.count })
-      }
-      return values
+    function* () {
+      for (const cell of cells.values()) yield* histogramValues(cell, bucket, sum, count)
     },
     () => {
       for (const c of cells.values()) {
@@ -181,17 +180,20 @@ export const histogramSeries = (name: string, help: string, cells: { values(): I
 }
 
 /** Summaries without quantiles: `<name>_sum` and `<name>_count` per cell. */
-export const summarySeries = (name: string, help: string, cells: { values(): Iterable<SumCell> }): Series =>
-  collector(
+export const summarySeries = (name: string, help: string, cells: { values(): Iterable<SumCell> }): Series => {
+  const sumName = `${name}_sum`
+  const countName = `${name}_count`
+  return collector(
     name,
     help,
     'summary',
-    () => {
-      const values: Value[] = []
-      for (const { labels, sum, count } of cells.values()) {
-        values.push({ metricName: `${name}_sum`, labels, value: sum }, { metricName: `${name}_count`, labels, value: count })
-      }
-      return values
+    function* () {
+      // Both read in one step: a sum and its count from the same moment.
+      for (const { labels, sum, count } of cells.values())
+        yield* [
+          { metricName: sumName, labels, value: sum },
+          { metricName: countName, labels, value: count },
+        ]
     },
     () => {
       for (const c of cells.values()) {
@@ -200,6 +202,7 @@ export const summarySeries = (name: string, help: string, cells: { values(): Ite
       }
     },
   )
+}
 
 /** Publishes series in the registry; prom-client renders any object of the collector's shape. */
 export const registerSeries = (registry: Registry, series: readonly Series[]): void => {

@@ -3,8 +3,9 @@
 // prom-client's `Registry.metrics()` formats every family in one synchronous run: its awaits only
 // queue microtasks, so at 500 models (~40 000 samples) every request waiting on the instance
 // waited the whole render. This writer yields a turn of the loop whenever a slice has run its
-// length (lib/core/schedule/slices.ts), and formats a sample with no label object built for it:
-// the labels of a metric cell are frozen at its creation, so their text is formatted once and kept.
+// length (lib/core/schedule/slices.ts). It keeps no text between scrapes: a cache of each series'
+// label text (tried) saved no measurable time, and its 40 000 new strings, alive through the young
+// collections of the first scrapes, made those the longest stalls.
 //
 // The text is byte for byte what prom-client 15.1.3's Registry renders for the same registry, in
 // both formats (test/telemetry/metrics/exposition.test.ts compares the two on a large store):
@@ -25,12 +26,12 @@ type Sample = Readonly<{
   /** prom-client leaves `null` where a series has had no exemplar yet. */
   exemplar?: Exemplar | null
 }>
-type Family = Readonly<{ name: string; help: string; type: string; values?: readonly Sample[] }>
+type Family = Readonly<{ name: string; help: string; type: string; values?: Iterable<Sample> }>
 /** What a registered metric offers the writer: prom-client's metrics and lib's cell collectors alike. */
 type Source = Readonly<{ get(): Family | Promise<Family>; getForPromString?: () => Family | Promise<Family> }>
 
 /** Lines joined into one flat part at a time, and formatted between two looks at the clock. */
-const LINES_PER_PART = 256
+const LINES_PER_PART = 128
 
 const escapeText = (text: string): string => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')
 const escapeLabel = (value: LabelValue): LabelValue => (typeof value === 'string' ? escapeText(value).replace(/"/g, '\\"') : value)
@@ -45,11 +46,32 @@ const valueText = (value: number): string => {
 /** Every metric prom-client keeps answers `get()`; the registry's own type for them does not say so. */
 const isSource = (metric: object): metric is Source => 'get' in metric && typeof metric.get === 'function'
 
+/** UTF-8 written into one buffer that doubles as it fills; `bytes()` is what was written. */
+class ByteSink {
+  private buffer = Buffer.allocUnsafe(64 * 1024)
+  length = 0
+
+  write(text: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: room for the worst case, so nothing is cut.
+    const needed = this.length + 3 * text.length
+    if (needed > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.buffer.length))
+      this.buffer.copy(grown, 0, 0, this.length)
+      this.buffer = grown
+    }
+    this.length += this.buffer.write(text, this.length)
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length)
+  }
+}
+
 const has = (set: LabelSet | undefined, name: string): boolean => set !== undefined && Object.hasOwn(set, name)
 
 export type ExpositionWriter = Readonly<{
   /** The exposition of `metrics` in OpenMetrics or the text format, written across turns of the loop. */
-  render(metrics: readonly object[], openMetrics: boolean): Promise<string>
+  render(metrics: readonly object[], openMetrics: boolean): Promise<Buffer>
 }>
 
 /** `name="value",…` of a label set as it is: shared labels and an exemplar's. */
@@ -64,10 +86,6 @@ const exemplarText = (exemplar: Exemplar): string => ` # {${plainLabelText(exemp
 /** The label text of a sample, between its braces, for a registry whose default labels are `defaults`. */
 const createLabelText = (defaults: LabelSet): ((sample: Sample) => string) => {
   const defaultNames = Object.keys(defaults)
-  /** Label text by labels object, for objects that cannot change: a cell's frozen labels. */
-  const frozenLabels = new WeakMap<LabelSet, string>()
-  /** Shared label text by object, as prom-client keeps it: a histogram's label set outlives scrapes. */
-  const sharedText = new WeakMap<LabelSet, string>()
 
   /** A sample's own labels, then the defaults it does not set, less `shared`. */
   const ownLabelText = (labels: LabelSet, shared: LabelSet | undefined): string => {
@@ -84,21 +102,9 @@ const createLabelText = (defaults: LabelSet): ((sample: Sample) => string) => {
   return (sample) => {
     const labels = sample.labels ?? {}
     const { sharedLabels } = sample
-    if (sharedLabels === undefined) {
-      if (!Object.isFrozen(labels)) return ownLabelText(labels, undefined)
-      let text = frozenLabels.get(labels)
-      if (text === undefined) {
-        text = ownLabelText(labels, undefined)
-        frozenLabels.set(labels, text)
-      }
-      return text
-    }
+    if (sharedLabels === undefined) return ownLabelText(labels, undefined)
     const own = ownLabelText(labels, sharedLabels)
-    let shared = sharedText.get(sharedLabels)
-    if (shared === undefined) {
-      shared = plainLabelText(sharedLabels)
-      sharedText.set(sharedLabels, shared)
-    }
+    const shared = plainLabelText(sharedLabels)
     return own === '' ? shared : shared === '' ? own : `${own},${shared}`
   }
 }
@@ -107,11 +113,12 @@ const createLabelText = (defaults: LabelSet): ((sample: Sample) => string) => {
 export const createExpositionWriter = (defaults: LabelSet): ExpositionWriter => {
   const labelText = createLabelText(defaults)
 
-  const render = async (metrics: readonly object[], openMetrics: boolean): Promise<string> => {
-    // Lines are gathered in short arrays and joined as they fill: a join writes one flat string,
-    // where `+=` over the whole exposition leaves a rope of 40 000 pieces that the reply's first
-    // read flattens in one turn of the loop.
-    const parts: string[] = []
+  const render = async (metrics: readonly object[], openMetrics: boolean): Promise<Buffer> => {
+    // Lines are gathered in short arrays, joined as they fill and encoded at once into a buffer
+    // outside the JS heap. Kept as strings, the text written so far (megabytes at hundreds of
+    // models) was live at every young-generation collection of the render, and each copied it:
+    // 20 to 30 ms a collection, each a stall of the loop.
+    const body = new ByteSink()
     const lines: string[] = []
     const familySeparator = openMetrics ? '\n' : '\n\n'
     let sliceStart = performance.now()
@@ -120,14 +127,14 @@ export const createExpositionWriter = (defaults: LabelSet): ExpositionWriter => 
       const family = await (metric.getForPromString ?? metric.get).call(metric)
       const counter = openMetrics && family.type === 'counter'
       const name = escapeText(counter ? family.name.replace(/_total$/, '') : family.name)
-      const separator = parts.length === 0 && lines.length === 0 ? '' : familySeparator
+      const separator = body.length === 0 && lines.length === 0 ? '' : familySeparator
       lines.push(`${separator}# HELP ${name} ${escapeText(family.help)}\n# TYPE ${name} ${family.type}`)
       for (const sample of family.values ?? []) {
         const labels = labelText(sample)
         let line = `\n${sample.metricName ?? name}${counter ? '_total' : ''}${labels === '' ? '' : `{${labels}}`} ${valueText(sample.value)}`
         if (openMetrics && sample.exemplar) line += exemplarText(sample.exemplar)
         if (lines.push(line) === LINES_PER_PART) {
-          parts.push(lines.join(''))
+          body.write(lines.join(''))
           lines.length = 0
           if (sliceElapsed(sliceStart)) sliceStart = await nextSlice()
         }
@@ -135,8 +142,8 @@ export const createExpositionWriter = (defaults: LabelSet): ExpositionWriter => 
       // A family's get() may read the process (/proc, heap spaces) before its first sample.
       if (sliceElapsed(sliceStart)) sliceStart = await nextSlice()
     }
-    parts.push(lines.join(''), openMetrics ? '\n# EOF\n' : '\n')
-    return parts.join('')
+    body.write(`${lines.join('')}${openMetrics ? '\n# EOF\n' : '\n'}`)
+    return body.bytes()
   }
   return { render }
 }

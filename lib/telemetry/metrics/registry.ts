@@ -14,7 +14,21 @@ import { HttpMetrics } from './http-metrics.js'
 
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const
 
-export type Exposition = Readonly<{ contentType: string; text: string }>
+export type Exposition = Readonly<{
+  contentType: string
+  /** The exposition as the endpoint sends it, UTF-8. */
+  body: Buffer
+  /** The same, decoded (on each read): for readers that want a string, not for the endpoint. */
+  readonly text: string
+}>
+
+const exposition = (contentType: string, body: Buffer): Exposition => ({
+  contentType,
+  body,
+  get text() {
+    return body.toString('utf8')
+  },
+})
 
 export type MetricsRegistry = Readonly<{
   /** The prom-client registry every series of the service registers in. */
@@ -64,7 +78,7 @@ export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsR
   const render = (accept: string | undefined): Promise<Exposition> => {
     const openMetrics = prefersOpenMetrics(accept)
     const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
-    const next = previous.then(async () => ({ contentType, text: await writer.render(registry.getMetricsAsArray(), openMetrics) }))
+    const next = previous.then(async () => exposition(contentType, await writer.render(registry.getMetricsAsArray(), openMetrics)))
     previous = next.catch(() => undefined)
     return next
   }

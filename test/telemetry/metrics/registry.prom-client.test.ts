@@ -189,6 +189,7 @@ t.test('a collector found by name answers get() with its samples, as lib/insight
   const registry = new Registry()
   registerSeries(registry, pinnedSeries().series)
   const metric = registry.getSingleMetric('svc_pinned_seconds') as Metric
+  // An iterable, read as figures.ts reads it (for…of), not an array: prom-client's types say array.
   const { values } = await metric.get()
-  t.match(values[0], { metricName: 'svc_pinned_seconds_bucket', labels: { route: '/a', le: '0.1' }, value: 1 })
+  t.match([...values][0], { metricName: 'svc_pinned_seconds_bucket', labels: { route: '/a', le: '0.1' }, value: 1 })
 })
