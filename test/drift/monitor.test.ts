@@ -477,3 +477,9 @@ t.test('a check logs, at debug, how many models it checked and how long it took'
   t.match(line, { level: 'debug', models: 2, duration_ms: Number })
   t.ok((line?.['duration_ms'] as number) >= 0)
 })
+
+t.test('without bin counters, counting a version outside the window does nothing', async (t) => {
+  const s = await setup(t)
+  s.monitor.count(s.iris(), irisRows(s.iris(), 10), 10)
+  t.equal(s.monitor.status(s.iris()).window.samples, 0, 'the window takes no rows of it')
+})

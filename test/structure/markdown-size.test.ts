@@ -21,5 +21,11 @@ t.test(`the Markdown outside CHANGELOG.md is at most ${MAX_MARKDOWN_BYTES} bytes
   t.ok(files.includes('README.md') && files.some((file) => file.startsWith('ops/runbooks/')), 'the guides and the runbooks are counted')
   const sizes = files.map((file) => [file, statSync(join(ROOT, file)).size] as const).sort((a, b) => b[1] - a[1])
   const total = sizes.reduce((sum, [, bytes]) => sum + bytes, 0)
-  t.ok(total <= MAX_MARKDOWN_BYTES, `${total} bytes; the largest: ${sizes.slice(0, 4).map(([file, bytes]) => `${file} ${bytes}`).join(', ')}`)
+  t.ok(
+    total <= MAX_MARKDOWN_BYTES,
+    `${total} bytes; the largest: ${sizes
+      .slice(0, 4)
+      .map(([file, bytes]) => `${file} ${bytes}`)
+      .join(', ')}`,
+  )
 })
