@@ -15,6 +15,7 @@
 import type { Registry } from 'prom-client'
 import {
   counterCell,
+  gaugeCell,
   counterSeries,
   gaugeSeries,
   histogramCell,
@@ -133,7 +134,7 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
     families.rows.set(key, rows)
     families.quality.set(
       key,
-      Object.entries(quality).map(([metric, value]) => ({ labels: Object.freeze({ model, version, metric }), value })),
+      Object.entries(quality).map(([metric, value]) => gaugeCell({ model, version, metric }, value)),
     )
     let feedback: VersionFeedback
     if (classes === undefined) {

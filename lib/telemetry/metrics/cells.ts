@@ -28,7 +28,7 @@ export type HistogramCell = {
 const emptySlot = (): ExemplarSlot => ({ traceId: undefined, value: 0, timestamp: 0 })
 
 export const counterCell = (labels: Labels): CounterCell => ({ labels: Object.freeze({ ...labels }), value: 0, exemplar: emptySlot() })
-export const gaugeCell = (labels: Labels): GaugeCell => ({ labels: Object.freeze({ ...labels }), value: 0 })
+export const gaugeCell = (labels: Labels, value = 0): GaugeCell => ({ labels: Object.freeze({ ...labels }), value })
 /** A summary without quantiles: a running sum and count of observations that are never negative. */
 export type SumCell = { readonly labels: Labels; count: number; sum: number }
 export const sumCell = (labels: Labels): SumCell => ({ labels: Object.freeze({ ...labels }), count: 0, sum: 0 })
