@@ -31,7 +31,7 @@ import { buildId, type ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../models/profile.js'
 import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'
-import { counterValueSeries, gaugeSeries, registerSeries, type Labels, type SeriesValue } from '../telemetry/metrics/cells.js'
+import { counterValueSeries, gaugeSeries, registerSeries, withLabel, type Labels, type SeriesValue } from '../telemetry/metrics/cells.js'
 import type { Logger } from '../telemetry/logger.js'
 import { binOf, compileBins, f64At, type FeatureBins } from './psi.js'
 
@@ -91,16 +91,13 @@ type BuildCounts = Readonly<{
   answerShares: readonly SeriesValue[]
 }>
 
-const slots = (labels: readonly (Labels | undefined)[]): Slots => ({
-  values: new Float64Array(labels.length),
-  labels: labels.map((l) => l && Object.freeze(l)),
-})
+const slots = (labels: readonly (Labels | undefined)[]): Slots => ({ values: new Float64Array(labels.length), labels })
 
 /** A feature's reference shares per bin as stated, the unseen level's 0 included. */
 const statedShares = (reference: FeatureReference): readonly number[] =>
   reference.type === 'numerical' ? reference.proportions : [...reference.proportions, 0]
 
-const binLabels = (labels: Labels, bins: FeatureBins): Labels[] => Array.from(bins.reference, (_, bin) => Object.freeze({ ...labels, bin: String(bin) }))
+const binLabels = (labels: Labels, bins: FeatureBins): Labels[] => Array.from(bins.reference, (_, bin) => Object.freeze(withLabel(labels, 'bin', String(bin))))
 
 /** The reference's share of each bin, under the bin counter's own labels. */
 const shares = (labels: readonly Labels[], reference: FeatureReference): SeriesValue[] =>
@@ -118,7 +115,8 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
   const ranges = reference.features.map((feature) =>
     feature.type === 'numerical' && feature.min !== undefined && feature.max !== undefined ? ([feature.min, feature.max] as const) : undefined,
   )
-  const side = (which: 'below' | 'above') => slots(ranges.map((range, j) => (range === undefined ? undefined : { ...labelsOf(j), side: which })))
+  const side = (which: 'below' | 'above') =>
+    slots(ranges.map((range, j) => (range === undefined ? undefined : Object.freeze(withLabel(labelsOf(j), 'side', which)))))
   const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(labelsOf(j), bins)) : []
   const perAnswer = answerBins === undefined ? [] : binLabels(answerLabels, answerBins)
   const offsets = new Int32Array(perInput.length)

@@ -11,7 +11,9 @@
 //   the one step here with a cost beyond I/O, and a reuse must come before it.
 // - Every model the store lists is read, and every model served before: a listing that misses one
 //   for a moment (a manifest being replaced) must not take it out of service.
+// - Models are read MODELS_AT_ONCE at a time (lib/core/schedule/limited.ts says why).
 import { errorMessage } from '../../core/errors.js'
+import { mapLimited } from '../../core/schedule/limited.js'
 import { failed, succeeded } from '../../core/result.js'
 import type { ModelVersion, Runtime } from '../runtime.js'
 import { storeErrorOf, type StoreErrorCode } from '../store/error.js'
@@ -21,6 +23,9 @@ import { sameBuild, type FileRead, type LoadOutcome, type ModelRead, type Regist
 
 /** Where a pass reads from: the store, and the runtimes a version may be for, in the order they are tried (never empty). */
 export type Source = Readonly<{ store: Store; runtimes: readonly Runtime[] }>
+
+/** How many models a pass reads at once: enough to overlap a remote store's round trips. */
+const MODELS_AT_ONCE = 16
 
 /** Store failures in words a client may see: the store's message names hosts and directories. */
 const STORE_REASONS: Readonly<Record<StoreErrorCode, string>> = {
@@ -186,5 +191,5 @@ export const readSnapshot = async (source: Source, previous: RegistryState): Pro
     const { code, message } = storeErrorOf(error)
     return failed({ store: source.store.description, code, message })
   }
-  return succeeded(await Promise.all(modelNames(listed, previous).map((name) => readModel(source, name, previous))))
+  return succeeded(await mapLimited(modelNames(listed, previous), MODELS_AT_ONCE, (name) => readModel(source, name, previous)))
 }
