@@ -34,8 +34,17 @@ export type JsonReply = { readonly kind: 'json'; readonly status: number; readon
   | { readonly body?: unknown; readonly json?: undefined }
   | { readonly json: string; readonly body?: undefined }
 )
-/** A text body, as a string or as bytes already encoded (UTF-8): /metrics writes its text outside the JS heap. */
-export type TextReply = { readonly kind: 'text'; readonly status: number; readonly headers?: Headers; readonly text: string | Buffer }
+/**
+ * A text body, as a string or as bytes already encoded (UTF-8): /metrics writes its text outside the
+ * JS heap. `sent` runs once the socket holds the whole body, not when the connection fails first.
+ */
+export type TextReply = {
+  readonly kind: 'text'
+  readonly status: number
+  readonly headers?: Headers
+  readonly text: string | Buffer
+  readonly sent?: () => void
+}
 /** A stream is pulled as the client reads it and stopped (`return()`) when the client leaves. */
 export type StreamReply = { readonly kind: 'stream'; readonly status: number; readonly headers?: Headers; readonly stream: AsyncIterable<string> }
 /** An error answer. `error` holds what was thrown, so layers can count and record it. */

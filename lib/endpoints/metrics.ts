@@ -11,8 +11,8 @@ import type { MetricsRegistry } from '../telemetry/metrics/registry.js'
 export const getMetrics =
   (metrics: MetricsRegistry): Handler =>
   async (ctx) => {
-    const { contentType, body } = await metrics.render(ctx.header('accept'))
-    return { kind: 'text', status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text: body }
+    const { contentType, body, release } = await metrics.render(ctx.header('accept'))
+    return { kind: 'text', status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, text: body, sent: release }
   }
 
 const EXPOSITION = { schema: { type: 'string' } }

@@ -66,7 +66,7 @@ export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs
         return typeof json === 'string' ? send(ctx, res, reply.status, JSON_TYPE, json, reply.headers, undefined, hookFailed) : lastResort(ctx, res, json)
       }
       case 'text':
-        return send(ctx, res, reply.status, TEXT_TYPE, reply.text, reply.headers, undefined, hookFailed)
+        return send(ctx, res, reply.status, TEXT_TYPE, reply.text, reply.headers, undefined, hookFailed, reply.sent)
       case 'problem':
         return send(ctx, res, reply.status, PROBLEM_CONTENT_TYPE, problemJson(reply.problem, ctx), reply.headers, undefined, hookFailed)
       case 'stream':
@@ -87,9 +87,11 @@ const send = (
   extra: Headers | undefined,
   error: unknown,
   hookFailed: HookFailed,
+  sent?: () => void,
 ): void => {
   res.writeHead(status, bodyHeaders(type, Buffer.byteLength(payload), ctx.requestId, extra))
-  res.end(payload)
+  // end()'s callback runs on 'finish': the last byte handed to the socket.
+  res.end(payload, sent)
   ctx.replyWritten(error, hookFailed)
 }
 

@@ -1,13 +1,20 @@
-// The scale section's scraper (scale.ts), a process of its own so that reading a /metrics body never
-// delays the client in the benchmark's process that measures the service's event loop. Told over IPC:
+// The scale section's clients (scale.ts), each a process of its own on the load's CPU, so that
+// neither reading a /metrics body nor the bench's own work delays the client that measures. One
+// process scrapes, another probes; told over IPC:
 //   { scrape: url }            one GET; answers { ms, bytes }: the time to the body's last byte
 //   { every: url, ms }         one GET every `ms` (as Prometheus scrapes) until { stop: true }; answers { scrapes }
+//   { probe: url }             a GET every millisecond on keep-alive sockets until { stop: true };
+//                              answers { probes }: each one's wall-clock send time and latency
 // Each body is counted and dropped, never decoded.
-import { get } from 'node:http'
+import { Agent, get } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-export type ScraperMessage = Readonly<{ scrape: string } | { every: string; ms: number } | { stop: true }>
+export type ScraperMessage = Readonly<{ scrape: string } | { every: string; ms: number } | { probe: string } | { stop: true }>
 export type ScrapeTaken = Readonly<{ ms: number; bytes: number }>
+/** A `GET /` sent; `sent` in Unix ms (fractional), the clock the service's log lines use. */
+export type Probe = Readonly<{ sent: number; ms: number }>
+
+export const wallNow = (): number => performance.timeOrigin + performance.now()
 
 const scrape = (url: string): Promise<ScrapeTaken> =>
   new Promise((resolve, reject) => {
@@ -21,17 +28,54 @@ const scrape = (url: string): Promise<ScrapeTaken> =>
     }).on('error', reject)
   })
 
-let isRepeating = false
+/** GETs `url` every millisecond, each one's latency kept, until `stop`. */
+const probe = (url: string): { stop(): Promise<Probe[]> } => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+  const probes: Probe[] = []
+  const pending = new Set<Promise<void>>()
+  const send = (): void => {
+    const sent = wallNow()
+    const done = new Promise<void>((resolve) => {
+      get(url, { agent }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(void probes.push({ sent, ms: wallNow() - sent })))
+      }).on('error', () => resolve())
+    })
+    pending.add(done)
+    void done.then(() => pending.delete(done))
+  }
+  const timer = setInterval(send, 1)
+  return {
+    stop: async () => {
+      clearInterval(timer)
+      await Promise.all(pending)
+      agent.destroy()
+      return probes
+    },
+  }
+}
+
+let stopping: (() => Promise<unknown>) | undefined
 const reply = (message: unknown): void => {
   process.send?.(message)
 }
 
 process.on('message', async (message: ScraperMessage) => {
   if ('scrape' in message) reply(await scrape(message.scrape))
-  else if ('stop' in message) isRepeating = false
-  else {
-    isRepeating = true
+  else if ('stop' in message) {
+    // A prober answers its probes; a repeating scraper answers from its loop, once it ends.
+    const answer = await stopping?.()
+    if (answer !== undefined) reply(answer)
+  } else if ('probe' in message) {
+    const prober = probe(message.probe)
+    stopping = async () => ({ probes: await prober.stop() })
+  } else {
+    let isRepeating = true
     let scrapes = 0
+    stopping = async () => {
+      isRepeating = false
+      return undefined
+    }
     while (isRepeating) {
       const { ms } = await scrape(message.every)
       scrapes++

@@ -53,6 +53,23 @@ t.test('pre-serialised JSON is sent as it is; no body is an empty answer', async
   t.equal(await res.text(), '')
 })
 
+t.test("a text reply's `sent` runs once the whole body is out, after the client could read it all", async (t) => {
+  const body = Buffer.alloc(4 * 1024 * 1024, 'x')
+  let sentCalls = 0
+  const { base } = await setup(t, {
+    kind: 'text',
+    status: 200,
+    text: body,
+    sent: () => {
+      sentCalls++
+    },
+  })
+  const res = await fetch(base)
+  t.equal(res.headers.get('content-length'), String(body.length))
+  t.equal((await res.arrayBuffer()).byteLength, body.length)
+  t.equal(sentCalls, 1)
+})
+
 t.test('text and problem replies carry their own types', async (t) => {
   const text = await setup(t, { kind: 'text', status: 200, text: 'ok\n' })
   const res = await fetch(text.base)

@@ -9,7 +9,7 @@
 // cannot be shared with the insights figure: prom-client resets it on every scrape, the insights
 // figure on every reading.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
-import { createExpositionWriter } from './exposition.js'
+import { createExpositionWriter, type ExpositionWriter } from './exposition.js'
 import { HttpMetrics } from './http-metrics.js'
 
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const
@@ -20,14 +20,17 @@ export type Exposition = Readonly<{
   body: Buffer
   /** The same, decoded (on each read): for readers that want a string, not for the endpoint. */
   readonly text: string
+  /** Called once `body` is all sent: its buffer serves the next scrape (ExpositionWriter.release). */
+  release(): void
 }>
 
-const exposition = (contentType: string, body: Buffer): Exposition => ({
+const exposition = (contentType: string, body: Buffer, writer: ExpositionWriter): Exposition => ({
   contentType,
   body,
   get text() {
     return body.toString('utf8')
   },
+  release: () => writer.release(body),
 })
 
 export type MetricsRegistry = Readonly<{
@@ -78,7 +81,7 @@ export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsR
   const render = (accept: string | undefined): Promise<Exposition> => {
     const openMetrics = prefersOpenMetrics(accept)
     const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
-    const next = previous.then(async () => exposition(contentType, await writer.render(registry.getMetricsAsArray(), openMetrics)))
+    const next = previous.then(async () => exposition(contentType, await writer.render(registry.getMetricsAsArray(), openMetrics), writer))
     previous = next.catch(() => undefined)
     return next
   }

@@ -133,3 +133,51 @@ t.test('a long render lets the loop run between slices', async (t) => {
   t.equal(text.split('\n').length, 60_000 + 3)
   t.ok(ticks > 0, `the timer ran ${ticks} times during the render`)
 })
+
+// With every slice over at once, the writer yields after each part it writes: a part at least every
+// 128 lines, whatever the families' sizes. 126 samples before: the next family's HELP and TYPE line
+// is the one that fills a part, which once left every later line in one part and no yield at all.
+for (const before of [0, 126, 127]) {
+  t.test(`the text is written, and the loop let run, every 128 lines (a family of ${before} samples before)`, async (t) => {
+    let yields = 0
+    const { createExpositionWriter: create } = await t.mockImport<typeof import('../../../lib/telemetry/metrics/exposition.js')>(
+      '../../../lib/telemetry/metrics/exposition.js',
+      {
+        '../../../lib/core/schedule/slices.js': {
+          sliceElapsed: () => true,
+          nextSlice: async () => {
+            yields++
+            return performance.now()
+          },
+        },
+      },
+    )
+    const registry = new Registry()
+    const family = (name: string, size: number) =>
+      counterSeries(name, 'Many.', new Map(Array.from({ length: size }, (_, i) => [i, counterCell({ n: `${i}` })])))
+    registerSeries(registry, [family('before_total', before), family('many_total', 10_000)])
+    const text = (await create({}).render(registry.getMetricsAsArray(), false)).toString()
+    t.equal(text, await promClientText(registry, false))
+    t.ok(yields >= Math.floor((before + 10_000) / 128), `${yields} yields`)
+  })
+}
+
+t.test('a body handed back lends its buffer to the next render; one still out never is', async (t) => {
+  const registry = new Registry()
+  registerSeries(registry, [counterSeries('some_total', 'Some.', new Map([[0, counterCell({ n: '0' })]]))])
+  const metrics = registry.getMetricsAsArray()
+  const writer = createExpositionWriter({})
+  const first = await writer.render(metrics, false)
+  const second = await writer.render(metrics, false)
+  t.not(second.buffer, first.buffer, 'the first body is still out: the second gets a buffer of its own')
+  writer.release(second)
+  writer.release(first)
+  const third = await writer.render(metrics, false)
+  t.equal(third.buffer, first.buffer, 'of two handed back, the larger buffer is kept')
+  t.equal(third.toString(), first.toString())
+  writer.release(first)
+  t.not((await writer.render(metrics, false)).buffer, third.buffer, 'a body handed back again lends nothing: its buffer is out with the third')
+  writer.release(third)
+  writer.release(second)
+  t.equal((await writer.render(metrics, false)).buffer, third.buffer, 'a smaller buffer handed back after does not replace the kept one')
+})
