@@ -4,7 +4,7 @@
 // slice at most, not the whole job.
 
 /** The longest a slice of such work runs before it yields. */
-export const SLICE_MS = 2
+export const SLICE_MS = 1
 
 /** A turn of the loop (timers, I/O, then this), then the next slice's start, for `sliceElapsed`. */
 export const nextSlice = (): Promise<number> => new Promise((resolve) => setImmediate(() => resolve(performance.now())))
