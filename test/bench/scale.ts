@@ -8,7 +8,7 @@
 //   the load: this process is on neither CPU's side), over 5 scrapes;
 // - RSS (VmRSS) after a second idle, before any scrape, the median of three readings;
 // - under load from 8 connections (wrk, or autocannon), a prediction's p99.9 (every model in turn)
-//   with no scrape and with one every second from the scraper's process.
+//   with no scrape and with one every second from the scraper's process, the median of 3 loads each.
 // A second process per size runs drift checks every 5 s (SVC_DRIFT_SCHEDULE with seconds) over a
 // full window of reference rows per model, logs at debug, and the check's time is its
 // `drift_check_completed` line's duration_ms, with the worst `GET /` that overlapped it. The first
@@ -57,6 +57,7 @@ export type ScaleResult = Readonly<{
 const SCRAPES = 5
 const PROCESS_SERIES = /^(process|nodejs)_/
 const LOAD_CONNECTIONS = 8
+const LOAD_ROUNDS = 3
 const DRIFT_ROWS = 1000
 const DRIFT_CHECKS = 3
 const NEVER = '0 0 1 1 *'
@@ -214,7 +215,19 @@ const predictLoad = async (options: ScaleOptions, port: number, script: string, 
   return { p999Ms: report.latency.p99_9, errors: report.non2xx + report.errors + report.timeouts }
 }
 
-/** p99.9 with no scrape, then with one every second from the scraper's process. */
+/** A load of `seconds` with a scrape every second from the scraper's process: the load, and how many scrapes it saw. */
+const scrapedLoad = async (options: ScaleOptions, port: number, script: string, scraper: ChildProcess): Promise<Load & { scrapes: number }> => {
+  const scraped = tell<{ scrapes: number }>(scraper, { every: `http://127.0.0.1:${port}/metrics`, ms: 1000 })
+  const load = await predictLoad(options, port, script, options.seconds)
+  scraper.send({ stop: true } satisfies ScraperMessage)
+  return { ...load, scrapes: (await scraped).scrapes }
+}
+
+/**
+ * p99.9 with no scrape and with one every second, LOAD_ROUNDS of each, the median of each. Rounds
+ * alternate which goes first: taken quiet first, the scraped load always ran on the older heap,
+ * and a 10 s p99.9 swings twofold between two loads of one kind.
+ */
 const underLoad = async (
   options: ScaleOptions,
   port: number,
@@ -224,13 +237,20 @@ const underLoad = async (
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-scale-wrk-'))
   const script = await wrkScript(dir, models)
   await predictLoad(options, port, script, options.warmupSeconds)
-  const quiet = await predictLoad(options, port, script, options.seconds)
-  const scraped = tell<{ scrapes: number }>(scraper, { every: `http://127.0.0.1:${port}/metrics`, ms: 1000 })
-  const loaded = await predictLoad(options, port, script, options.seconds)
-  scraper.send({ stop: true } satisfies ScraperMessage)
-  const { scrapes: count } = await scraped
+  const quiet: Load[] = []
+  const scraped: (Load & { scrapes: number })[] = []
+  for (let round = 0; round < LOAD_ROUNDS; round++) {
+    if (round % 2 === 1) scraped.push(await scrapedLoad(options, port, script, scraper))
+    quiet.push(await predictLoad(options, port, script, options.seconds))
+    if (round % 2 === 0) scraped.push(await scrapedLoad(options, port, script, scraper))
+  }
   await rm(dir, { recursive: true, force: true })
-  return { p999Ms: quiet.p999Ms, p999ScrapedMs: loaded.p999Ms, scrapesUnderLoad: count, loadErrors: quiet.errors + loaded.errors }
+  return {
+    p999Ms: median(quiet.map(({ p999Ms }) => p999Ms)),
+    p999ScrapedMs: median(scraped.map(({ p999Ms }) => p999Ms)),
+    scrapesUnderLoad: scraped.reduce((sum, { scrapes }) => sum + scrapes, 0),
+    loadErrors: [...quiet, ...scraped].reduce((sum, { errors }) => sum + errors, 0),
+  }
 }
 
 type CheckLine = Readonly<{ end: number; durationMs: number }>
@@ -336,7 +356,7 @@ export const scaleReport = (results: readonly ScaleResult[]): string => {
     ])
   }
   text += `  check: drift_check_completed's duration_ms, median of ${DRIFT_CHECKS}, ${DRIFT_ROWS} rows a model; its stall: the worst GET / during one\n`
-  text += `  p99.9: a batch-1 predict, ${LOAD_CONNECTIONS} connections, every model in turn; scraped: with a scrape a second\n`
+  text += `  p99.9: a batch-1 predict, ${LOAD_CONNECTIONS} connections, every model in turn, median of ${LOAD_ROUNDS} loads; scraped: with a scrape a second\n`
   const one = results.find((r) => r.models === 1)
   const most = results.find((r) => r.models === TARGET_MODELS)
   if (one === undefined || most === undefined) return text
