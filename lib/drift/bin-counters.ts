@@ -140,18 +140,23 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
   }
 }
 
-/** Every slot of `pick` over `builds` that is a series, as a scrape reports it. */
-const read = (builds: readonly BuildCounts[], pick: (build: BuildCounts) => readonly Slots[]): SeriesValue[] => {
-  const values: SeriesValue[] = []
+/**
+ * Every slot of `pick` over `builds` that is a series, as a scrape reports it: one feature's bins
+ * at a time, read in one step (a row between two turns of the render shows in all of a feature's
+ * bins or none), never one array of every model's bins, which lived through the young
+ * collections of a render under load and was promoted at every scrape.
+ */
+function* read(builds: readonly BuildCounts[], pick: (build: BuildCounts) => readonly Slots[]): Generator<SeriesValue> {
   for (const build of builds) {
     for (const { values: numbers, labels } of pick(build)) {
+      const values: SeriesValue[] = []
       numbers.forEach((value, i) => {
         const l = labels[i]
         if (l !== undefined) values.push({ labels: l, value })
       })
+      yield* values
     }
   }
-  return values
 }
 
 /** Registers the series over the builds `tracked` returns at each scrape; the four bin series only when `hasBinSeries`. */
@@ -169,12 +174,12 @@ const registerBinSeries = (metrics: Registry, hasBinSeries: boolean, tracked: ()
     ? [
         counter('svc_drift_bin_total', "Rows whose value of a feature fell in a bin of the feature's drift reference.", (b) => [b.inputs]),
         counter('svc_drift_prediction_bin_total', "Answers that fell in a bin of the drift reference's predictions.", (b) => [b.answers]),
-        gaugeSeries('svc_drift_reference_share', "The drift reference's share of rows in a bin of a feature (unfloored).", () =>
-          tracked().flatMap((b) => b.inputShares),
-        ),
-        gaugeSeries('svc_drift_prediction_reference_share', "The drift reference's share of answers in a bin (unfloored).", () =>
-          tracked().flatMap((b) => b.answerShares),
-        ),
+        gaugeSeries('svc_drift_reference_share', "The drift reference's share of rows in a bin of a feature (unfloored).", function* () {
+          for (const b of tracked()) yield* b.inputShares
+        }),
+        gaugeSeries('svc_drift_prediction_reference_share', "The drift reference's share of answers in a bin (unfloored).", function* () {
+          for (const b of tracked()) yield* b.answerShares
+        }),
       ]
     : []
   registerSeries(metrics, [

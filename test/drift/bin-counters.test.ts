@@ -15,6 +15,7 @@ const IRIS_ROWS = getNumbers() as number[][]
 const IRIS_FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width']
 
 type Setup = Harness & {
+  metrics: Registry
   counters: BinCounters
   text: () => Promise<string>
   warnings: () => LogLine[]
@@ -38,7 +39,7 @@ const setup = async (t: Test, files = shippedFiles(), hasBinSeries = true): Prom
       .filter(Boolean)
       .map((line) => JSON.parse(line) as LogLine)
       .filter((line) => line.event === 'drift_series_high')
-  return { ...h, counters, text: () => metrics.metrics(), warnings, served: (name, version) => h.registry.resolve(name, version) as ServedModel }
+  return { ...h, metrics, counters, text: () => metrics.metrics(), warnings, served: (name, version) => h.registry.resolve(name, version) as ServedModel }
 }
 
 /** The `build` label of an artifact file: its sha256's first 12 hex digits, as `model_loaded` logs it. */
@@ -422,4 +423,28 @@ t.test("the registry's reset zeroes every counter, keeping every series", async 
     0.34,
     'the shares are the reference, not counts',
   )
+})
+
+t.test("a scrape reads the bins a version at a time, each version's in one step, never every version's in one array", async (t) => {
+  const { metrics, counters, served } = await setup(t)
+  type Value = Readonly<{ labels: Readonly<Record<string, string>>; value: number }>
+  const bins = async (): Promise<Iterable<Value>> =>
+    (await (metrics.getSingleMetric('svc_drift_bin_total') as unknown as { get(): Promise<{ values: Iterable<Value> }> }).get()).values
+  const sumOf = (values: readonly Value[], model: string): number =>
+    values.filter(({ labels }) => labels['model'] === model).reduce((sum, { value }) => sum + value, 0)
+  const values = await bins()
+  t.notOk(Array.isArray(values), 'an iterable, not an array built in one turn')
+  const iterator = values[Symbol.iterator]()
+  const first = iterator.next().value as Value
+  const model = first.labels['model'] as string
+  const other = model === 'iris' ? 'cars' : 'iris'
+  // A row for each model after the first bin was read: the first model's were read with it, the other's are read later.
+  for (const name of [model, other]) {
+    const version = served(name)
+    counters.record(version, table([version.model.inputs.map((input) => (input.type === 'numerical' ? 5 : 0))]), 1, undefined)
+  }
+  const rest = [first, ...(iterator as Iterator<Value>)]
+  t.equal(sumOf(rest, model), 0, "the first version's bins were read in one step, before its row")
+  t.ok(sumOf(rest, other) > 0, "the other version's bins were read after its row")
+  t.same(sumOf([...(await bins())], other), sumOf(rest, other), 'a later read agrees')
 })

@@ -67,7 +67,12 @@ type Families = Readonly<{
   quality: Map<string, GaugeCell[]>
 }>
 
-const flat = <T>(map: Map<string, T[]>): { values(): Iterable<T> } => ({ values: () => [...map.values()].flat() })
+/** Every cell of `map`, one version's at a time: an array of every version's lived through a render's young collections. */
+const flat = <T>(map: Map<string, T[]>): { values(): Iterable<T> } => ({
+  *values() {
+    for (const cells of map.values()) yield* cells
+  },
+})
 
 const confusionCells = (labels: Readonly<{ model: string; version: string }>, classes: readonly string[]): CounterCell[] => {
   const cells: CounterCell[] = []
@@ -120,9 +125,9 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
     summarySeries('svc_model_feedback_overestimate', "Sum of max(prediction − truth, 0) over a regressor version's labels.", families.overestimate),
     histogramSeries('svc_model_feedback_delay_seconds', 'Time from a prediction to its label being scored, in seconds.', delays),
     counterSeries('svc_feedback_refused_total', 'Feedback items refused, by reason.', refusedCells),
-    gaugeSeries('svc_model_reference_quality', 'Quality of a model version measured on labelled held-out rows, by metric.', () =>
-      [...families.quality.values()].flat().map(({ labels, value }) => ({ labels, value })),
-    ),
+    gaugeSeries('svc_model_reference_quality', 'Quality of a model version measured on labelled held-out rows, by metric.', function* () {
+      for (const { labels, value } of flat(families.quality).values()) yield { labels, value }
+    }),
   ])
 
   const track = (model: string, version: string, classes: readonly string[] | undefined, quality: Readonly<Record<string, number>>): VersionFeedback => {
