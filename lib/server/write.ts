@@ -77,7 +77,7 @@ export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs
   return { write, lastResort }
 }
 
-/** A body in one writeHead() and one end(): Node's fast path. `error` is what the written hooks hear. */
+/** A body in one writeHead() and one end(), Node's fast path (a large one in slices). `error` is what the written hooks hear. */
 const send = (
   ctx: Ctx,
   res: ServerResponse,
@@ -91,8 +91,30 @@ const send = (
 ): void => {
   res.writeHead(status, bodyHeaders(type, Buffer.byteLength(payload), ctx.requestId, extra))
   // end()'s callback runs on 'finish': the last byte handed to the socket.
-  res.end(payload, sent)
+  if (typeof payload === 'string' || payload.length <= BODY_SLICE_BYTES) res.end(payload, sent)
+  else endInSlices(res, payload, sent)
   ctx.replyWritten(error, hookFailed)
+}
+
+/**
+ * A body larger than this goes to the socket a slice a turn of the loop. One write of a /metrics
+ * body (4 MiB at 500 models) copied all of it through loopback in one system call: 0.8 ms during
+ * which no request was read.
+ */
+const BODY_SLICE_BYTES = 256 * 1024
+
+/** `body` a slice at a time, each once the last is flushed and a turn has passed; none after the connection fails. */
+const endInSlices = (res: ServerResponse, body: Buffer, sent: (() => void) | undefined): void => {
+  let offset = 0
+  const next = (): void => {
+    const end = offset + BODY_SLICE_BYTES
+    if (end >= body.length) return void res.end(body.subarray(offset), sent)
+    res.write(body.subarray(offset, end), written)
+    offset = end
+  }
+  // A failed write ends the body: the socket is gone, and `sent` never runs.
+  const written = (error: Error | null | undefined): void => void (error ? undefined : setImmediate(next))
+  next()
 }
 
 const sendEmpty = (ctx: Ctx, res: ServerResponse, status: number, extra: Headers | undefined, hookFailed: HookFailed): void => {

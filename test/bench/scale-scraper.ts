@@ -5,8 +5,12 @@
 //   { every: url, ms }         one GET every `ms` (as Prometheus scrapes) until { stop: true }; answers { scrapes }
 //   { probe: url }             a GET every millisecond on keep-alive sockets until { stop: true };
 //                              answers { probes }: each one's wall-clock send time and latency
-// Each body is counted and dropped, never decoded.
+// Each body is counted and dropped, never decoded. A process that scrapes runs at the lowest
+// priority (nice 19): on the load's CPU, reading a 4 MiB body at normal priority held wrk off
+// the CPU while answers waited, and that showed as the service's latency. Prometheus scrapes
+// from another machine.
 import { Agent, get } from 'node:http'
+import { setPriority } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export type ScraperMessage = Readonly<{ scrape: string } | { every: string; ms: number } | { probe: string } | { stop: true }>
@@ -61,6 +65,7 @@ const reply = (message: unknown): void => {
 }
 
 process.on('message', async (message: ScraperMessage) => {
+  if ('scrape' in message || 'every' in message) setPriority(19)
   if ('scrape' in message) reply(await scrape(message.scrape))
   else if ('stop' in message) {
     // A prober answers its probes; a repeating scraper answers from its loop, once it ends.

@@ -2,6 +2,7 @@
 // for a body JSON cannot hold, the written hooks run once the last byte is out, and the connection
 // closed once the process is no longer ready.
 import type { ServerResponse } from 'node:http'
+import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { Ctx } from '../../lib/core/http/context.js'
 import { createLifecycle, type Lifecycle } from '../../lib/core/lifecycle.js'
@@ -54,7 +55,8 @@ t.test('pre-serialised JSON is sent as it is; no body is an empty answer', async
 })
 
 t.test("a text reply's `sent` runs once the whole body is out, after the client could read it all", async (t) => {
-  const body = Buffer.alloc(4 * 1024 * 1024, 'x')
+  // Larger than a slice (256 KiB), so written across turns: every byte arrives, in order.
+  const body = Buffer.from(Uint8Array.from({ length: 4 * 1024 * 1024 + 7 }, (_, i) => i % 251))
   let sentCalls = 0
   const { base } = await setup(t, {
     kind: 'text',
@@ -66,8 +68,35 @@ t.test("a text reply's `sent` runs once the whole body is out, after the client 
   })
   const res = await fetch(base)
   t.equal(res.headers.get('content-length'), String(body.length))
-  t.equal((await res.arrayBuffer()).byteLength, body.length)
+  t.ok(Buffer.from(await res.arrayBuffer()).equals(body), 'the body, whole and in order')
   t.equal(sentCalls, 1)
+})
+
+t.test('a large body whose client goes away stops being written, never runs `sent`, and the server answers on', async (t) => {
+  let sentCalls = 0
+  const { base } = await setup(t, {
+    kind: 'text',
+    status: 200,
+    text: Buffer.alloc(64 * 1024 * 1024, 'x'),
+    sent: () => {
+      sentCalls++
+    },
+  })
+  // The client never reads; once the sockets' buffers are full, it closes.
+  await new Promise<void>((resolve) => {
+    const socket = connect(Number(new URL(base).port), '127.0.0.1', () => {
+      socket.pause()
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      setTimeout(() => {
+        socket.destroy()
+        resolve()
+      }, 200)
+    })
+  })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(sentCalls, 0, 'the body never went out whole')
+  const again = await fetch(base, { method: 'HEAD' })
+  t.equal(again.status, 200, 'the server still answers')
 })
 
 t.test('text and problem replies carry their own types', async (t) => {

@@ -30,11 +30,16 @@ type Family = Readonly<{ name: string; help: string; type: string; values?: Iter
 /** What a registered metric offers the writer: prom-client's metrics and lib's cell collectors alike. */
 type Source = Readonly<{ get(): Family | Promise<Family>; getForPromString?: () => Family | Promise<Family> }>
 
-/** Lines joined into one flat part at a time, and formatted between two looks at the clock. */
-const LINES_PER_PART = 128
+/**
+ * Lines joined into one flat part at a time, and formatted between two looks at the clock: 128
+ * took up to 0.3 ms under load, a slice's overrun.
+ */
+export const LINES_PER_PART = 64
 
 const escapeText = (text: string): string => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')
-const escapeLabel = (value: LabelValue): LabelValue => (typeof value === 'string' ? escapeText(value).replace(/"/g, '\\"') : value)
+/** What a label value escapes; one scan finds none in nearly every value, where three replaces each scanned it. */
+const NEEDS_ESCAPE = /[\\\n"]/
+const escapeLabel = (value: LabelValue): LabelValue => (typeof value === 'string' && NEEDS_ESCAPE.test(value) ? escapeText(value).replace(/"/g, '\\"') : value)
 
 /** prom-client's number text. */
 const valueText = (value: number): string => {

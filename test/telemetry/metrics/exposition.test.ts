@@ -8,7 +8,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import t from 'tap'
 import { artifactSha256 } from '../../../lib/models/artifact.js'
 import { counterCell, counterSeries, registerSeries } from '../../../lib/telemetry/metrics/cells.js'
-import { createExpositionWriter } from '../../../lib/telemetry/metrics/exposition.js'
+import { createExpositionWriter, LINES_PER_PART } from '../../../lib/telemetry/metrics/exposition.js'
 import { startApp } from '../../fixtures/app.js'
 import { tempTree } from '../../fixtures/model-store.js'
 import { ROOT } from '../../fixtures/spawn.js'
@@ -87,6 +87,8 @@ t.test('what the service does not register is written as prom-client writes it',
     registers: [registry],
   })
   histogram.observe({ who: 'a"b\\c\nd é 😀', environment: 'mine' }, 0.5)
+  // Each character that escapes, alone in a value.
+  for (const who of ['q"', 'b\\', 'n\n']) histogram.observe({ who, environment: 'mine' }, 0.5)
   const counter = new Counter({ name: 'odd_total', help: 'Counts.', labelNames: ['n'], registers: [registry] })
   counter.inc({ n: 1 }, 2)
   new Counter({ name: 'lonely', help: 'No samples.', registers: [registry] })
@@ -135,10 +137,11 @@ t.test('a long render lets the loop run between slices', async (t) => {
 })
 
 // With every slice over at once, the writer yields after each part it writes: a part at least every
-// 128 lines, whatever the families' sizes. 126 samples before: the next family's HELP and TYPE line
-// is the one that fills a part, which once left every later line in one part and no yield at all.
-for (const before of [0, 126, 127]) {
-  t.test(`the text is written, and the loop let run, every 128 lines (a family of ${before} samples before)`, async (t) => {
+// LINES_PER_PART lines, whatever the families' sizes. Two lines short of a part before: the next
+// family's HELP and TYPE line is the one that fills it, which once left every later line in one
+// part and no yield at all.
+for (const before of [0, LINES_PER_PART - 2, LINES_PER_PART - 1]) {
+  t.test(`the text is written, and the loop let run, every ${LINES_PER_PART} lines (a family of ${before} samples before)`, async (t) => {
     let yields = 0
     const { createExpositionWriter: create } = await t.mockImport<typeof import('../../../lib/telemetry/metrics/exposition.js')>(
       '../../../lib/telemetry/metrics/exposition.js',
@@ -158,7 +161,7 @@ for (const before of [0, 126, 127]) {
     registerSeries(registry, [family('before_total', before), family('many_total', 10_000)])
     const text = (await create({}).render(registry.getMetricsAsArray(), false)).toString()
     t.equal(text, await promClientText(registry, false))
-    t.ok(yields >= Math.floor((before + 10_000) / 128), `${yields} yields`)
+    t.ok(yields >= Math.floor((before + 10_000) / LINES_PER_PART), `${yields} yields`)
   })
 }
 
