@@ -20,10 +20,13 @@ export type Probe = Readonly<{ sent: number; ms: number }>
 
 export const wallNow = (): number => performance.timeOrigin + performance.now()
 
+/** One connection kept between scrapes, as Prometheus keeps one to each target. */
+const scrapes = new Agent({ keepAlive: true, maxSockets: 1 })
+
 const scrape = (url: string): Promise<ScrapeTaken> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
-    get(url, (res) => {
+    get(url, { agent: scrapes }, (res) => {
       let bytes = 0
       res.on('data', (chunk: Buffer) => {
         bytes += chunk.length
