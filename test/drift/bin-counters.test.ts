@@ -443,7 +443,8 @@ t.test("a scrape reads the bins a version at a time, each version's in one step,
     const version = served(name)
     counters.record(version, table([version.model.inputs.map((input) => (input.type === 'numerical' ? 5 : 0))]), 1, undefined)
   }
-  const rest = [first, ...(iterator as Iterator<Value>)]
+  const rest = [first]
+  for (let step = iterator.next(); step.done !== true; step = iterator.next()) rest.push(step.value)
   t.equal(sumOf(rest, model), 0, "the first version's bins were read in one step, before its row")
   t.ok(sumOf(rest, other) > 0, "the other version's bins were read after its row")
   t.same(sumOf([...(await bins())], other), sumOf(rest, other), 'a later read agrees')
