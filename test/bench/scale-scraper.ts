@@ -5,10 +5,12 @@
 //   { every: url, ms }         one GET every `ms` (as Prometheus scrapes) until { stop: true }; answers { scrapes }
 //   { probe: url }             a GET every millisecond on keep-alive sockets until { stop: true };
 //                              answers { probes }: each one's wall-clock send time and latency
-// Each body is counted and dropped, never decoded. A process that scrapes runs at the lowest
-// priority (nice 19): on the load's CPU, reading a 4 MiB body at normal priority held wrk off
-// the CPU while answers waited, and that showed as the service's latency. Prometheus scrapes
-// from another machine.
+// Each body is counted and dropped, never decoded. A process that scrapes runs in Linux's idle
+// scheduling class (SCHED_IDLE), where it never preempts wrk and runs only while wrk waits: on the
+// load's CPU, reading a 4 MiB body at normal priority held wrk off the CPU while answers waited,
+// and that showed as the service's latency; at nice 19 it could still preempt wrk on waking.
+// Prometheus scrapes from another machine.
+import { spawnSync } from 'node:child_process'
 import { Agent, get } from 'node:http'
 import { setPriority } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -67,8 +69,17 @@ const reply = (message: unknown): void => {
   process.send?.(message)
 }
 
+let isYielding = false
+/** Every thread of this process into SCHED_IDLE (util-linux `chrt`), or nice 19 where that cannot be; once. */
+const yieldToLoad = (): void => {
+  if (isYielding) return
+  isYielding = true
+  const { status } = spawnSync('chrt', ['--all-tasks', '--idle', '--pid', '0', String(process.pid)], { stdio: 'ignore' })
+  if (status !== 0) setPriority(19)
+}
+
 process.on('message', async (message: ScraperMessage) => {
-  if ('scrape' in message || 'every' in message) setPriority(19)
+  if ('scrape' in message || 'every' in message) yieldToLoad()
   if ('scrape' in message) reply(await scrape(message.scrape))
   else if ('stop' in message) {
     // A prober answers its probes; a repeating scraper answers from its loop, once it ends.
