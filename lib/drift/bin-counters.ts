@@ -143,8 +143,8 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
 /**
  * Every slot of `pick` over `builds` that is a series, as a scrape reports it: one version's slots
  * (all its features' bins, or its answers') at a time, read in one step (a row between two turns of
- * the render shows in all of a version's bins or none), never one array of every model's bins, which lived through the young
- * collections of a render under load and was promoted at every scrape.
+ * the render shows in all of a version's bins or none), never one array of every model's bins,
+ * which lived through the young collections of a render under load and was promoted at every scrape.
  */
 function* read(builds: readonly BuildCounts[], pick: (build: BuildCounts) => readonly Slots[]): Generator<SeriesValue> {
   for (const build of builds) {
