@@ -18,20 +18,22 @@
 // floor both sides at PROPORTION_FLOOR as psi.ts does. The first four are the bin series,
 // `hasBinSeries: false` (SVC_DRIFT_BIN_SERIES) leaves them out; the out-of-range counters, two per
 // feature, are always kept. A bin's count and its reference share have the same labels, and share
-// one frozen label object: a model holds each label set once. The out-of-range series exist for numerical features
-// whose reference records the training range (min and max).
+// one frozen label object and its text: a model holds each label set once. The out-of-range series
+// exist for numerical features whose reference records the training range (min and max).
 //
 // hot path: `record` runs inside every successful prediction. Per row and feature it bins the value
 // (a binary search over at most a few dozen edges) and adds 1 to a slot of a typed array, found by
-// index: nothing is allocated, per row or per call. The labels of every slot are made once, at
-// publish, and read with the numbers at each scrape. For iris (four features and the answer) that
-// is about 55 ns a row at batch 64, most of it binning (`npm run bench`, in process, Node 20).
+// index: nothing is allocated, per row or per call. The labels of every slot, and their text, are
+// made once, at publish, and read with the numbers at each scrape. For iris (four features and the
+// answer) that is about 55 ns a row at batch 64, most of it binning (`npm run bench`, in process,
+// Node 20).
 import type { Registry } from 'prom-client'
 import { buildId, type ServedModel } from '../models/registry/registry.js'
 import type { FeatureReference, Reference } from '../models/runtime.js'
 import { predictionInput } from '../models/profile.js'
 import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'
 import { counterValueSeries, gaugeSeries, registerSeries, withLabel, type Labels, type SeriesValue } from '../telemetry/metrics/cells.js'
+import { labelPair, labelText, labelTextWith } from '../telemetry/metrics/label-text.js'
 import type { Logger } from '../telemetry/logger.js'
 import { binOf, compileBins, f64At, type FeatureBins } from './psi.js'
 
@@ -69,8 +71,11 @@ export type BinCountersOptions = Readonly<{
   hasBinSeries: boolean
 }>
 
+/** One slot's labels and their exposition text (label-text.ts), made with the build's counts. */
+type SlotLabels = Readonly<{ labels: Labels; text: string }>
+
 /** Numbers in a typed array, and the labels of each slot that is a series (undefined: not one). */
-type Slots = Readonly<{ values: Float64Array; labels: readonly (Labels | undefined)[] }>
+type Slots = Readonly<{ values: Float64Array; labels: readonly (Labels | undefined)[]; texts: readonly (string | undefined)[] }>
 
 /** One build's counters, fixed at creation; every array of numbers is indexed as its `labels`. */
 type BuildCounts = Readonly<{
@@ -91,17 +96,33 @@ type BuildCounts = Readonly<{
   answerShares: readonly SeriesValue[]
 }>
 
-const slots = (labels: readonly (Labels | undefined)[]): Slots => ({ values: new Float64Array(labels.length), labels })
+const slots = (labels: readonly (SlotLabels | undefined)[]): Slots => ({
+  values: new Float64Array(labels.length),
+  labels: labels.map((l) => l?.labels),
+  texts: labels.map((l) => l?.text),
+})
+
+/** `labels` and `name`="value" after them, frozen, with their text made from `text`, the text of `labels`. */
+const slotLabels = (labels: Labels, text: string, name: string, value: string): SlotLabels => ({
+  labels: Object.freeze(withLabel(labels, name, value)),
+  text: labelTextWith(text, labelPair(name, value)),
+})
 
 /** A feature's reference shares per bin as stated, the unseen level's 0 included. */
 const statedShares = (reference: FeatureReference): readonly number[] =>
   reference.type === 'numerical' ? reference.proportions : [...reference.proportions, 0]
 
-const binLabels = (labels: Labels, bins: FeatureBins): Labels[] => Array.from(bins.reference, (_, bin) => Object.freeze(withLabel(labels, 'bin', String(bin))))
+const binLabels = (labels: Labels, bins: FeatureBins): SlotLabels[] => {
+  const text = labelText(labels)
+  return Array.from(bins.reference, (_, bin) => slotLabels(labels, text, 'bin', String(bin)))
+}
 
 /** The reference's share of each bin, under the bin counter's own labels. */
-const shares = (labels: readonly Labels[], reference: FeatureReference): SeriesValue[] =>
-  statedShares(reference).map((value, bin) => ({ labels: itemAt(labels, bin), value }))
+const shares = (labels: readonly SlotLabels[], reference: FeatureReference): SeriesValue[] =>
+  statedShares(reference).map((value, bin) => {
+    const slot = itemAt(labels, bin)
+    return { labels: slot.labels, labelText: slot.text, value }
+  })
 
 const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boolean): BuildCounts => {
   const { name: model, version, model: description } = served
@@ -116,7 +137,13 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
     feature.type === 'numerical' && feature.min !== undefined && feature.max !== undefined ? ([feature.min, feature.max] as const) : undefined,
   )
   const side = (which: 'below' | 'above') =>
-    slots(ranges.map((range, j) => (range === undefined ? undefined : Object.freeze(withLabel(labelsOf(j), 'side', which)))))
+    slots(
+      ranges.map((range, j) => {
+        if (range === undefined) return undefined
+        const labels = labelsOf(j)
+        return slotLabels(labels, labelText(labels), 'side', which)
+      }),
+    )
   const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(labelsOf(j), bins)) : []
   const perAnswer = answerBins === undefined ? [] : binLabels(answerLabels, answerBins)
   const offsets = new Int32Array(perInput.length)
@@ -148,11 +175,11 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
  */
 function* read(builds: readonly BuildCounts[], pick: (build: BuildCounts) => readonly Slots[]): Generator<SeriesValue> {
   for (const build of builds) {
-    for (const { values: numbers, labels } of pick(build)) {
+    for (const { values: numbers, labels, texts } of pick(build)) {
       const values: SeriesValue[] = []
       numbers.forEach((value, i) => {
         const l = labels[i]
-        if (l !== undefined) values.push({ labels: l, value })
+        if (l !== undefined) values.push({ labels: l, labelText: texts[i], value })
       })
       yield* values
     }

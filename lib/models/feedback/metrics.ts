@@ -126,7 +126,7 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
     histogramSeries('svc_model_feedback_delay_seconds', 'Time from a prediction to its label being scored, in seconds.', delays),
     counterSeries('svc_feedback_refused_total', 'Feedback items refused, by reason.', refusedCells),
     gaugeSeries('svc_model_reference_quality', 'Quality of a model version measured on labelled held-out rows, by metric.', function* () {
-      for (const { labels, value } of flat(families.quality).values()) yield { labels, value }
+      for (const { labels, text, value } of flat(families.quality).values()) yield { labels, labelText: text, value }
     }),
   ])
 

@@ -1,9 +1,11 @@
 // Metric cells: one labelled series kept as plain numbers, resolved once by whoever owns it and
 // then bumped in place. prom-client's `labels()` children hash and validate their label object on
 // every call (about 0.3 µs a call, four calls a prediction); a cell does no label work per request
-// at all. The cells are published through prom-client's registry as collectors, so exposition,
-// escaping, OpenMetrics and the registry's default labels stay prom-client's.
+// at all. The cells are published through prom-client's registry as collectors, which prom-client
+// renders as it renders its own metrics; the service's writer (exposition.ts) writes the same bytes
+// from the label text each cell makes once, with its label set (label-text.ts).
 import type { Metric, Registry } from 'prom-client'
+import { labelPair, labelText } from './label-text.js'
 
 export type Labels = Readonly<Record<string, string>>
 
@@ -12,10 +14,12 @@ export type Labels = Readonly<Record<string, string>>
  * when (seconds since the epoch). Written field by field, so a sampled request allocates nothing.
  */
 export type ExemplarSlot = { traceId: string | undefined; value: number; timestamp: number }
-export type CounterCell = { readonly labels: Labels; value: number; readonly exemplar: ExemplarSlot }
-export type GaugeCell = { readonly labels: Labels; value: number }
+/** `text` is `labels` as the exposition writes them (label-text.ts), made with the cell. */
+export type CounterCell = { readonly labels: Labels; readonly text: string; value: number; readonly exemplar: ExemplarSlot }
+export type GaugeCell = { readonly labels: Labels; readonly text: string; value: number }
 export type HistogramCell = {
   readonly labels: Labels
+  readonly text: string
   /** Upper bounds, ascending; the `+Inf` bucket is the last slot of `buckets`. */
   readonly bounds: readonly number[]
   count: number
@@ -46,13 +50,14 @@ export const labelSet = (labels: Labels): Labels => Object.freeze(copyLabels(lab
 
 const emptySlot = (): ExemplarSlot => ({ traceId: undefined, value: 0, timestamp: 0 })
 
-export const counterCell = (labels: Labels): CounterCell => ({ labels: labelSet(labels), value: 0, exemplar: emptySlot() })
-export const gaugeCell = (labels: Labels, value = 0): GaugeCell => ({ labels: labelSet(labels), value })
+export const counterCell = (labels: Labels): CounterCell => ({ labels: labelSet(labels), text: labelText(labels), value: 0, exemplar: emptySlot() })
+export const gaugeCell = (labels: Labels, value = 0): GaugeCell => ({ labels: labelSet(labels), text: labelText(labels), value })
 /** A summary without quantiles: a running sum and count of observations that are never negative. */
-export type SumCell = { readonly labels: Labels; count: number; sum: number }
-export const sumCell = (labels: Labels): SumCell => ({ labels: labelSet(labels), count: 0, sum: 0 })
+export type SumCell = { readonly labels: Labels; readonly text: string; count: number; sum: number }
+export const sumCell = (labels: Labels): SumCell => ({ labels: labelSet(labels), text: labelText(labels), count: 0, sum: 0 })
 export const histogramCell = (labels: Labels, bounds: readonly number[]): HistogramCell => ({
   labels: labelSet(labels),
+  text: labelText(labels),
   bounds,
   count: 0,
   sum: 0,
@@ -65,6 +70,7 @@ export const histogramCell = (labels: Labels, bounds: readonly number[]): Histog
 const boundAt = (a: readonly number[], i: number): number => a[i] as number
 const bucketAt = (a: Float64Array, i: number): number => a[i] as number
 const slotAt = (a: readonly ExemplarSlot[], i: number): ExemplarSlot => a[i] as ExemplarSlot
+const itemAt = (a: readonly string[], i: number): string => a[i] as string
 
 const keep = (slot: ExemplarSlot, traceId: string, value: number): void => {
   slot.traceId = traceId
@@ -92,7 +98,11 @@ export const observe = (cell: HistogramCell, value: number, traceId: string | un
 type SeriesType = 'counter' | 'gauge' | 'histogram' | 'summary'
 /** prom-client prints `exemplar` in OpenMetrics output only; the text format never shows it. */
 type Exemplar = { labelSet: Labels; value: number; timestamp: number }
-type Value = { labels: Labels; value: number; metricName?: string; exemplar?: Exemplar }
+/**
+ * `labelText`, where a series made it once with the label set, is `labels` as label-text.ts writes
+ * them: the exposition writer then takes it as it is. prom-client reads `labels` alone.
+ */
+type Value = { labels: Labels; labelText?: string | undefined; value: number; metricName?: string; exemplar?: Exemplar }
 type Collector = {
   name: string
   readonly help: string
@@ -139,7 +149,7 @@ export const counterSeries = (name: string, help: string, cells: { values(): Ite
     help,
     'counter',
     function* () {
-      for (const c of cells.values()) yield withExemplar({ labels: c.labels, value: c.value }, c.exemplar)
+      for (const c of cells.values()) yield withExemplar({ labels: c.labels, labelText: c.text, value: c.value }, c.exemplar)
     },
     () => {
       for (const c of cells.values()) {
@@ -161,20 +171,42 @@ export const counterValueSeries = (name: string, help: string, values: () => Ite
 /** One sample as a series reports it. */
 export type SeriesValue = Value
 
+/**
+ * Each bucket's `le` value, its pair, and the pair after a comma, the `+Inf` bucket's last: made
+ * once per array of bounds. A bucket's text is its cell's and `after` (one string joined at each
+ * scrape, which a cell keeping 15 texts would hold for its life).
+ */
+type BucketLabels = Readonly<{ values: readonly string[]; pairs: readonly string[]; after: readonly string[] }>
+const bucketLabelsOf = new WeakMap<readonly number[], BucketLabels>()
+const bucketLabels = (bounds: readonly number[]): BucketLabels => {
+  let made = bucketLabelsOf.get(bounds)
+  if (made === undefined) {
+    const values = [...bounds.map(String), '+Inf']
+    const pairs = values.map((value) => labelPair('le', value))
+    bucketLabelsOf.set(bounds, (made = { values, pairs, after: pairs.map((pair) => `,${pair}`) }))
+  }
+  return made
+}
+
 /** A histogram cell's samples, read in one step. */
 const histogramValues = (cell: HistogramCell, bucket: string, sum: string, count: string): Value[] => {
   const values: Value[] = []
   const { bounds } = cell
+  const le = bucketLabels(bounds)
   let cumulative = 0
-  for (let i = 0; i < bounds.length; i++) {
-    cumulative += bucketAt(cell.buckets, i)
+  for (let i = 0; i <= bounds.length; i++) {
+    // The `+Inf` bucket is the count itself.
+    cumulative = i === bounds.length ? cell.count : cumulative + bucketAt(cell.buckets, i)
+    const labels = withLabel(cell.labels, 'le', itemAt(le.values, i))
     values.push(
-      withExemplar({ metricName: bucket, labels: withLabel(cell.labels, 'le', String(boundAt(bounds, i))), value: cumulative }, slotAt(cell.exemplars, i)),
+      withExemplar(
+        { metricName: bucket, labels, labelText: cell.text === '' ? itemAt(le.pairs, i) : cell.text + itemAt(le.after, i), value: cumulative },
+        slotAt(cell.exemplars, i),
+      ),
     )
   }
-  // The `+Inf` bucket is the count itself.
-  values.push(withExemplar({ metricName: bucket, labels: withLabel(cell.labels, 'le', '+Inf'), value: cell.count }, slotAt(cell.exemplars, bounds.length)))
-  values.push({ metricName: sum, labels: cell.labels, value: cell.sum }, { metricName: count, labels: cell.labels, value: cell.count })
+  const { labels, text } = cell
+  values.push({ metricName: sum, labels, labelText: text, value: cell.sum }, { metricName: count, labels, labelText: text, value: cell.count })
   return values
 }
 
@@ -210,10 +242,10 @@ export const summarySeries = (name: string, help: string, cells: { values(): Ite
     'summary',
     function* () {
       // Both read in one step: a sum and its count from the same moment.
-      for (const { labels, sum, count } of cells.values())
+      for (const { labels, text, sum, count } of cells.values())
         yield* [
-          { metricName: sumName, labels, value: sum },
-          { metricName: countName, labels, value: count },
+          { metricName: sumName, labels, labelText: text, value: sum },
+          { metricName: countName, labels, labelText: text, value: count },
         ]
     },
     () => {

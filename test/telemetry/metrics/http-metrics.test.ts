@@ -72,6 +72,7 @@ t.test('requestCell returns the same cell for the same labels', async (t) => {
   t.not(metrics.requestCell('GET', '/users', 200), cell)
   t.same(cell, {
     labels: { method: 'GET', endpoint: '/users/{id}', status: '200', environment: 'prod' },
+    text: 'method="GET",endpoint="/users/{id}",status="200",environment="prod"',
     value: 0,
     exemplar: { traceId: undefined, value: 0, timestamp: 0 },
   })
