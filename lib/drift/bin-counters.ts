@@ -112,10 +112,8 @@ const slotLabels = (labels: Labels, text: string, name: string, value: string): 
 const statedShares = (reference: FeatureReference): readonly number[] =>
   reference.type === 'numerical' ? reference.proportions : [...reference.proportions, 0]
 
-const binLabels = (labels: Labels, bins: FeatureBins): SlotLabels[] => {
-  const text = labelText(labels)
-  return Array.from(bins.reference, (_, bin) => slotLabels(labels, text, 'bin', String(bin)))
-}
+const binLabels = (labels: Labels, text: string, bins: FeatureBins): SlotLabels[] =>
+  Array.from(bins.reference, (_, bin) => slotLabels(labels, text, 'bin', String(bin)))
 
 /** The reference's share of each bin, under the bin counter's own labels. */
 const shares = (labels: readonly SlotLabels[], reference: FeatureReference): SeriesValue[] =>
@@ -128,7 +126,9 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
   const { name: model, version, model: description } = served
   const build = buildId(description)
   const inputBins = compileBins(description.inputs, reference.features)
-  const labelsOf = (j: number): Labels => ({ model, version, build, feature: itemAt(inputBins, j).name })
+  const inputLabels = inputBins.map(({ name: feature }): Labels => ({ model, version, build, feature }))
+  // One text per input, shared by its bins' and its sides' texts.
+  const inputTexts = inputLabels.map(labelText)
   const answers = reference.predictions
   const answerInput = predictionInput(description)
   const answerBins = hasBinSeries && answers !== undefined ? itemAt(compileBins([answerInput], [answers]), 0) : undefined
@@ -137,15 +137,9 @@ const countsOf = (served: ServedModel, reference: Reference, hasBinSeries: boole
     feature.type === 'numerical' && feature.min !== undefined && feature.max !== undefined ? ([feature.min, feature.max] as const) : undefined,
   )
   const side = (which: 'below' | 'above') =>
-    slots(
-      ranges.map((range, j) => {
-        if (range === undefined) return undefined
-        const labels = labelsOf(j)
-        return slotLabels(labels, labelText(labels), 'side', which)
-      }),
-    )
-  const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(labelsOf(j), bins)) : []
-  const perAnswer = answerBins === undefined ? [] : binLabels(answerLabels, answerBins)
+    slots(ranges.map((range, j) => (range === undefined ? undefined : slotLabels(itemAt(inputLabels, j), itemAt(inputTexts, j), 'side', which))))
+  const perInput = hasBinSeries ? inputBins.map((bins, j) => binLabels(itemAt(inputLabels, j), itemAt(inputTexts, j), bins)) : []
+  const perAnswer = answerBins === undefined ? [] : binLabels(answerLabels, labelText(answerLabels), answerBins)
   const offsets = new Int32Array(perInput.length)
   let offset = 0
   perInput.forEach((labels, j) => {
