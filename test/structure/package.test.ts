@@ -6,9 +6,14 @@ import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { shebangNodeFlags } from '../bench/cli.js'
 import { ROOT } from '../fixtures/spawn.js'
 
-const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean>; tap: Record<string, unknown> }
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  allowScripts: Record<string, boolean>
+  tap: Record<string, unknown>
+  scripts: Record<string, string>
+}
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> }
 
 const run = (command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
@@ -32,6 +37,14 @@ t.test('allowScripts decides on every install script in the lockfile, and denies
     Object.entries(manifest.allowScripts).filter(([, allowed]) => allowed !== false),
     [],
   )
+})
+
+t.test('npm start runs the CLI with the Node flags of its #! line, as the installed svc runs', async (t) => {
+  const flags = shebangNodeFlags(readFileSync(join(ROOT, 'bin/svc.ts'), 'utf8'))
+  t.ok(flags.includes('--no-memory-reducer'), flags.join(' '))
+  t.equal(manifest.scripts['start'], ['node', ...flags, 'dist/bin/svc.js'].join(' '))
+  t.same(shebangNodeFlags('#!/usr/bin/env node\n'), [], 'a plain node line: none')
+  t.same(shebangNodeFlags('// no #! line\n'), [], 'no #! line: none')
 })
 
 t.test('a packed tarball is ignored by git', async (t) => {
