@@ -1,8 +1,9 @@
-// ops/systemd: both units pass `systemd-analyze verify` with no output at all (its warnings do not
-// change the exit code, so any output fails), stay under a security exposure threshold, and agree
-// with the service's configuration.
+// ops/systemd: both units, and the template's drop-in, pass `systemd-analyze verify` with no output
+// at all (its warnings do not change the exit code, so any output fails), stay under a security
+// exposure threshold, and agree with the service's configuration: among it, the payload log's file
+// lies where the sandbox lets the unit write, one file per svc@ instance.
 import { access, chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, join, posix } from 'node:path'
 import t, { type Test } from 'tap'
 import { readConfig } from '../../lib/config/config.js'
 import { SPAN_FLUSH_TIMEOUT_MS } from '../../lib/process/shutdown.js'
@@ -10,6 +11,8 @@ import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'
 
 const UNITS = ['svc.service', 'svc@.service'] as const
+/** Drop-ins shipped beside the units, installed in the same place. */
+const DROP_INS = ['svc@.service.d/payload-log.conf'] as const
 // What systemd-analyze is asked about: the template needs an instance.
 const INSTANCES = ['svc.service', 'svc@8000.service'] as const
 
@@ -43,8 +46,9 @@ const unitRoot = async (t: Test): Promise<string> => {
     : '/lib/systemd/system'
   await cp(stock, join(root, 'usr/lib/systemd/system'), { recursive: true, verbatimSymlinks: true })
   await mkdir(join(root, 'etc/systemd/system'), { recursive: true })
-  for (const unit of UNITS) {
+  for (const unit of [...UNITS, ...DROP_INS]) {
     const text = await unitText(unit)
+    await mkdir(dirname(join(root, 'etc/systemd/system', unit)), { recursive: true })
     await writeFile(join(root, 'etc/systemd/system', unit), text)
     for (const line of directives(text, 'Exec(?:Start|StartPre|StartPost|Stop|StopPost|Reload)')) {
       const executable = line.replace(/^[-@:+!]+/, '').split(/\s+/)[0] as string
@@ -57,7 +61,7 @@ const unitRoot = async (t: Test): Promise<string> => {
   return root
 }
 
-t.test('systemd-analyze verify: both units, not a single warning', async (t) => {
+t.test('systemd-analyze verify: both units and the drop-in, not a single warning', async (t) => {
   const analyze = await findTool(t, 'systemd-analyze', 'systemd')
   if (analyze === undefined) return
   const root = await unitRoot(t)
@@ -111,6 +115,54 @@ t.test("the issue's settings: Type=exec, the installed CLI, env files, restarts,
     t.ok(assignments.includes('SVC_ENVIRONMENT=prod'), `${unit}: SVC_ENVIRONMENT set, never svc's default`)
   }
   t.match(directives(await unitText('svc@.service'), 'ExecStart'), ['/usr/local/bin/svc --port %i'])
+})
+
+/**
+ * Where a unit may write, given ProtectSystem=strict (asserted above): what it names in
+ * ReadWritePaths= and the directories systemd makes for it (systemd.exec(5), "Paths").
+ */
+const writableRoots = (text: string): string[] => {
+  const under = (base: string, key: string) =>
+    directives(text, key).flatMap((line) => line.split(/\s+/).map((d) => posix.join(base, d.split(':')[0] as string)))
+  return [
+    ...directives(text, 'ReadWritePaths').flatMap((line) => line.split(/\s+/).map((p) => p.replace(/^[-+]+/, ''))),
+    ...under('/var/log', 'LogsDirectory'),
+    ...under('/var/lib', 'StateDirectory'),
+    ...under('/var/cache', 'CacheDirectory'),
+    ...under('/run', 'RuntimeDirectory'),
+  ]
+}
+const isWritable = (text: string, path: string): boolean => writableRoots(text).some((root) => posix.normalize(path).startsWith(`${root}/`))
+/** The value of NAME=… in a unit's Environment= lines, the last one winning as in systemd. */
+const environment = (text: string, name: string): string | undefined =>
+  directives(text, 'Environment')
+    .flatMap((line) => line.split(/\s+/))
+    .filter((a) => a.startsWith(`${name}=`))
+    .map((a) => a.slice(name.length + 1))
+    .at(-1)
+
+t.test("the payload log's file lies in the units' log directory, and each svc@ instance has its own", async (t) => {
+  const example = await readFile(join(OPS, 'systemd', 'svc.env.example'), 'utf8')
+  const suggested = /^# SVC_PAYLOAD_LOG=(.+)$/m.exec(example)?.[1] as string
+  const single = await unitText('svc.service')
+  t.ok(
+    isWritable(single, suggested),
+    `svc.service may write ${suggested}, the path svc.env.example suggests (${writableRoots(single).join(', ') || 'nowhere'})`,
+  )
+  t.same(readConfig({ SVC_PAYLOAD_LOG: suggested }).models.payloadLog?.target, { kind: 'file', path: suggested }, 'and svc takes it as a file')
+
+  // svc.env is every instance's, and a path there would be one file for all: the template names
+  // none; its drop-in names one per instance, under the template's own log directory.
+  const template = await unitText('svc@.service')
+  t.equal(environment(template, 'SVC_PAYLOAD_LOG'), undefined, 'svc@.service keeps the payload log off unless the drop-in is installed')
+  const perInstance = environment(await unitText('svc@.service.d/payload-log.conf'), 'SVC_PAYLOAD_LOG') as string
+  t.match(perInstance, /%i/, 'the drop-in names the file by instance')
+  const paths = ['8000', '8001', '8002'].map((port) => perInstance.replaceAll('%i', port))
+  t.equal(new Set(paths).size, paths.length, `instances write apart: ${paths.join(', ')}`)
+  for (const path of paths) {
+    t.ok(isWritable(template, path), `svc@.service may write ${path}`)
+    t.same(readConfig({ SVC_PAYLOAD_LOG: path }).models.payloadLog?.target, { kind: 'file', path }, `svc takes ${path} as a file`)
+  }
 })
 
 t.test('TimeoutStopSec outlasts the shutdown delay plus the drain plus the span flush, as in prod', async (t) => {
