@@ -1,8 +1,9 @@
 // ops/haproxy/haproxy.cfg: HAProxy accepts it without a warning; its timings keep the three rules
 // ops/README.md states, against the service's own defaults; and a real HAProxy running it retries
 // an idempotent request that got no answer but never a POST, answers no 502 when a kept-alive
-// connection closes under a request, and closes its idle connections to the service within
-// seconds. The instances under load and a rolling restart are test/integration/haproxy.test.ts.
+// connection closes under a request, closes its idle connections to the service within seconds,
+// and sends a label batch sent again to the instance that scored it, which refuses it. The
+// instances under load and a rolling restart are test/integration/haproxy.test.ts.
 import { once } from 'node:events'
 import { type IncomingMessage, request, type ServerResponse } from 'node:http'
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
@@ -12,7 +13,7 @@ import { readConfig } from '../../lib/config/config.js'
 import { INTERVAL_S } from '../../lib/endpoints/insights.js'
 import { LIMITS } from '../../lib/server/server.js'
 import { startApp } from '../fixtures/app.js'
-import { directives, readShipped, SHIPPED, startHaproxy, timings } from '../fixtures/haproxy.js'
+import { backendDirectives, directives, readShipped, SHIPPED, startHaproxy, timings, waitForStatus } from '../fixtures/haproxy.js'
 import { findTool } from '../fixtures/tools.js'
 import { run, said } from './fixtures/ops.js'
 
@@ -278,4 +279,93 @@ t.test('HAProxy closes its idle connections to svc within seconds, where svc wou
     Math.max(...closedAfter) < withinMs && withinMs < readConfig({}).keepAliveTimeoutMs,
     `each after at most ${(Math.max(...closedAfter) / 1000).toFixed(1)} s idle, where svc would have waited ${readConfig({}).keepAliveTimeoutMs / 1000} s`,
   )
+})
+
+t.test('labels go to a backend that picks the instance by a hash of the body, over the same instances', async (t) => {
+  const text = await readShipped()
+  const lines = directives(text).map((w) => w.join(' '))
+  const acl = lines.map((l) => /^acl (\S+) path \/api\/v1\/feedback$/.exec(l)?.[1]).find((name) => name !== undefined)
+  t.ok(acl, 'an acl names the feedback path')
+  t.ok(lines.includes(`use_backend svc_feedback if ${acl}`), 'and sends it to backend svc_feedback')
+  const feedback = backendDirectives(text, 'svc_feedback').map((w) => w.join(' '))
+  for (const line of ['balance hash req.body', 'hash-type consistent', 'option http-buffer-request'])
+    t.ok(feedback.includes(line), `${line}: the same body, the same instance, and a changed pool moves only the changed share`)
+  t.same(
+    backendDirectives(text, 'svc_feedback')
+      .findLast((w) => w[0] === 'retry-on')
+      ?.slice(1),
+    ['conn-failure'],
+    'a batch is retried only when nothing was sent: never scored twice by a retry',
+  )
+
+  const servers = (backend: string) => backendDirectives(text, backend).filter((w) => w[0] === 'server')
+  t.same(
+    servers('svc_feedback').map((w) => w.slice(1, 3)),
+    servers('svc').map((w) => w.slice(1, 3)),
+    'the same instances, by name and address',
+  )
+  t.same(
+    servers('svc_feedback').map((w) => w.slice(3)),
+    servers('svc').map((w) => ['track', `svc/${w[1]}`]),
+    "each tracks its namesake's health checks",
+  )
+})
+
+const SECRET = 'fleet-secret-for-haproxy-tests!!'
+
+t.test('a real HAProxy sends a label batch sent again to the instance that scored it, which refuses it as duplicate', async (t) => {
+  const binary = await findTool(t, 'haproxy', 'haproxy')
+  if (binary === undefined) return
+  const instances = await Promise.all(['a', 'b', 'c'].map(async (name) => ({ name, ...(await startApp(t, { SVC_FEEDBACK_SECRET: SECRET })) })))
+  // Which instance each label request reached, in order.
+  const reached: string[] = []
+  for (const { name, app } of instances)
+    app.server.http.on('request', (req: IncomingMessage) => {
+      if (req.url === '/api/v1/feedback') reached.push(name)
+    })
+  const haproxy = await startHaproxy(
+    t,
+    binary,
+    instances.map(({ name, base }) => ({ name, port: Number(new URL(base).port) })),
+  )
+  for (const { name } of instances) await waitForStatus(haproxy, name, 'UP')
+
+  // Tokens from one instance: any instance of the fleet scores them (one secret).
+  const sizes = [...Array.from({ length: 12 }, () => 3), 400]
+  const rows = Array.from({ length: sizes.reduce((a, b) => a + b) }, (_, i) => ({
+    sepal_length: 4.5 + (i % 30) / 10,
+    sepal_width: 2 + (i % 20) / 10,
+    petal_length: 1 + (i % 50) / 10,
+    petal_width: 0.1 + (i % 25) / 10,
+  }))
+  const predicted = await fetch(`${instances[0]?.base}/api/v1/predict`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'iris', instances: rows }),
+  })
+  const tokens = ((await predicted.json()) as { feedback_tokens: string[] }).feedback_tokens
+  t.equal(tokens.length, rows.length, 'a token per row')
+
+  const post = async (body: string) => {
+    const res = await fetch(`${haproxy.base}/api/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    return { status: res.status, ...((await res.json()) as { accepted: number; refused: Array<{ reason: string }> }) }
+  }
+  let start = 0
+  const first: string[] = []
+  for (const size of sizes) {
+    const body = JSON.stringify({ feedback: tokens.slice(start, start + size).map((token) => ({ token, truth: 'setosa' })) })
+    start += size
+    const sent = await post(body)
+    const again = await post(body)
+    const [to, againTo] = reached.slice(-2)
+    first.push(to as string)
+    t.same([sent.status, sent.accepted], [200, size], `${size} labels (${body.length} bytes) scored on ${to}`)
+    t.equal(againTo, to, `sent again, the same body reached ${to} again`)
+    t.same(
+      [again.accepted, again.refused.map((r) => r.reason)],
+      [0, Array(size).fill('duplicate')],
+      'which refused every label as duplicate: none scored twice',
+    )
+  }
+  t.ok(new Set(first).size > 1, `batches spread over the instances (${first.join(', ')})`)
 })
