@@ -29,6 +29,14 @@ const testFiles = async (): Promise<string[]> => (await readdir(TESTS_DIR)).filt
 const loadAll = async (): Promise<Array<[string, TestFile]>> =>
   Promise.all((await testFiles()).map(async (f) => [f, await readYaml<TestFile>(join('prometheus', 'tests', f))] as [string, TestFile]))
 
+/**
+ * A threshold stated as a number: "the 1% threshold", "the threshold of 0.900", "(threshold: a rise
+ * of 0.1)"; not "the threshold of its reference accuracy minus 0.05" nor "of 1.25 times its
+ * reference", which leave the reader to work it out. The Watchdog has none.
+ */
+const THRESHOLD_AS_NUMBER =
+  /\d(?:[\d.]*\d)?(?:%|ms|s|m)? threshold\b|\bthreshold(?::| of)? (?:a rise of )?\d+(?:\.\d+)?(?:%|ms|s|m)?(?![\d.]*\d| times)|\(threshold: none\)/
+
 const UNITS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 }
 const seconds = (duration: string): number => {
   const m = /^(\d+)(ms|s|m|h|d)$/.exec(duration)
@@ -98,6 +106,7 @@ t.test('every alert and environment: fires with full labels and annotations, and
       if (a.exp_labels?.['alertname'] !== rule.alert) continue
       t.equal(a.exp_labels['severity'], rule.labels?.['severity'], `${name}: expected labels include severity`)
       t.same(Object.keys(a.exp_annotations ?? {}).sort(), ['description', 'runbook_url', 'summary'], `${name}: expected annotations are complete`)
+      t.match(a.exp_annotations?.['description'], THRESHOLD_AS_NUMBER, `${name}: the description, as promtool renders it, gives its threshold as a number`)
     }
     if (rule.alert === 'Watchdog') continue // the one alert that is never silent
 
