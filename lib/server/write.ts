@@ -1,7 +1,9 @@
 // A reply on the wire, written once, by the server (lib/README.md §1): JSON serialised here, text
 // and problem bodies as they are, streams by stream.ts; the last-resort 500 when a layer failed or
-// a body could not be serialised. The request's written hooks run once the last byte is out, each
-// on its own: one that throws is logged (`reply_hook_failed`) and counted, and the next still runs.
+// a body could not be serialised. The request's written hooks run once the last byte is out (handed
+// to the kernel; for a body sent in slices, after the last slice), or once the connection ended
+// before it, each on its own: one that throws is logged (`reply_hook_failed`) and counted, and the
+// next still runs.
 //
 // By kind: `json` is `body` through `JSON.stringify`, or `json`, JSON text the endpoint made
 // itself, sent as it is, with `Content-Type: application/json` and `Content-Length`; with neither,
@@ -91,10 +93,34 @@ const send = (
 ): void => {
   res.writeHead(status, bodyHeaders(type, Buffer.byteLength(payload), ctx.requestId, extra))
   // end()'s callback runs on 'finish': the last byte handed to the socket.
-  if (typeof payload === 'string' || payload.length <= BODY_SLICE_BYTES) res.end(payload, sent)
-  else endInSlices(res, payload, sent)
-  ctx.replyWritten(error, hookFailed)
+  if (typeof payload === 'string' || payload.length <= BODY_SLICE_BYTES) {
+    res.end(payload, sent)
+    afterLastByte(ctx, res, error, hookFailed)
+  } else {
+    endInSlices(res, payload, sent)
+    whenClosed(ctx, res, error, hookFailed)
+  }
 }
+
+/**
+ * Runs the written hooks once the last byte is out. end() hands the reply to the socket in its own
+ * call (it uncorks before returning), and the kernel takes a small one whole: nothing is left in
+ * Node's buffers then, and the hooks run at once, with no listener or closure made (the hot path).
+ * What the kernel did not take (a client that reads slowly, or not at all; a pipelined reply
+ * waiting its turn) is still in `res.writableLength`: the hooks wait for the response's 'close'.
+ */
+const afterLastByte = (ctx: Ctx, res: ServerResponse, error: unknown, hookFailed: HookFailed): void => {
+  if (res.writableLength === 0) ctx.replyWritten(error, hookFailed)
+  else whenClosed(ctx, res, error, hookFailed)
+}
+
+/**
+ * The hooks on the response's 'close': emitted after 'finish' (the last byte handed to the kernel),
+ * or when the connection ends before that (the client left, the write timed out), so they run once
+ * either way.
+ */
+const whenClosed = (ctx: Ctx, res: ServerResponse, error: unknown, hookFailed: HookFailed): void =>
+  void res.once('close', () => ctx.replyWritten(error, hookFailed))
 
 /**
  * A body larger than this goes to the socket a slice a turn of the loop. One write of a /metrics
@@ -120,7 +146,7 @@ const endInSlices = (res: ServerResponse, body: Buffer, sent: (() => void) | und
 const sendEmpty = (ctx: Ctx, res: ServerResponse, status: number, extra: Headers | undefined, hookFailed: HookFailed): void => {
   res.writeHead(status, emptyHeaders(ctx.requestId, extra))
   res.end()
-  ctx.replyWritten(undefined, hookFailed)
+  afterLastByte(ctx, res, undefined, hookFailed)
 }
 
 /** JSON text, or what JSON.stringify threw; a body it cannot represent at all (a function) is an error too. */

@@ -2,7 +2,9 @@
 // for a body JSON cannot hold, the written hooks run once the last byte is out, and the connection
 // closed once the process is no longer ready.
 import type { ServerResponse } from 'node:http'
+import { once } from 'node:events'
 import { connect } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Ctx } from '../../lib/core/http/context.js'
 import { createLifecycle, type Lifecycle } from '../../lib/core/lifecycle.js'
@@ -14,7 +16,7 @@ import { httpServer } from '../fixtures/tcp.js'
 type Setup = Readonly<{ base: string; lines: () => LoggedLine[]; lifecycle: Lifecycle; heard: unknown[] }>
 
 /** A bare node:http server whose every request is answered with `reply` through the writer. */
-const setup = async (t: Test, reply: Reply, hook?: (error: unknown) => void): Promise<Setup> => {
+const setup = async (t: Test, reply: Reply | ((ctx: Ctx) => Reply), hook?: (error: unknown, ctx: Ctx) => void): Promise<Setup> => {
   const { logger, lines } = logLines('info')
   const lifecycle = createLifecycle()
   lifecycle.state = 'ready'
@@ -24,11 +26,35 @@ const setup = async (t: Test, reply: Reply, hook?: (error: unknown) => void): Pr
     const ctx = new Ctx(req, res, 1024)
     ctx.whenWritten((_ctx, error) => {
       heard.push(error)
-      hook?.(error)
+      hook?.(error, ctx)
     })
-    writer.write(ctx, res, reply)
+    writer.write(ctx, res, typeof reply === 'function' ? reply(ctx) : reply)
   })
   return { base: `http://127.0.0.1:${server.port}`, lines, lifecycle, heard }
+}
+
+/**
+ * A client that sends `request` and reads nothing for 300 ms, so the kernel's buffers take a part of
+ * a large reply, not all; `resume` reads the rest to the server's FIN and gives the bytes read, a
+ * moment after.
+ */
+const stalledClient = async (t: Test, base: string, request: string): Promise<() => Promise<number>> => {
+  const socket = connect(Number(new URL(base).port), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  await once(socket, 'connect')
+  socket.pause()
+  socket.write(request)
+  await sleep(300)
+  return async () => {
+    let received = 0
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length
+    })
+    socket.resume()
+    await once(socket, 'end')
+    await sleep(20)
+    return received
+  }
 }
 
 t.test('a JSON body is serialised, typed and measured', async (t) => {
@@ -72,9 +98,32 @@ t.test("a text reply's `sent` runs once the whole body is out, after the client 
   t.equal(sentCalls, 1)
 })
 
+t.test('the written hooks of a body sent in slices run once its last byte is out, not at end()', async (t) => {
+  const body = Buffer.alloc(4 * 1024 * 1024, 'y')
+  const { base, heard } = await setup(t, { kind: 'text', status: 200, text: body })
+  const resume = await stalledClient(t, base, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.same(heard, [], 'no hook while the body is still being sent')
+  t.ok((await resume()) > body.length, 'the client read the whole reply')
+  t.same(heard, [undefined], 'the hooks ran once, after the last byte, and heard success')
+})
+
+t.test('the hooks of a small reply still queued behind a large one run once it is out too', async (t) => {
+  const heard: string[] = []
+  const { base } = await setup(
+    t,
+    (ctx) => ({ kind: 'text', status: 200, text: ctx.path === '/large' ? Buffer.alloc(4 * 1024 * 1024, 'z') : 'small' }),
+    (_, ctx) => heard.push(ctx.path),
+  )
+  // Pipelined: the small reply waits in Node's buffers until the large one is out.
+  const resume = await stalledClient(t, base, 'GET /large HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.same(heard, [], 'neither reply is out')
+  await resume()
+  t.same(heard, ['/large', '/small'], 'each ran once its reply was out, in order')
+})
+
 t.test('a large body whose client goes away stops being written, never runs `sent`, and the server answers on', async (t) => {
   let sentCalls = 0
-  const { base } = await setup(t, {
+  const { base, heard } = await setup(t, {
     kind: 'text',
     status: 200,
     text: Buffer.alloc(64 * 1024 * 1024, 'x'),
@@ -95,6 +144,7 @@ t.test('a large body whose client goes away stops being written, never runs `sen
   })
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.equal(sentCalls, 0, 'the body never went out whole')
+  t.equal(heard.length, 1, 'the written hooks still ran once, when the connection ended')
   const again = await fetch(base, { method: 'HEAD' })
   t.equal(again.status, 200, 'the server still answers')
 })

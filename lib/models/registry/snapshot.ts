@@ -15,6 +15,7 @@
 import { errorMessage } from '../../core/errors.js'
 import { mapLimited } from '../../core/schedule/limited.js'
 import { failed, succeeded } from '../../core/result.js'
+import { ArtifactError } from '../artifact.js'
 import type { ModelVersion, Runtime } from '../runtime.js'
 import { storeErrorOf, type StoreErrorCode } from '../store/error.js'
 import { parseManifest, type Manifest } from '../store/manifest.js'
@@ -44,6 +45,17 @@ const storeFailure = (path: string, error: unknown): LoadOutcome<never> => {
 
 /** A version's description or load refused: the error names the member, the reason the file. */
 const refused = (path: string, error: unknown): LoadOutcome<never> => failed({ reason: `${path}: ${errorMessage(error)}`, detail: undefined })
+
+/**
+ * An artifact whose sha256 is not its content's: most often one edited by hand (a new version
+ * copied from the last), which `svc sign` signs. The reason names the command and the file in the
+ * store; the detail, logged only, the file where the store keeps it.
+ */
+const unsigned = ({ store }: Source, path: string, error: ArtifactError): LoadOutcome<never> =>
+  failed({
+    reason: `${path}: ${error.message}; if it was edited on purpose, sign it: svc sign ${path}`,
+    detail: `svc sign ${store.description}${store.description.endsWith('/') ? '' : '/'}${path}`,
+  })
 
 /** Throws unless a description is of the model and version its path names. */
 const checkPlace = (model: ModelVersion, name: string, version: string): void => {
@@ -141,6 +153,7 @@ const serve = async (runtime: Runtime, model: ModelVersion, payload: unknown): P
 
 /** A version's files described by its runtime, checked against its path, and loaded unless `previous` serves the same build. */
 const build = async (
+  source: Source,
   name: string,
   { version, runtime, path }: Found,
   bytes: readonly (Buffer | undefined)[],
@@ -152,7 +165,7 @@ const build = async (
     // Read again with the same content (touched, or its manifest came back): nothing to load or swap.
     return succeeded(sameBuild(previous, model) ?? (await serve(runtime, model, payload)))
   } catch (error: unknown) {
-    return refused(path, error)
+    return error instanceof ArtifactError && error.code === 'SHA256_MISMATCH' ? unsigned(source, path, error) : refused(path, error)
   }
 }
 
@@ -171,7 +184,7 @@ const readVersion = async (source: Source, name: string, version: string, previo
   } catch (error: unknown) {
     return { path, etag: undefined, outcome: storeFailure(stats.path, error), version, runtime }
   }
-  return { path, etag: stats.etag, outcome: await build(name, found, bytes, previous), version, runtime }
+  return { path, etag: stats.etag, outcome: await build(source, name, found, bytes, previous), version, runtime }
 }
 
 const readModel = async (source: Source, name: string, previous: RegistryState): Promise<ModelRead> => {

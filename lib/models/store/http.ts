@@ -1,7 +1,12 @@
 // Artifacts on an HTTP(S) server, so a fleet reads one copy: `<base>/<model>/<version>/model.json`,
 // `<base>/<model>/manifest.json`, and `<base>/index.json` in place of the directory listing HTTP
-// lacks (`{"models":["cars","iris"]}`). `read` is a conditional GET with the ETag last seen for the
-// path, and serves the bytes it kept when the server answers 304; `stat` is a HEAD. Each request has
+// lacks (`{"models":["cars","iris"]}`). `read` of `index.json` or a manifest is a conditional GET
+// with the ETag last seen for the path, and serves the bytes it kept when the server answers 304;
+// `stat` is a HEAD. Only those are kept: `list` reads the index on every pass, and a manifest is
+// small, while a version's files (model.json, model.onnx, up to SVC_MODEL_MAX_BYTES each) are read
+// only when their stat shows a new etag, which a 304 cannot answer: kept, they held every artifact
+// a second time, and those of removed versions for good. A model the index no longer lists loses
+// its manifest's entry. Each request has
 // a hard timeout covering connect, headers and body, and a body is read only up to `maxBytes`.
 // Redirects are not followed, to any origin: the base URL names the artifact server itself, and a
 // redirect is a misconfiguration to report (it could also carry the Authorization header elsewhere).
@@ -18,6 +23,11 @@ export type HttpStoreOptions = Readonly<{ timeoutMs: number; maxBytes: number }>
 export const INDEX_PATH = 'index.json'
 
 type Cached = Readonly<{ etag: string; bytes: Buffer }>
+
+const MANIFEST = '/manifest.json'
+
+/** True for what `read` keeps for a conditional GET: the index, and a model's manifest (`<model>/manifest.json`). */
+const isConditional = (path: string): boolean => path === INDEX_PATH || (path.endsWith(MANIFEST) && path.indexOf('/') === path.length - MANIFEST.length)
 type Method = 'GET' | 'HEAD'
 
 /** Why fetch or its body failed, in a few words: `fetch failed` or `terminated` wrap the cause. */
@@ -107,7 +117,7 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
   if (!base.pathname.endsWith('/')) base.pathname += '/'
   const description = base.href
   const headers = requestHeaders(url)
-  /** The last 200 with an ETag per path: what a 304 stands for. Bounded by the artifacts read. */
+  /** The last 200 with an ETag of the index and each listed model's manifest: what a 304 stands for. */
   const cache = new Map<string, Cached>()
 
   // Segments are encoded, so a name holding `?`, `#`, `%` or `:` stays one segment of the path.
@@ -124,7 +134,7 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
       if (res.status !== 200) throw await failure(res, what)
       const bytes = await readBody(res, what, maxBytes)
       const etag = res.headers.get('etag')
-      if (etag === null) cache.delete(path)
+      if (etag === null || !isConditional(path)) cache.delete(path)
       else cache.set(path, { etag, bytes: Buffer.from(bytes) })
       return bytes
     })
@@ -136,7 +146,9 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
       const models = modelsOf(await read(INDEX_PATH))
       if (models === undefined)
         throw new StoreError('INVALID_INDEX', `${description}${INDEX_PATH} is not {"models":["<model>", …]} (names of directories under ${description})`)
-      return [...new Set(models)].sort()
+      const listed = new Set(models)
+      for (const path of cache.keys()) if (path !== INDEX_PATH && !listed.has(path.slice(0, -MANIFEST.length))) cache.delete(path)
+      return [...listed].sort()
     },
     read,
     // Async, so an invalid path rejects like every other failure rather than throwing.

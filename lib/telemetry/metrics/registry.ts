@@ -1,7 +1,8 @@
 // The prom-client registry behind GET /metrics: the HTTP series, Node/process defaults and
 // svc_build_info, rendered as Prometheus text 0.0.4 or OpenMetrics as the scraper asks, by the
 // exposition writer (./exposition.ts) rather than prom-client's `metrics()`, which formats the whole
-// registry in one turn of the loop.
+// registry in one turn of the loop. One render is in flight per format: scrapes that arrive during
+// it get its bytes.
 //
 // prom-client 15.1.3 facts relied on: `enableExemplars` is refused unless the metric's registry is
 // OpenMetrics at construction; getMetricsAsArray() hands out the registered objects in registration
@@ -24,14 +25,29 @@ export type Exposition = Readonly<{
   release(): void
 }>
 
-const exposition = (contentType: string, body: Buffer, writer: ExpositionWriter): Exposition => ({
-  contentType,
-  body,
-  get text() {
-    return body.toString('utf8')
-  },
-  release: () => writer.release(body),
-})
+/**
+ * One render's body, as each scrape that shares it gets it: the buffer goes back to the writer once
+ * every one of them has called `release` (once each). A scrape whose connection failed never does,
+ * and the buffer is then left to the collector (ExpositionWriter).
+ */
+const shared = (render: Render, body: Buffer, writer: ExpositionWriter): Exposition => {
+  let isReleased = false
+  return {
+    contentType: render.contentType,
+    body,
+    get text() {
+      return body.toString('utf8')
+    },
+    release: () => {
+      if (isReleased) return
+      isReleased = true
+      if (--render.scrapes === 0) writer.release(body)
+    },
+  }
+}
+
+/** A render in flight, and how many scrapes wait for its body (then, how many have yet to release it). */
+type Render = { scrapes: number; readonly body: Promise<Buffer>; readonly contentType: string }
 
 export type MetricsRegistry = Readonly<{
   /** The prom-client registry every series of the service registers in. */
@@ -74,16 +90,28 @@ export const createMetricsRegistry = (options: MetricsRegistryOptions): MetricsR
   }).set({ version: options.version, node_version: process.version }, 1)
   if (options.droppedLogLines !== undefined) followCount(registry, options.droppedLogLines)
 
-  // Scrapes are serialised: two interleaved renders would hold two copies of the text and share
-  // the loop's slices between them, making each take twice as long.
+  // One render in flight per format, and the scrapes that arrive meanwhile get its bytes: at 500
+  // models a render takes ~40 ms and its body ~4 MiB, so scrapes queued one render each (several
+  // Prometheus servers, a retry, a dashboard) held a body apiece and took the loop's slices one
+  // after the other, without bound. Renders of the two formats are serialised: interleaved, they
+  // would hold two texts and share the loop's slices, each taking twice as long.
   const writer = createExpositionWriter(defaultLabels)
   let previous: Promise<unknown> = Promise.resolve()
+  const pending: [Render | undefined, Render | undefined] = [undefined, undefined]
+  const start = (openMetrics: boolean, format: 0 | 1): Render => {
+    const body = previous
+      .then(() => writer.render(registry.getMetricsAsArray(), openMetrics))
+      // Scrapes from here on get a render of their own, of the series as they are then.
+      .finally(() => (pending[format] = undefined))
+    previous = body.catch(() => undefined)
+    return { scrapes: 0, body, contentType: openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE }
+  }
   const render = (accept: string | undefined): Promise<Exposition> => {
     const openMetrics = prefersOpenMetrics(accept)
-    const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE
-    const next = previous.then(async () => exposition(contentType, await writer.render(registry.getMetricsAsArray(), openMetrics), writer))
-    previous = next.catch(() => undefined)
-    return next
+    const format = openMetrics ? 1 : 0
+    const joined = (pending[format] ??= start(openMetrics, format))
+    joined.scrapes++
+    return joined.body.then((body) => shared(joined, body, writer))
   }
   return { prom: registry, http, render }
 }

@@ -42,7 +42,8 @@ t.test('a broken new artifact leaves the old one serving, READY, and is logged o
   files.put('iris/1/model.json', corrupted('iris'))
   await registry.reload()
   t.equal(registry.resolve('iris'), old)
-  const refused = 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training'
+  const refused =
+    'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training; if it was edited on purpose, sign it: svc sign iris/1/model.json'
   t.match(registry.entry('iris'), { name: 'iris', state: 'READY', reason: undefined, defaultVersion: '1', versions: ['1'], platform: 'svc' })
   t.same(registry.entry('iris')?.versionStates, [{ version: '1', state: 'READY', reason: refused }], 'the old build serves on, the refusal shown')
   t.same(
@@ -52,10 +53,12 @@ t.test('a broken new artifact leaves the old one serving, READY, and is logged o
         level: 'warning',
         model: 'iris',
         version: '1',
-        reason: 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training',
+        reason:
+          'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training; if it was edited on purpose, sign it: svc sign iris/1/model.json',
       },
     ],
   )
+  t.equal(events('model_reload_failed')[0]?.['detail'], 'svc sign memory/iris/1/model.json', 'the log names the command and the file in the store')
   await registry.reload()
   t.equal(events('model_reload_failed').length, 1, 'the same failure is not logged on every pass')
   t.same(events('model_reloaded'), [])

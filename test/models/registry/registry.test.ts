@@ -52,11 +52,17 @@ t.test('a corrupted artifact (sha256 mismatch) makes its model UNAVAILABLE while
   t.same(registry.entry('iris'), {
     name: 'iris',
     state: 'UNAVAILABLE',
-    reason: 'default version 1: iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training',
+    reason:
+      'default version 1: iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training; if it was edited on purpose, sign it: svc sign iris/1/model.json',
     defaultVersion: '1',
     versions: [],
     versionStates: [
-      { version: '1', state: 'FAILED', reason: 'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training' },
+      {
+        version: '1',
+        state: 'FAILED',
+        reason:
+          'iris/1/model.json: sha256: does not match the content: the file was changed or damaged after training; if it was edited on purpose, sign it: svc sign iris/1/model.json',
+      },
     ],
     platform: 'svc',
   })
@@ -149,7 +155,12 @@ t.test('another version that cannot be loaded is left out and logged; the model 
     versions: ['1'],
     versionStates: [
       READY('1'),
-      { version: '2', state: 'FAILED', reason: 'iris/2/model.json: sha256: does not match the content: the file was changed or damaged after training' },
+      {
+        version: '2',
+        state: 'FAILED',
+        reason:
+          'iris/2/model.json: sha256: does not match the content: the file was changed or damaged after training; if it was edited on purpose, sign it: svc sign iris/2/model.json',
+      },
     ],
     platform: 'svc',
   })

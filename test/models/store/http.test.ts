@@ -13,36 +13,75 @@ import { answeringServer, closedPort, httpServer, silentServer } from '../../fix
 const OPTIONS = { timeoutMs: 1000, maxBytes: 1024 }
 const FILES = { 'index.json': '{"models":["iris"]}', 'iris/manifest.json': '{"default_version":"1"}', 'iris/1/model.json': '{"v":1}' }
 
-t.test('a second read sends If-None-Match, gets 304 and serves the bytes it kept', async (t) => {
+t.test('a second read of a manifest sends If-None-Match, gets 304 and serves the bytes it kept', async (t) => {
   const root = await tempTree(t, FILES)
   const server = await artifactServer(t, root)
   const store = createHttpStore(new URL(server.url), OPTIONS)
   t.equal(store.description, `${server.url}/`)
-  const first = await store.read('iris/1/model.json')
-  const second = await store.read('iris/1/model.json')
+  const first = await store.read('iris/manifest.json')
+  const second = await store.read('iris/manifest.json')
   t.same(second, first)
   t.not(second, first, 'a fresh Buffer each time')
-  const etag = contentEtag(Buffer.from('{"v":1}'))
+  const etag = contentEtag(Buffer.from('{"default_version":"1"}'))
   t.match(server.received, [
     {
       method: 'GET',
-      url: '/models/iris/1/model.json',
+      url: '/models/iris/manifest.json',
       headers: { 'if-none-match': undefined, accept: 'application/json', 'accept-encoding': 'identity', authorization: undefined },
     },
-    { method: 'GET', url: '/models/iris/1/model.json', headers: { 'if-none-match': etag } },
+    { method: 'GET', url: '/models/iris/manifest.json', headers: { 'if-none-match': etag } },
   ])
 
-  await writeFile(join(root, 'iris/1/model.json'), '{"v":1.1}')
-  const stat = await store.stat('iris/1/model.json')
+  await writeFile(join(root, 'iris/manifest.json'), '{"default_version":"2"}')
+  const stat = await store.stat('iris/manifest.json')
   t.not(stat.etag, etag)
-  t.equal(stat.etag, contentEtag(Buffer.from('{"v":1.1}')))
-  t.same(await store.read('iris/1/model.json'), Buffer.from('{"v":1.1}'), 'a changed file answers 200 with its new bytes')
-  t.same(await store.read('iris/1/model.json'), Buffer.from('{"v":1.1}'))
+  t.equal(stat.etag, contentEtag(Buffer.from('{"default_version":"2"}')))
+  t.same(await store.read('iris/manifest.json'), Buffer.from('{"default_version":"2"}'), 'a changed file answers 200 with its new bytes')
+  t.same(await store.read('iris/manifest.json'), Buffer.from('{"default_version":"2"}'))
   t.match(server.received.slice(2), [
-    { method: 'HEAD', url: '/models/iris/1/model.json' },
+    { method: 'HEAD', url: '/models/iris/manifest.json' },
     { method: 'GET', headers: { 'if-none-match': etag } },
     { method: 'GET', headers: { 'if-none-match': stat.etag } },
   ])
+})
+
+t.test("a version's files are never kept: each read is a plain GET", async (t) => {
+  const server = await artifactServer(t, await tempTree(t, FILES))
+  const store = createHttpStore(new URL(server.url), OPTIONS)
+  await store.read('iris/1/model.json')
+  await store.read('iris/1/model.json')
+  t.same(
+    server.received.map(({ headers }) => headers['if-none-match']),
+    [undefined, undefined],
+    'nothing kept to stand for a 304, so none is asked for',
+  )
+})
+
+t.test('the index and the manifests of the models it lists are kept; a model it drops loses its manifest', async (t) => {
+  const root = await tempTree(t, { ...FILES, 'cars/manifest.json': '{"default_version":"1"}', 'index.json': '{"models":["iris","cars"]}' })
+  const server = await artifactServer(t, root)
+  const store = createHttpStore(new URL(server.url), OPTIONS)
+  await store.list()
+  await store.read('iris/manifest.json')
+  await store.read('cars/manifest.json')
+  await writeFile(join(root, 'index.json'), '{"models":["iris"]}')
+  t.same(await store.list(), ['iris'])
+  await store.read('iris/manifest.json')
+  await store.read('cars/manifest.json')
+  await store.list()
+  t.same(
+    server.received.map(({ url, headers }) => [url, headers['if-none-match'] !== undefined]),
+    [
+      ['/models/index.json', false],
+      ['/models/iris/manifest.json', false],
+      ['/models/cars/manifest.json', false],
+      ['/models/index.json', true],
+      ['/models/iris/manifest.json', true],
+      ['/models/cars/manifest.json', false],
+      ['/models/index.json', true],
+    ],
+    'cars, no longer listed, is read afresh',
+  )
 })
 
 t.test('the etags kept are per path', async (t) => {

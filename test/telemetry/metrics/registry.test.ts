@@ -96,6 +96,45 @@ t.test('concurrent renders with different Accept headers each get their own form
   t.notMatch(prom?.text, /# EOF/)
 })
 
+/** A gauge whose collect() counts the renders that read it. */
+const countRenders = (metrics: ReturnType<typeof create>): { renders: () => number } => {
+  let renders = 0
+  new Gauge({
+    name: 'renders_seen',
+    help: 'Renders that read this gauge.',
+    registers: [metrics.prom],
+    collect() {
+      renders++
+    },
+  })
+  return { renders: () => renders }
+}
+
+t.test('scrapes arriving while a render is in flight share it: one render, the same bytes', async (t) => {
+  const metrics = create()
+  const { renders } = countRenders(metrics)
+  const scrapes = await Promise.all(Array.from({ length: 8 }, () => metrics.render(undefined)))
+  t.equal(renders(), 1, 'eight scrapes, one render')
+  for (const scrape of scrapes) t.equal(scrape.body, scrapes[0]?.body, 'the very same body')
+  const open = await Promise.all([metrics.render('application/openmetrics-text'), metrics.render(PROMETHEUS_2_42)])
+  t.equal(renders(), 2, 'one render for the OpenMetrics pair')
+  t.equal(open[0]?.body, open[1]?.body)
+  await metrics.render(undefined)
+  t.equal(renders(), 3, 'a scrape after the render settled gets a render of its own')
+})
+
+t.test("a shared render's buffer serves the next render only once every scrape released it", async (t) => {
+  const metrics = create()
+  const [first, second] = await Promise.all([metrics.render(undefined), metrics.render(undefined)])
+  first?.release()
+  first?.release()
+  const meanwhile = await metrics.render(undefined)
+  t.not(meanwhile.body.buffer, first?.body.buffer, 'one scrape still sending it: a new buffer, though the other released twice')
+  second?.release()
+  const after = await metrics.render(undefined)
+  t.equal(after.body.buffer, first?.body.buffer, 'released by both: the buffer is written again')
+})
+
 t.test('a failed render does not stop later renders', async (t) => {
   const metrics = create()
   new Gauge({
