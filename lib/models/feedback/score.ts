@@ -1,7 +1,11 @@
 // Scoring labels (POST /api/v1/feedback, lib/README.md §10): each item's token is checked, its truth
 // compared with the answer the token carries, and the result counted in the version's series. An
-// item refused is counted in svc_feedback_refused_total{reason} and nowhere else, and an item whose
-// truth is refused is not remembered as seen, so a corrected resend is scored.
+// item refused is counted in svc_feedback_refused_total{reason} and nowhere else, and never
+// remembered as seen, so a corrected resend is scored.
+//
+// Two passes: every item is checked first, changing nothing (a label sent twice in one batch is the
+// second's `duplicate`); then the accepted ones are counted, and each remembered once counted. A
+// check that throws leaves the batch unscored and nothing remembered, so a resend is scored.
 //
 // An accepted label is handed to `onLabel` (the payload log's `svc.label` event) when it is set.
 //
@@ -72,9 +76,12 @@ const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
   overestimate.count++
 }
 
+/** An item that passed every check: the build and claims it is counted with, and its truth as a class index or value. */
+type Checked = readonly [KnownBuild, TokenClaims, number]
+
 export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells, onLabel }: ScorerOptions): FeedbackScorer => {
-  /** The reason an item is refused, or the build and truth it is scored with. */
-  const check = (item: FeedbackItem, nowS: number): FeedbackRefusal | readonly [KnownBuild, TokenClaims, number] => {
+  /** The reason an item is refused, or the build and truth it is scored with; `batch` holds the ids accepted before it in its batch. */
+  const check = (item: FeedbackItem, nowS: number, batch: ReadonlySet<number>): FeedbackRefusal | Checked => {
     const claims = readToken(item.token, versions.ring)
     if (claims === 'invalid_token') return claims
     if (nowS - claims.issuedS > maxAgeS) return 'expired'
@@ -83,30 +90,40 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
     if (build === undefined || (build.classes !== undefined && claims.answer >= build.classes.length)) return 'unknown_version'
     const truth = truthOf(build, item.truth)
     if (truth === undefined) return 'invalid_truth'
-    if (!seen.add(claims.id)) return 'duplicate'
+    if (seen.has(claims.id) || batch.has(claims.id)) return 'duplicate'
     return [build, claims, truth]
+  }
+
+  /** Counts an accepted item, then remembers it and hands it on. */
+  const accept = (item: FeedbackItem, [build, claims, truth]: Checked, nowS: number): void => {
+    count(build, claims, truth)
+    const delayS = Math.max(0, nowS - claims.issuedS)
+    observe(build.delay, delayS, undefined)
+    seen.add(claims.id)
+    if (onLabel === undefined) return
+    const { model, version, build: id, answer } = claims
+    const predicted = build.classes === undefined ? answer : (build.classes[answer] as string)
+    onLabel({ token: item.token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
   }
 
   return {
     score: (items, nowS) => {
+      const batch = new Set<number>()
+      const checked = items.map((item) => {
+        const verdict = check(item, nowS, batch)
+        if (typeof verdict !== 'string') batch.add(verdict[1].id)
+        return verdict
+      })
       let accepted = 0
       const refused: Refused[] = []
-      items.forEach((item, index) => {
-        const checked = check(item, nowS)
-        if (typeof checked === 'string') {
-          refusedCells[checked].value++
-          refused.push({ index, reason: checked })
+      checked.forEach((verdict, index) => {
+        if (typeof verdict === 'string') {
+          refusedCells[verdict].value++
+          refused.push({ index, reason: verdict })
           return
         }
-        const [build, claims, truth] = checked
-        count(build, claims, truth)
-        const delayS = Math.max(0, nowS - claims.issuedS)
-        observe(build.delay, delayS, undefined)
+        accept(items[index] as FeedbackItem, verdict, nowS)
         accepted++
-        if (onLabel === undefined) return
-        const { model, version, build: id, answer } = claims
-        const predicted = build.classes === undefined ? answer : (build.classes[answer] as string)
-        onLabel({ token: item.token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
       })
       return { accepted, refused }
     },

@@ -163,3 +163,31 @@ t.test("a class index beyond the build's classes is another build: unknown_versi
   const [token] = tokens(iris, [5])
   t.same(scorer.score([{ token: token as string, truth: 'setosa' }], NOW_S).refused, [{ index: 0, reason: 'unknown_version' }])
 })
+
+t.test('a batch whose checking throws is not scored, and nothing in it is remembered: the resend is scored', async (t) => {
+  const iris = classifier()
+  // A build whose classes cannot be read: checking a label of it throws.
+  const broken = { ...classifier(), keys: [versionKey(SECRET, 'iris', '2', 'abcdef012345', 'class') as VersionKey], version: '2' } as KnownBuild
+  Object.defineProperty(broken, 'classes', {
+    get: () => {
+      throw new TypeError('unreadable classes')
+    },
+  })
+  const { scorer } = setup([iris, broken])
+  const [token] = tokens(iris, [0])
+  const [bad] = tokens(broken, [0])
+  t.throws(
+    () =>
+      scorer.score(
+        [
+          { token: token as string, truth: 'setosa' },
+          { token: bad as string, truth: 'setosa' },
+        ],
+        NOW_S,
+      ),
+    TypeError,
+  )
+  t.equal(iris.feedback.rows.value, 0, 'nothing counted')
+  t.same(scorer.score([{ token: token as string, truth: 'setosa' }], NOW_S), { accepted: 1, refused: [] }, 'not remembered: the resend is scored')
+  t.equal(iris.feedback.rows.value, 1)
+})
