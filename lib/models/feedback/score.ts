@@ -20,7 +20,11 @@ import type { FeedbackVersions, KnownBuild } from './versions.js'
 
 /** One label as the body carries it: the truth is checked here, its type included. */
 export type FeedbackItem = Readonly<{ token: string; truth: unknown }>
-export type Refused = Readonly<{ index: number; reason: FeedbackRefusal }>
+/**
+ * An item refused, by its index in the batch. `invalid_truth` says what a truth of the version its
+ * token names must be: one of `expected`'s class names, or `"number"` (a regressor's finite number).
+ */
+export type Refused = Readonly<{ index: number; reason: FeedbackRefusal; expected?: readonly string[] | 'number' }>
 export type FeedbackResult = Readonly<{ accepted: number; refused: readonly Refused[] }>
 
 /** An accepted label, as the payload log writes it: the token joins it to the answer that carried it. */
@@ -78,10 +82,12 @@ const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
 
 /** An item that passed every check: the build and claims it is counted with, and its truth as a class index or value. */
 type Checked = readonly [KnownBuild, TokenClaims, number]
+/** An item whose token checks, with a truth its build cannot take. */
+type BadTruth = Readonly<{ build: KnownBuild }>
 
 export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells, onLabel }: ScorerOptions): FeedbackScorer => {
   /** The reason an item is refused, or the build and truth it is scored with; `batch` holds the ids accepted before it in its batch. */
-  const check = (item: FeedbackItem, nowS: number, batch: ReadonlySet<number>): FeedbackRefusal | Checked => {
+  const check = (item: FeedbackItem, nowS: number, batch: ReadonlySet<number>): FeedbackRefusal | BadTruth | Checked => {
     const claims = readToken(item.token, versions.ring)
     if (claims === 'invalid_token') return claims
     if (nowS - claims.issuedS > maxAgeS) return 'expired'
@@ -89,7 +95,7 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
     // A token of a class index the version does not have can only come from another build with the same sha256 prefix.
     if (build === undefined || (build.classes !== undefined && claims.answer >= build.classes.length)) return 'unknown_version'
     const truth = truthOf(build, item.truth)
-    if (truth === undefined) return 'invalid_truth'
+    if (truth === undefined) return { build }
     if (seen.has(claims.id) || batch.has(claims.id)) return 'duplicate'
     return [build, claims, truth]
   }
@@ -111,7 +117,7 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
       const batch = new Set<number>()
       const checked = items.map((item) => {
         const verdict = check(item, nowS, batch)
-        if (typeof verdict !== 'string') batch.add(verdict[1].id)
+        if (Array.isArray(verdict)) batch.add((verdict as Checked)[1].id)
         return verdict
       })
       let accepted = 0
@@ -122,7 +128,12 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
           refused.push({ index, reason: verdict })
           return
         }
-        accept(items[index] as FeedbackItem, verdict, nowS)
+        if (!Array.isArray(verdict)) {
+          refusedCells.invalid_truth.value++
+          refused.push({ index, reason: 'invalid_truth', expected: (verdict as BadTruth).build.classes ?? 'number' })
+          return
+        }
+        accept(items[index] as FeedbackItem, verdict as Checked, nowS)
         accepted++
       })
       return { accepted, refused }

@@ -75,7 +75,11 @@ t.test('a rebuild that adds a class: its labels are scored under the new class, 
   t.equal(confusion(body, 'setosa', 'hybrid'), 0)
   t.equal(sample(body, 'svc_model_feedback_rows_total', { model: 'iris', version: '1' }), 2, "one version's series for both builds")
   t.same(feedback.score([{ token: fresh.token, truth: 'hybrid' }]).refused, [{ index: 0, reason: 'duplicate' }])
-  t.same(feedback.score([{ token: old.token, truth: 'hybrid' }]).refused, [{ index: 0, reason: 'invalid_truth' }], "the old build's classes check its truth")
+  t.same(
+    feedback.score([{ token: old.token, truth: 'hybrid' }]).refused,
+    [{ index: 0, reason: 'invalid_truth', expected: ['setosa', 'versicolor', 'virginica'] }],
+    "the old build's classes check its truth",
+  )
 })
 
 t.test('a rebuild that reorders the classes: each label is counted under its own names', async (t) => {

@@ -137,8 +137,8 @@ t.test('each refusal by its reason, counted there alone, in the order the checks
     { index: 0, reason: 'invalid_token' },
     { index: 1, reason: 'expired' },
     { index: 2, reason: 'unknown_version' },
-    { index: 3, reason: 'invalid_truth' },
-    { index: 4, reason: 'invalid_truth' },
+    { index: 3, reason: 'invalid_truth', expected: CLASSES },
+    { index: 4, reason: 'invalid_truth', expected: CLASSES },
     { index: 6, reason: 'duplicate' },
   ])
   t.equal(result.accepted, 2)
