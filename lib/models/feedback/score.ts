@@ -109,7 +109,10 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
     if (onLabel === undefined) return
     const { model, version, build: id, answer } = claims
     const predicted = build.classes === undefined ? answer : (build.classes[answer] as string)
-    onLabel({ token: item.token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
+    // The token as minted, which the prediction's event holds: base64url leaves the last character's low bits
+    // unused, and a client's copy may have set them (a variant whose tag still checks).
+    const token = Buffer.from(item.token, 'base64url').toString('base64url')
+    onLabel({ token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
   }
 
   return {

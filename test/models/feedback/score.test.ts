@@ -191,3 +191,19 @@ t.test('a batch whose checking throws is not scored, and nothing in it is rememb
   t.same(scorer.score([{ token: token as string, truth: 'setosa' }], NOW_S), { accepted: 1, refused: [] }, 'not remembered: the resend is scored')
   t.equal(iris.feedback.rows.value, 1)
 })
+
+t.test('the label handed on carries the token as minted, not the variant a client sent', async (t) => {
+  const iris = classifier()
+  const { scorer, labels } = setup([iris])
+  const [token] = tokens(iris, [0]) as [string]
+  // base64url's last character of a token whose bytes are not a multiple of 3 has unused low bits.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const bytes = Buffer.from(token, 'base64url')
+  const variant = [...alphabet]
+    .map((last) => `${token.slice(0, -1)}${last}`)
+    .find((text) => text !== token && Buffer.from(text, 'base64url').equals(bytes)) as string
+  t.type(variant, 'string')
+  t.same(scorer.score([{ token: variant, truth: 'setosa' }], NOW_S), { accepted: 1, refused: [] })
+  t.equal(labels[0]?.token, token)
+  t.same(scorer.score([{ token, truth: 'setosa' }], NOW_S).refused, [{ index: 0, reason: 'duplicate' }], 'one token, whichever text')
+})
