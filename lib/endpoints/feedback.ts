@@ -1,6 +1,6 @@
 // POST /api/v1/feedback (lib/README.md §10): labels for answered rows, each with the token its answer
 // carried, scored on whichever instance receives them. 200 `{accepted, refused: [{index, reason}]}`
-// whatever each item's fate; a malformed body is a 400 problem. With no SVC_FEEDBACK_SECRET the
+// whatever each item's fate (`invalid_truth` with `expected`: the classes, or "number"); a malformed body is a 400 problem. With no SVC_FEEDBACK_SECRET the
 // route answers 404 FEEDBACK_DISABLED, so a client learns at once that nothing is scored.
 import { Type } from 'typebox'
 import type { Ctx } from '../core/http/context.js'
@@ -49,6 +49,11 @@ const FEEDBACK_RESULT = named(
             "invalid_truth: not one of the version's classes, or not a finite number for a regressor; unknown_version: a build this " +
             'instance has not served since it started; duplicate: scored on this instance already',
         }),
+        expected: Type.Optional(
+          Type.Union([Type.Array(Type.String()), Type.Literal('number')], {
+            description: 'invalid_truth only: what a truth of the token\'s version must be, one of its class names, or "number" for a regressor',
+          }),
+        ),
       }),
     ),
   }),
@@ -71,7 +76,13 @@ export const FEEDBACK_DOC: RouteDoc = {
   },
   responses: {
     '200': json('What was scored, and why the rest was refused', FEEDBACK_RESULT.ref, {
-      example: { accepted: 1, refused: [{ index: 1, reason: 'expired' }] } satisfies FeedbackResultBody,
+      example: {
+        accepted: 1,
+        refused: [
+          { index: 1, reason: 'expired' },
+          { index: 2, reason: 'invalid_truth', expected: ['setosa', 'versicolor', 'virginica'] },
+        ],
+      } satisfies FeedbackResultBody,
     }),
     '400': problem('The body is not a feedback request', {
       request: problemExample('Not a feedback request', 400, 'INVALID_REQUEST', NOT_A_TOKEN, PATH, { error: NOT_A_TOKEN }),

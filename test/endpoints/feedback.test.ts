@@ -60,6 +60,19 @@ t.test('a body that is not a feedback request is a 400 problem, and nothing is s
   t.same(scored, [])
 })
 
+t.test('a batch with bad items is one 400 naming each of them, and nothing of it is scored', async (t) => {
+  const { base } = await startServer(t, { routes: feedbackRoutes(SCORER, 3) })
+  scored.length = 0
+  const res = await post(base, JSON.stringify({ feedback: [{ token: 'a', truth: 'x' }, { token: 'b' }, { truth: 1 }] }))
+  t.equal(res.status, 400)
+  t.match(await res.json(), {
+    type: 'urn:svc:problem:invalid-request',
+    detail:
+      "feedback[1].truth: missing; expected the class name, or a regressor's number; feedback[2].token: expected the string an answer carried in feedback_tokens",
+  })
+  t.same(scored, [])
+})
+
 t.test('with feedback off, the route answers 404 FEEDBACK_DISABLED', async (t) => {
   const { base } = await startServer(t, { routes: feedbackRoutes(undefined, 3) })
   const res = await post(base, JSON.stringify({ feedback: [{ token: 'a', truth: 'x' }] }))

@@ -112,8 +112,8 @@ t.test('each refusal over HTTP: another secret, one character changed, a bad tru
       refused: [
         { index: 1, reason: 'invalid_token' },
         { index: 2, reason: 'invalid_token' },
-        { index: 3, reason: 'invalid_truth' },
-        { index: 4, reason: 'invalid_truth' },
+        { index: 3, reason: 'invalid_truth', expected: ['setosa', 'versicolor', 'virginica'] },
+        { index: 4, reason: 'invalid_truth', expected: ['setosa', 'versicolor', 'virginica'] },
         { index: 5, reason: 'duplicate' },
         { index: 6, reason: 'unknown_version' },
       ],

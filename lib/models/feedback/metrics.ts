@@ -3,6 +3,11 @@
 // for it keep arriving after it is released. The families (labels and meaning) are declared in
 // lib/telemetry/contract/metrics.ts; the confusion counter covers every pair of classes.
 //
+// A version's series follow its builds: a hot reload can rebuild a version (another sha256, other
+// classes, another reference quality) while labels for the old build's tokens still arrive. Each
+// build counts into the version's one set of series by class name, the cells of a class it adds
+// made at 0 at its publish; the reference quality is the build last published's.
+//
 // `correct` ("true" where actual = predicted) is there because PromQL cannot compare two labels:
 // accuracy and per-class recall and precision select the diagonal with it. Above
 // MAX_CONFUSION_CLASSES classes a version keeps 2·C series instead of C²: `predicted` is the class
@@ -40,16 +45,20 @@ export const MAX_CONFUSION_CLASSES = 32
 /** `predicted` of a wrong answer above MAX_CONFUSION_CLASSES: angle brackets, so no class name can be it. */
 export const OTHER_CLASS = '<other>'
 
-/** One version's feedback cells. */
+/** What one build's labels count into: its version's cells, found by the build's own class indices. */
 export type VersionFeedback = Readonly<{
   rows: CounterCell
-  /** Classifiers: the cell of (actual, predicted) by class index; regressors: undefined. */
+  /** Classifiers: the cell of (actual, predicted) by the build's class index; regressors: undefined. */
   confusion: ((actual: number, predicted: number) => CounterCell) | undefined
   errors: Readonly<{ absolute: SumCell; squared: SumCell; overestimate: SumCell }> | undefined
 }>
 
 export type FeedbackMetrics = Readonly<{
-  /** Makes a version's series at 0 (once; later calls return the same cells) with its reference quality. */
+  /**
+   * A build of a version as it is published: makes the version's series at 0 (once), adds the cells
+   * of the build's classes the version lacks, and sets the version's reference quality to the
+   * build's. Every publish calls it, so what a version exports follows the build it serves.
+   */
   track(model: string, version: string, classes: readonly string[] | undefined, quality: Readonly<Record<string, number>>): VersionFeedback
   /** Removes a version's series (its tokens have expired). */
   drop(model: string, version: string): void
@@ -60,7 +69,8 @@ export type FeedbackMetrics = Readonly<{
 
 type Families = Readonly<{
   rows: Map<string, CounterCell>
-  confusion: Map<string, CounterCell[]>
+  /** A version's confusion cells by `actual\0predicted`: every class any of its builds had, in the order first published. */
+  confusion: Map<string, Map<string, CounterCell>>
   absolute: Map<string, SumCell>
   squared: Map<string, SumCell>
   overestimate: Map<string, SumCell>
@@ -68,20 +78,30 @@ type Families = Readonly<{
 }>
 
 /** Every cell of `map`, one version's at a time: an array of every version's lived through a render's young collections. */
-const flat = <T>(map: Map<string, T[]>): { values(): Iterable<T> } => ({
+const flat = <T>(map: Map<string, { values(): Iterable<T> }>): { values(): Iterable<T> } => ({
   *values() {
-    for (const cells of map.values()) yield* cells
+    for (const cells of map.values()) yield* cells.values()
   },
 })
 
-const confusionCells = (labels: Readonly<{ model: string; version: string }>, classes: readonly string[]): CounterCell[] => {
-  const cells: CounterCell[] = []
+/**
+ * The cells a build's (actual, predicted) class indices count in, C² of them (2·C above
+ * MAX_CONFUSION_CLASSES), taken from the version's cells by class name and made there at 0 when new:
+ * a rebuild that adds or reorders classes counts each label under its names, in the same series.
+ */
+const confusionCells = (cells: Map<string, CounterCell>, labels: Readonly<{ model: string; version: string }>, classes: readonly string[]): CounterCell[] => {
+  const built: CounterCell[] = []
   const isCollapsed = classes.length > MAX_CONFUSION_CLASSES
   for (const actual of classes) {
     const predictions = isCollapsed ? [actual, OTHER_CLASS] : classes
-    for (const predicted of predictions) cells.push(counterCell({ ...labels, actual, predicted, correct: String(actual === predicted) }))
+    for (const predicted of predictions) {
+      const key = `${actual}\0${predicted}`
+      let cell = cells.get(key)
+      if (cell === undefined) cells.set(key, (cell = counterCell({ ...labels, actual, predicted, correct: String(actual === predicted) })))
+      built.push(cell)
+    }
   }
-  return cells
+  return built
 }
 
 /** The cell at an index the caller has computed within `cells` (noUncheckedIndexedAccess types every read `| undefined`). */
@@ -112,7 +132,8 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
   }
   // /metrics lists the series in FEEDBACK_REFUSALS' order.
   const refusedCells = new Map<FeedbackRefusal, CounterCell>(FEEDBACK_REFUSALS.map((reason) => [reason, refused[reason]]))
-  const tracked = new Map<string, VersionFeedback>()
+  /** Each tracked version's rows, and its error sums once a regressor build was published. */
+  const tracked = new Map<string, { rows: CounterCell; errors: VersionFeedback['errors'] }>()
   registerSeries(registry, [
     counterSeries('svc_model_feedback_rows_total', 'Labels scored against the answers of a model version.', families.rows),
     counterSeries(
@@ -130,32 +151,38 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
     }),
   ])
 
-  const track = (model: string, version: string, classes: readonly string[] | undefined, quality: Readonly<Record<string, number>>): VersionFeedback => {
-    const key = `${model}/${version}`
-    const known = tracked.get(key)
+  /** The version's series at 0, made once. */
+  const versionOf = (key: string, labels: Readonly<{ model: string; version: string }>): { rows: CounterCell; errors: VersionFeedback['errors'] } => {
+    let known = tracked.get(key)
     if (known !== undefined) return known
-    const labels = { model, version }
     const rows = counterCell(labels)
     families.rows.set(key, rows)
+    tracked.set(key, (known = { rows, errors: undefined }))
+    return known
+  }
+
+  const track = (model: string, version: string, classes: readonly string[] | undefined, quality: Readonly<Record<string, number>>): VersionFeedback => {
+    const key = `${model}/${version}`
+    const labels = { model, version }
+    const known = versionOf(key, labels)
     families.quality.set(
       key,
       Object.entries(quality).map(([metric, value]) => gaugeCell({ model, version, metric }, value)),
     )
-    let feedback: VersionFeedback
-    if (classes === undefined) {
-      const errors = { absolute: sumCell(labels), squared: sumCell(labels), overestimate: sumCell(labels) }
-      families.absolute.set(key, errors.absolute)
-      families.squared.set(key, errors.squared)
-      families.overestimate.set(key, errors.overestimate)
-      feedback = Object.freeze({ rows, confusion: undefined, errors: Object.freeze(errors) })
-    } else {
-      const cells = confusionCells(labels, classes)
-      families.confusion.set(key, cells)
-      feedback = Object.freeze({ rows, confusion: confusionOf(cells, classes.length), errors: undefined })
-    }
     if (!delays.has(model)) delays.set(model, histogramCell({ model }, DELAY_BUCKETS))
-    tracked.set(key, feedback)
-    return feedback
+    if (classes === undefined) {
+      if (known.errors === undefined) {
+        const errors = Object.freeze({ absolute: sumCell(labels), squared: sumCell(labels), overestimate: sumCell(labels) })
+        families.absolute.set(key, errors.absolute)
+        families.squared.set(key, errors.squared)
+        families.overestimate.set(key, errors.overestimate)
+        known.errors = errors
+      }
+      return Object.freeze({ rows: known.rows, confusion: undefined, errors: known.errors })
+    }
+    let cells = families.confusion.get(key)
+    if (cells === undefined) families.confusion.set(key, (cells = new Map()))
+    return Object.freeze({ rows: known.rows, confusion: confusionOf(confusionCells(cells, labels, classes), classes.length), errors: undefined })
   }
 
   const drop = (model: string, version: string): void => {

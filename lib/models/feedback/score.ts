@@ -1,7 +1,11 @@
 // Scoring labels (POST /api/v1/feedback, lib/README.md §10): each item's token is checked, its truth
 // compared with the answer the token carries, and the result counted in the version's series. An
-// item refused is counted in svc_feedback_refused_total{reason} and nowhere else, and an item whose
-// truth is refused is not remembered as seen, so a corrected resend is scored.
+// item refused is counted in svc_feedback_refused_total{reason} and nowhere else, and never
+// remembered as seen, so a corrected resend is scored.
+//
+// Two passes: every item is checked first, changing nothing (a label sent twice in one batch is the
+// second's `duplicate`); then the accepted ones are counted, and each remembered once counted. A
+// check that throws leaves the batch unscored and nothing remembered, so a resend is scored.
 //
 // An accepted label is handed to `onLabel` (the payload log's `svc.label` event) when it is set.
 //
@@ -16,7 +20,11 @@ import type { FeedbackVersions, KnownBuild } from './versions.js'
 
 /** One label as the body carries it: the truth is checked here, its type included. */
 export type FeedbackItem = Readonly<{ token: string; truth: unknown }>
-export type Refused = Readonly<{ index: number; reason: FeedbackRefusal }>
+/**
+ * An item refused, by its index in the batch. `invalid_truth` says what a truth of the version its
+ * token names must be: one of `expected`'s class names, or `"number"` (a regressor's finite number).
+ */
+export type Refused = Readonly<{ index: number; reason: FeedbackRefusal; expected?: readonly string[] | 'number' }>
 export type FeedbackResult = Readonly<{ accepted: number; refused: readonly Refused[] }>
 
 /** An accepted label, as the payload log writes it: the token joins it to the answer that carried it. */
@@ -72,9 +80,14 @@ const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
   overestimate.count++
 }
 
+/** An item that passed every check: the build and claims it is counted with, and its truth as a class index or value. */
+type Checked = readonly [KnownBuild, TokenClaims, number]
+/** An item whose token checks, with a truth its build cannot take. */
+type BadTruth = Readonly<{ build: KnownBuild }>
+
 export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells, onLabel }: ScorerOptions): FeedbackScorer => {
-  /** The reason an item is refused, or the build and truth it is scored with. */
-  const check = (item: FeedbackItem, nowS: number): FeedbackRefusal | readonly [KnownBuild, TokenClaims, number] => {
+  /** The reason an item is refused, or the build and truth it is scored with; `batch` holds the ids accepted before it in its batch. */
+  const check = (item: FeedbackItem, nowS: number, batch: ReadonlySet<number>): FeedbackRefusal | BadTruth | Checked => {
     const claims = readToken(item.token, versions.ring)
     if (claims === 'invalid_token') return claims
     if (nowS - claims.issuedS > maxAgeS) return 'expired'
@@ -82,31 +95,49 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
     // A token of a class index the version does not have can only come from another build with the same sha256 prefix.
     if (build === undefined || (build.classes !== undefined && claims.answer >= build.classes.length)) return 'unknown_version'
     const truth = truthOf(build, item.truth)
-    if (truth === undefined) return 'invalid_truth'
-    if (!seen.add(claims.id)) return 'duplicate'
+    if (truth === undefined) return { build }
+    if (seen.has(claims.id) || batch.has(claims.id)) return 'duplicate'
     return [build, claims, truth]
+  }
+
+  /** Counts an accepted item, then remembers it and hands it on. */
+  const accept = (item: FeedbackItem, [build, claims, truth]: Checked, nowS: number): void => {
+    count(build, claims, truth)
+    const delayS = Math.max(0, nowS - claims.issuedS)
+    observe(build.delay, delayS, undefined)
+    seen.add(claims.id)
+    if (onLabel === undefined) return
+    const { model, version, build: id, answer } = claims
+    const predicted = build.classes === undefined ? answer : (build.classes[answer] as string)
+    // The token as minted, which the prediction's event holds: base64url leaves the last character's low bits
+    // unused, and a client's copy may have set them (a variant whose tag still checks).
+    const token = Buffer.from(item.token, 'base64url').toString('base64url')
+    onLabel({ token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
   }
 
   return {
     score: (items, nowS) => {
+      const batch = new Set<number>()
+      const checked = items.map((item) => {
+        const verdict = check(item, nowS, batch)
+        if (Array.isArray(verdict)) batch.add((verdict as Checked)[1].id)
+        return verdict
+      })
       let accepted = 0
       const refused: Refused[] = []
-      items.forEach((item, index) => {
-        const checked = check(item, nowS)
-        if (typeof checked === 'string') {
-          refusedCells[checked].value++
-          refused.push({ index, reason: checked })
+      checked.forEach((verdict, index) => {
+        if (typeof verdict === 'string') {
+          refusedCells[verdict].value++
+          refused.push({ index, reason: verdict })
           return
         }
-        const [build, claims, truth] = checked
-        count(build, claims, truth)
-        const delayS = Math.max(0, nowS - claims.issuedS)
-        observe(build.delay, delayS, undefined)
+        if (!Array.isArray(verdict)) {
+          refusedCells.invalid_truth.value++
+          refused.push({ index, reason: 'invalid_truth', expected: (verdict as BadTruth).build.classes ?? 'number' })
+          return
+        }
+        accept(items[index] as FeedbackItem, verdict as Checked, nowS)
         accepted++
-        if (onLabel === undefined) return
-        const { model, version, build: id, answer } = claims
-        const predicted = build.classes === undefined ? answer : (build.classes[answer] as string)
-        onLabel({ token: item.token, model, version, build: id, truth: item.truth as string | number, predicted, delayS })
       })
       return { accepted, refused }
     },

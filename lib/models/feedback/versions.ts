@@ -2,7 +2,8 @@
 // until SVC_FEEDBACK_MAX_AGE_S after the pass that stopped serving it, when the last token it can
 // have signed expires; its version's series follow the same rule, as a family of
 // lib/models/registry/version-series.ts. What is kept is small: the names, the classes (to check a
-// truth and name the answer), the keys, and the version's series. Lost on restart: a label for a build this
+// truth and name the answer), the keys, and what its labels count into in the version's series,
+// refreshed at every publish so that the series follow each build (metrics.ts). Lost on restart: a label for a build this
 // process never served is `unknown_version` (README, Model quality from labels).
 import type { HistogramCell } from '../../telemetry/metrics/cells.js'
 import { buildId, type ServedModel } from '../registry/registry.js'
@@ -44,15 +45,18 @@ const keyName = (model: string, version: string, build: string): string => `${mo
 /** The quality measured on held-out rows, as the version's files record it: none, no series. */
 const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => model.quality ?? {}
 
+const classesOf = ({ model }: ServedModel): readonly string[] | undefined => (model.task === 'classification' ? model.classes : undefined)
+
+/** What a build's labels count into: its version's series, with the build's classes and quality (metrics.ts). */
+const trackBuild = (metrics: FeedbackMetrics, served: ServedModel): VersionFeedback =>
+  metrics.track(served.model.name, served.model.version, classesOf(served), qualityOf(served))
+
 /** The version's series: made at 0 by its publish, kept until its last token has expired (version-series.ts). */
 const feedbackSeries = (maxAgeS: number, metrics: FeedbackMetrics) =>
   createVersionFamily({
     policy: { made: 'publish', keptS: maxAgeS },
     keyOf: ({ model }: ServedModel) => `${model.name}\0${model.version}`,
-    make: (served: ServedModel) => {
-      const { name, version } = served.model
-      return metrics.track(name, version, served.model.task === 'classification' ? served.model.classes : undefined, qualityOf(served))
-    },
+    make: (served: ServedModel) => trackBuild(metrics, served),
     drop: (key: string) => {
       const [model, version] = key.split('\0') as [string, string]
       metrics.drop(model, version)
@@ -77,13 +81,13 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
     const build = buildOf(served)
     const id = keyName(name, version, build)
     retired.delete(id)
-    const classes = served.model.task === 'classification' ? served.model.classes : undefined
-    if (!builds.has(id)) {
-      const keys = derive(name, version, build, classes === undefined ? 'value' : 'class')
-      const feedback = series.of(served)
-      builds.set(id, Object.freeze({ model: name, version, classes, feedback, delay: metrics.delay(name), keys }))
-    }
-    keysOf.set(served, builds.get(id)?.keys[0])
+    const classes = classesOf(served)
+    series.of(served)
+    // Every publish: the version's series take this build's classes and quality, even when the build is known.
+    const feedback = trackBuild(metrics, served)
+    const keys = builds.get(id)?.keys ?? derive(name, version, build, classes === undefined ? 'value' : 'class')
+    builds.set(id, Object.freeze({ model: name, version, classes, feedback, delay: metrics.delay(name), keys }))
+    keysOf.set(served, keys[0])
   }
 
   const forget = (nowS: number): void => {

@@ -225,7 +225,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'gauge',
     labels: ['model', 'version', 'metric', 'environment'],
     help: 'Quality of a model version measured on labelled held-out rows, by metric.',
-    doc: "`model`, `version`, `metric`, `environment`: the artifact's `provenance.metrics` or a profile's `quality`",
+    doc: "`model`, `version`, `metric`, `environment`: the artifact's `provenance.metrics` or a profile's `quality`, of the build last published (a rebuild or a profile added updates it); with `SVC_FEEDBACK_SECRET` only",
   },
   {
     name: 'svc_payload_log_events_total',

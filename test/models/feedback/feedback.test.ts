@@ -115,10 +115,10 @@ t.test('each refusal has its reason and counts only in svc_feedback_refused_tota
     accepted: 1,
     refused: [
       { index: 1, reason: 'duplicate' },
-      { index: 2, reason: 'invalid_truth' },
-      { index: 3, reason: 'invalid_truth' },
-      { index: 4, reason: 'invalid_truth' },
-      { index: 5, reason: 'invalid_truth' },
+      { index: 2, reason: 'invalid_truth', expected: ['setosa', 'versicolor', 'virginica'] },
+      { index: 3, reason: 'invalid_truth', expected: ['setosa', 'versicolor', 'virginica'] },
+      { index: 4, reason: 'invalid_truth', expected: 'number' },
+      { index: 5, reason: 'invalid_truth', expected: 'number' },
       { index: 6, reason: 'invalid_token' },
       { index: 7, reason: 'invalid_token' },
       { index: 8, reason: 'invalid_token' },
@@ -223,7 +223,7 @@ t.test(`above ${MAX_CONFUSION_CLASSES} classes a version keeps 2·C confusion se
   wideCell(4, 7).value++
   const narrow = metrics.track('narrow', '1', classes.slice(0, MAX_CONFUSION_CLASSES), {})
   ;(narrow.confusion as NonNullable<typeof narrow.confusion>)(4, 7).value++
-  t.equal(metrics.track('narrow', '1', [], {}), narrow, 'tracked once')
+  t.equal(metrics.track('narrow', '1', [], {}).rows, narrow.rows, 'one version, one set of series')
   const body = await registry.metrics()
   const lines = (model: string): number => body.split('\n').filter((line) => line.startsWith(`svc_model_feedback_confusion_total{model="${model}"`)).length
   t.equal(lines('wide'), 2 * (MAX_CONFUSION_CLASSES + 1))
@@ -252,4 +252,18 @@ t.test('a version whose name cannot be carried gets no tokens', async (t) => {
   feedback.publish([long])
   t.equal(feedback.tokens(long, predict(iris, IRIS_ROWS), 3), undefined)
   t.equal(feedback.tokens({ ...iris } as ServedModel, predict(iris, IRIS_ROWS), 3), undefined, 'nor a build never published')
+})
+
+t.test('a version first published without a reference quality gets it from the build that has one', async (t) => {
+  const h = harness()
+  await h.registry.load()
+  const metrics = new Registry()
+  const late = createFeedback({ config: { secret: SECRET, previousSecret: undefined, maxAgeS: DAY_S, seen: 10 }, metrics })
+  const iris = h.registry.resolve('iris') as ServedModel
+  // An ONNX version before `svc profile` wrote its quality, then after (another sha256: the profile is in it).
+  const unprofiled = { ...iris, model: { ...iris.model, quality: undefined, sha256: `0${iris.model.sha256.slice(1)}` } } as ServedModel
+  late.publish([unprofiled])
+  t.equal(sample(await metrics.metrics(), 'svc_model_reference_quality', { model: 'iris', version: '1', metric: 'accuracy' }), undefined)
+  late.publish([iris])
+  t.equal(sample(await metrics.metrics(), 'svc_model_reference_quality', { model: 'iris', version: '1', metric: 'accuracy' }), 0.9777777777777777)
 })

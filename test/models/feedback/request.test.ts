@@ -64,3 +64,20 @@ t.test('more items than SVC_MAX_BATCH is BATCH_TOO_LARGE', async (t) => {
   t.equal(error.code, 'BATCH_TOO_LARGE')
   t.equal(error.message, 'feedback: 3 items, more than SVC_MAX_BATCH (2)')
 })
+
+t.test('every bad item is named in the one refusal, those with the same fault together', async (t) => {
+  const error = refusal(
+    {
+      feedback: [{ token: 'a', truth: 'setosa' }, { token: 'b' }, { token: 7, truth: 'setosa' }, 'c', { token: 'd' }, { token: 'e', truth: 1, note: 'x' }],
+    },
+    6,
+  )
+  t.equal(error.code, 'INVALID_REQUEST')
+  t.equal(
+    error.message,
+    "feedback[1].truth, feedback[4].truth: missing; expected the class name, or a regressor's number; " +
+      'feedback[2].token: expected the string an answer carried in feedback_tokens; ' +
+      'feedback[3]: expected an object { token, truth }; ' +
+      'feedback[5].note: unknown member; expected token and truth',
+  )
+})

@@ -137,8 +137,8 @@ t.test('each refusal by its reason, counted there alone, in the order the checks
     { index: 0, reason: 'invalid_token' },
     { index: 1, reason: 'expired' },
     { index: 2, reason: 'unknown_version' },
-    { index: 3, reason: 'invalid_truth' },
-    { index: 4, reason: 'invalid_truth' },
+    { index: 3, reason: 'invalid_truth', expected: CLASSES },
+    { index: 4, reason: 'invalid_truth', expected: CLASSES },
     { index: 6, reason: 'duplicate' },
   ])
   t.equal(result.accepted, 2)
@@ -162,4 +162,48 @@ t.test("a class index beyond the build's classes is another build: unknown_versi
   const { scorer } = setup([iris])
   const [token] = tokens(iris, [5])
   t.same(scorer.score([{ token: token as string, truth: 'setosa' }], NOW_S).refused, [{ index: 0, reason: 'unknown_version' }])
+})
+
+t.test('a batch whose checking throws is not scored, and nothing in it is remembered: the resend is scored', async (t) => {
+  const iris = classifier()
+  // A build whose classes cannot be read: checking a label of it throws.
+  const broken = { ...classifier(), keys: [versionKey(SECRET, 'iris', '2', 'abcdef012345', 'class') as VersionKey], version: '2' } as KnownBuild
+  Object.defineProperty(broken, 'classes', {
+    get: () => {
+      throw new TypeError('unreadable classes')
+    },
+  })
+  const { scorer } = setup([iris, broken])
+  const [token] = tokens(iris, [0])
+  const [bad] = tokens(broken, [0])
+  t.throws(
+    () =>
+      scorer.score(
+        [
+          { token: token as string, truth: 'setosa' },
+          { token: bad as string, truth: 'setosa' },
+        ],
+        NOW_S,
+      ),
+    TypeError,
+  )
+  t.equal(iris.feedback.rows.value, 0, 'nothing counted')
+  t.same(scorer.score([{ token: token as string, truth: 'setosa' }], NOW_S), { accepted: 1, refused: [] }, 'not remembered: the resend is scored')
+  t.equal(iris.feedback.rows.value, 1)
+})
+
+t.test('the label handed on carries the token as minted, not the variant a client sent', async (t) => {
+  const iris = classifier()
+  const { scorer, labels } = setup([iris])
+  const [token] = tokens(iris, [0]) as [string]
+  // base64url's last character of a token whose bytes are not a multiple of 3 has unused low bits.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const bytes = Buffer.from(token, 'base64url')
+  const variant = [...alphabet]
+    .map((last) => `${token.slice(0, -1)}${last}`)
+    .find((text) => text !== token && Buffer.from(text, 'base64url').equals(bytes)) as string
+  t.type(variant, 'string')
+  t.same(scorer.score([{ token: variant, truth: 'setosa' }], NOW_S), { accepted: 1, refused: [] })
+  t.equal(labels[0]?.token, token)
+  t.same(scorer.score([{ token, truth: 'setosa' }], NOW_S).refused, [{ index: 0, reason: 'duplicate' }], 'one token, whichever text')
 })
