@@ -1,7 +1,8 @@
 // The payload log as a file of JSON lines, one event a line, for a collector on the host (vector,
 // fluent-bit) to tail. One write a batch and one in flight (the writer awaits each), so the loop
 // never waits on the disk. Rotated by size: past `maxBytes` the file becomes `<path>.1`, each
-// `<path>.i` becomes `<path>.(i+1)`, and `<path>.N` is overwritten, so N rotated files are kept. Only
+// `<path>.i` becomes `<path>.(i+1)`, and `<path>.N` is overwritten, so N rotated files are kept (a
+// rotation that failed part way is finished by the next without losing a file). Only
 // a regular file is rotated: a device (/dev/null, /dev/full, a FIFO) is written and never renamed.
 // A write that fails closes the file, so the next one opens it again: a file moved or deleted under
 // it, or a directory made writable again, is picked up without a restart.
@@ -18,7 +19,7 @@
 //   would wait for it, in a second pool thread), and, until it returns, every batch fails at once
 //   (`disk not answering`) without another call, so a dead disk holds one of the pool's four
 //   threads, never more. Such a call can still hold the process's exit: README says so.
-import { close as closeFd, constants, fstat, open as openFd, rename, type Stats, write as writeFd } from 'node:fs'
+import { close as closeFd, constants, fstat, lstat, open as openFd, rename, type Stats, write as writeFd } from 'node:fs'
 import { Socket } from 'node:net'
 import { promisify } from 'node:util'
 import { errorCode } from '../../core/errors.js'
@@ -36,6 +37,7 @@ export type FileSinkOptions = Readonly<{ path: string; maxBytes: number; files: 
 const openAsync = promisify(openFd)
 const fstatAsync = promisify(fstat)
 const renameAsync = promisify(rename)
+const lstatAsync = promisify(lstat)
 const writeAsync = promisify(writeFd)
 const closeAsync = promisify(closeFd)
 
@@ -107,14 +109,15 @@ export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink
       )
     })
 
-  /** Renames `from` to `to`; a rotated file not there yet is no failure. */
-  const shift = async (from: string, to: string, signal: AbortSignal): Promise<void> => {
-    try {
-      await pool(renameAsync(from, to), signal)
-    } catch (error: unknown) {
-      if (errorCode(error) !== 'ENOENT') throw error
-    }
-  }
+  /** Whether `name` exists: anything but ENOENT is a failure. */
+  const exists = (name: string, signal: AbortSignal): Promise<boolean> =>
+    pool(lstatAsync(name), signal).then(
+      () => true,
+      (error: unknown) => {
+        if (errorCode(error) === 'ENOENT') return false
+        throw error
+      },
+    )
 
   const opened = async (signal: AbortSignal): Promise<OpenFile> => {
     if (file !== undefined) return file
@@ -135,8 +138,15 @@ export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink
     await closeAsync(closing.fd).catch(() => {})
   }
 
+  /**
+   * Shifts `<path>.1` … up to the first missing rotated file (`<path>.N` when none is missing, which is
+   * overwritten), then the file to `<path>.1`. A rotation that failed part way left a gap: the next
+   * fills it, and renames no file over another that was not already the oldest kept.
+   */
   const rotate = async (signal: AbortSignal): Promise<void> => {
-    for (let i = files - 1; i >= 1; i--) await shift(`${path}.${i}`, `${path}.${i + 1}`, signal)
+    let gap = 1
+    while (gap < files && (await exists(`${path}.${gap}`, signal))) gap++
+    for (let i = gap - 1; i >= 1; i--) await pool(renameAsync(`${path}.${i}`, `${path}.${i + 1}`), signal)
     await pool(renameAsync(path, `${path}.1`), signal)
     await close()
   }

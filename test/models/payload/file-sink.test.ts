@@ -41,6 +41,38 @@ t.test('past maxBytes the file shifts to .1, .1 to .2, and the oldest kept is ov
   t.equal(await readFile(`${path}.2`, 'utf8'), '"22222"\n', 'the first batch is gone: two rotated files are kept')
 })
 
+t.test('a rotation that fails part way: the next one fills the gap it left, and no rotated file is lost', async (t) => {
+  const dir = await tempDir(t)
+  const path = join(dir, 'p.ndjson')
+  await writeFile(`${path}.1`, 'one\n')
+  await writeFile(`${path}.2`, 'two\n')
+  await writeFile(`${path}.3`, 'three\n')
+  const sink = createFileSink({ path, maxBytes: 10, files: 3 })
+  await sink.write(['"a"'], NEVER)
+  // The live file goes away under the sink: the rotation shifts .2 to .3 and .1 to .2, then fails.
+  await rm(path)
+  await t.rejects(sink.write(['"bbbbbbbbbb"'], NEVER), { code: 'ENOENT' })
+  t.same((await readdir(dir)).sort(), ['p.ndjson.2', 'p.ndjson.3'], 'a gap at .1')
+  await sink.write(['"bbbbbbbbbb"'], NEVER)
+  await sink.write(['"c"'], NEVER)
+  await sink.close()
+  t.equal(await readFile(path, 'utf8'), '"c"\n')
+  t.equal(await readFile(`${path}.1`, 'utf8'), '"bbbbbbbbbb"\n')
+  t.equal(await readFile(`${path}.2`, 'utf8'), 'one\n', 'filled the gap: nothing shifted over .2')
+  t.equal(await readFile(`${path}.3`, 'utf8'), 'two\n', 'only the oldest, "three", went, in the first rotation')
+})
+
+t.test('a rotated file that cannot be looked at fails the rotation, and renames nothing', async (t) => {
+  // A name of 254 bytes: the file may be, `<name>.1` is past NAME_MAX (255), so lstat fails ENAMETOOLONG.
+  const dir = await tempDir(t)
+  const path = join(dir, 'p'.repeat(254))
+  const sink = createFileSink({ path, maxBytes: 1, files: 2 })
+  await sink.write(['"x"'], NEVER)
+  await t.rejects(sink.write(['"y"'], NEVER), { code: 'ENAMETOOLONG' })
+  await sink.close()
+  t.equal(await readFile(path, 'utf8'), '"x"\n', 'the live file kept as it was')
+})
+
 t.test('a batch larger than maxBytes goes whole into a fresh file', async (t) => {
   const path = join(await tempDir(t), 'p.ndjson')
   const sink = createFileSink({ path, maxBytes: 4, files: 1 })
