@@ -3,7 +3,7 @@
 // (commands.ts) calls this and nothing else to serve; so does every test that starts a service
 // process (test/fixtures/serve.ts), so the lifecycle tests exercise the very code the CLI runs.
 //
-// In order: configuration and credentials (exit 2 on a problem) → the stdout and stderr line
+// In order: configuration and credentials, and the payload log file's lock (exit 2 on a problem) → the stdout and stderr line
 // writers and loggers, fatal-error handlers → `createApp` (registry, tracing, model registry,
 // drift, probes, rates, route table, pipelines, listeners) → every model loaded and compiled → the
 // public listener (once it is bound the lifecycle turns `ready`, so /startup and /ready can answer
@@ -15,6 +15,7 @@ import { errorCode, errorMessage } from '../core/errors.js'
 import { ConfigError, type Env, readConfigAndDefaulted } from '../config/config.js'
 import { withCredentials } from '../config/credentials.js'
 import type { RouteDef } from '../core/pipeline.js'
+import { lockPayloadLog, type PayloadLock } from '../models/payload/lock.js'
 import { exitOnFatal, stopOnSignals, type Exit } from './shutdown.js'
 import { createLineWriter } from '../telemetry/line-writer.js'
 import { createLogger } from '../telemetry/logger.js'
@@ -42,8 +43,11 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
  */
 export const start = async ({ argv, env, routes = [], exit = process.exit }: StartOptions): Promise<App | undefined> => {
   let read: ReturnType<typeof readConfigAndDefaulted>
+  let lock: PayloadLock | undefined
   try {
     read = readConfigAndDefaulted(withCredentials(env), argv)
+    // A payload log file another live process writes is refused as a bad variable is.
+    lock = lockPayloadLog(read.config.models.payloadLog?.target)
   } catch (error: unknown) {
     // Only a configuration problem is exit 2; anything else is a fault, and is not disguised as one.
     if (!(error instanceof ConfigError)) throw error
@@ -57,6 +61,7 @@ export const start = async ({ argv, env, routes = [], exit = process.exit }: Sta
   const out = createLineWriter(1)
   const err = createLineWriter(2)
   process.on('exit', () => {
+    lock?.release()
     out.flush()
     err.flush()
   })

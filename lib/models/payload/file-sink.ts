@@ -1,13 +1,29 @@
 // The payload log as a file of JSON lines, one event a line, for a collector on the host (vector,
-// fluent-bit) to tail. Appended through fs.promises, one write(2) a batch and one in flight (the
-// writer awaits each), so the loop never waits on the disk. Rotated by size: past `maxBytes` the file becomes `<path>.1`, each
-// `<path>.i` becomes `<path>.(i+1)`, and `<path>.N` is overwritten, so N rotated files are kept. Only
+// fluent-bit) to tail. One write a batch and one in flight (the writer awaits each), so the loop
+// never waits on the disk. Rotated by size: past `maxBytes` the file becomes `<path>.1`, each
+// `<path>.i` becomes `<path>.(i+1)`, and `<path>.N` is overwritten, so N rotated files are kept (a
+// rotation that failed part way is finished by the next without losing a file). Only
 // a regular file is rotated: a device (/dev/null, /dev/full, a FIFO) is written and never renamed.
 // A write that fails closes the file, so the next one opens it again: a file moved or deleted under
 // it, or a directory made writable again, is picked up without a restart.
-import { type FileHandle, open, rename } from 'node:fs/promises'
+//
+// A write never holds anything past its timeout (the writer's `signal`):
+// - A FIFO (or a socket) is opened non-blocking and written as a stream on the loop, never from the
+//   thread pool: a reader that stops reading fills the pipe, the write times out, and destroying the
+//   stream frees everything. Opened without a reader, it fails at once (ENXIO), where a blocking
+//   open would wait in the pool for one. A write(2) that blocks in a pool thread would hold that
+//   thread, and Node's exit joins the pool's threads: the process would never end (measured, Node 20).
+// - A regular file, or a device, is written through the thread pool, where a disk that stops
+//   answering (an NFS hard mount whose server is gone) keeps the call in the kernel. Past its timeout
+//   the call is abandoned: the batch fails, the file is closed only once the call returns (a close
+//   would wait for it, in a second pool thread), and, until it returns, every batch fails at once
+//   (`disk not answering`) without another call, so a dead disk holds one of the pool's four
+//   threads, never more. Such a call can still hold the process's exit: README says so.
+import { close as closeFd, constants, fstat, lstat, open as openFd, rename, type Stats, write as writeFd } from 'node:fs'
+import { Socket } from 'node:net'
+import { promisify } from 'node:util'
 import { errorCode } from '../../core/errors.js'
-import type { Sink } from './sink.js'
+import { type Sink, SinkError } from './sink.js'
 
 /**
  * How long an event waits for its batch: a tenth of a second, well inside the second a collector
@@ -18,55 +34,140 @@ export const FILE_LINGER_MS = 100
 
 export type FileSinkOptions = Readonly<{ path: string; maxBytes: number; files: number }>
 
-/** Renames `from` to `to`; a rotated file not there yet is no failure. */
-const shift = async (from: string, to: string): Promise<void> => {
-  try {
-    await rename(from, to)
-  } catch (error: unknown) {
-    if (errorCode(error) !== 'ENOENT') throw error
-  }
+const openAsync = promisify(openFd)
+const fstatAsync = promisify(fstat)
+const renameAsync = promisify(rename)
+const lstatAsync = promisify(lstat)
+const writeAsync = promisify(writeFd)
+const closeAsync = promisify(closeFd)
+
+/** Append, create, and never block: O_NONBLOCK changes nothing for a regular file, and opens a FIFO without a reader at once (ENXIO). */
+const OPEN_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK
+
+/** Opens `path` and reads what it is: one call, abandoned whole. fstat(2) of a descriptor just opened has nothing left to fail on. */
+const openWithStat = async (path: string): Promise<Readonly<{ fd: number; stat: Stats }>> => {
+  const fd = await openAsync(path, OPEN_FLAGS, 0o666)
+  return { fd, stat: await fstatAsync(fd) }
 }
 
-/** Writes all of `bytes`: one write(2) for a regular file, more only when the kernel takes less. */
-const writeAll = async (handle: FileHandle, bytes: Buffer): Promise<void> => {
-  for (let offset = 0; offset < bytes.length; ) offset += (await handle.write(bytes, offset)).bytesWritten
-}
+/** Closes `fd`, whatever comes of it: nothing is left to do for a descriptor that will not close. */
+const closer = (fd: number) => (): void => void closeAsync(fd).catch(() => {})
+
+/** What a failed batch says while an abandoned call into the thread pool has not returned. */
+export const DISK_NOT_ANSWERING = 'disk not answering'
+
+type OpenFile = Readonly<{ fd: number; isRegular: boolean; stream: Socket | undefined }>
+
+/** Writes `bytes` to a stream, rejecting with its error (EPIPE: the reader went away) or at `signal`'s abort, which destroys it. */
+const streamWrite = (stream: Socket, bytes: Buffer, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const abort = (): void => {
+      stream.destroy()
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', abort, { once: true })
+    stream.write(bytes, (error) => {
+      signal.removeEventListener('abort', abort)
+      if (error === undefined || error === null) resolve()
+      else reject(error)
+    })
+  })
+
+/** A FIFO's or a socket's descriptor as a stream on the loop; its errors reach the write they fail. */
+const streamOf = (fd: number): Socket => new Socket({ fd, readable: false, writable: true }).on('error', () => {})
 
 export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink => {
-  let file: Readonly<{ handle: FileHandle; isRegular: boolean }> | undefined
+  let file: OpenFile | undefined
   let size = 0
+  /** A call into the thread pool abandoned past its timeout, until it returns. */
+  let stuck: Promise<unknown> | undefined
 
-  const opened = async (): Promise<Readonly<{ handle: FileHandle; isRegular: boolean }>> => {
+  /**
+   * `call` (into the thread pool), rejecting at `signal`'s abort; an abandoned call is `stuck` until
+   * it settles, and `late` gets what it returns then (an open's descriptor, to close).
+   */
+  const pool = <T>(call: Promise<T>, signal: AbortSignal, late?: (value: T) => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const abort = (): void => {
+        const settled = (): void => {
+          if (stuck === call) stuck = undefined
+        }
+        stuck = call
+        call.then(late, () => {}).then(settled)
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', abort, { once: true })
+      call.then(
+        (value) => {
+          signal.removeEventListener('abort', abort)
+          resolve(value)
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', abort)
+          reject(error)
+        },
+      )
+    })
+
+  /** Whether `name` exists: anything but ENOENT is a failure. */
+  const exists = (name: string, signal: AbortSignal): Promise<boolean> =>
+    pool(lstatAsync(name), signal).then(
+      () => true,
+      (error: unknown) => {
+        if (errorCode(error) === 'ENOENT') return false
+        throw error
+      },
+    )
+
+  const opened = async (signal: AbortSignal): Promise<OpenFile> => {
     if (file !== undefined) return file
-    const handle = await open(path, 'a')
-    const stat = await handle.stat()
+    const { fd, stat } = await pool(openWithStat(path), signal, (late) => closer(late.fd)())
     size = stat.size
-    file = { handle, isRegular: stat.isFile() }
+    const isStream = stat.isFIFO() || stat.isSocket()
+    file = { fd, isRegular: stat.isFile(), stream: isStream ? streamOf(fd) : undefined }
     return file
   }
 
   const close = async (): Promise<void> => {
-    const closing = file?.handle
+    const closing = file
     file = undefined
-    await closing?.close().catch(() => {})
+    if (closing === undefined) return
+    if (closing.stream !== undefined) return void closing.stream.destroy()
+    // Closed once the abandoned call has returned: a close would wait for it, in another pool thread.
+    if (stuck !== undefined) return void stuck.then(closer(closing.fd), closer(closing.fd))
+    await closeAsync(closing.fd).catch(() => {})
   }
 
-  const rotate = async (): Promise<void> => {
-    for (let i = files - 1; i >= 1; i--) await shift(`${path}.${i}`, `${path}.${i + 1}`)
-    await rename(path, `${path}.1`)
+  /**
+   * Shifts `<path>.1` … up to the first missing rotated file (`<path>.N` when none is missing, which is
+   * overwritten), then the file to `<path>.1`. A rotation that failed part way left a gap: the next
+   * fills it, and renames no file over another that was not already the oldest kept.
+   */
+  const rotate = async (signal: AbortSignal): Promise<void> => {
+    let gap = 1
+    while (gap < files && (await exists(`${path}.${gap}`, signal))) gap++
+    for (let i = gap - 1; i >= 1; i--) await pool(renameAsync(`${path}.${i}`, `${path}.${i + 1}`), signal)
+    await pool(renameAsync(path, `${path}.1`), signal)
     await close()
+  }
+
+  /** Writes all of `bytes`: one write(2) for a regular file, more only when the kernel takes less. */
+  const writeAll = async (open: OpenFile, bytes: Buffer, signal: AbortSignal): Promise<void> => {
+    if (open.stream !== undefined) return streamWrite(open.stream, bytes, signal)
+    for (let offset = 0; offset < bytes.length; ) offset += (await pool(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
   }
 
   return {
     lingerMs: FILE_LINGER_MS,
-    write: async (events) => {
+    write: async (events, signal) => {
+      if (stuck !== undefined) throw new SinkError('SINK_FAILED', DISK_NOT_ANSWERING)
       let text = ''
       for (const event of events) text += `${event}\n`
       const bytes = Buffer.from(text)
       try {
         // A batch larger than maxBytes still goes to a fresh file whole: an event is never split.
-        if ((await opened()).isRegular && size > 0 && size + bytes.length > maxBytes) await rotate()
-        await writeAll((await opened()).handle, bytes)
+        if ((await opened(signal)).isRegular && size > 0 && size + bytes.length > maxBytes) await rotate(signal)
+        await writeAll(await opened(signal), bytes, signal)
         size += bytes.length
       } catch (error: unknown) {
         await close()

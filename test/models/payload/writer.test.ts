@@ -2,7 +2,9 @@
 // turn that queued them, outside the request's store, within a second; rotation keeping N files; a
 // device written, never renamed; a disk that refuses every write (/dev/full: ENOSPC) counted
 // `failed` while every enqueue still returns at once; a full queue, pressure and shutdown dropping.
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { constants } from 'node:fs'
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -187,4 +189,23 @@ t.test('stop with nothing queued returns at once; one with a retry waiting write
   const at = performance.now()
   await idle.writer.stop(5000)
   t.ok(performance.now() - at < 100, 'nothing to wait for')
+})
+
+t.test('a write stuck on a FIFO nobody reads counts failed at its timeout, and stop ends within its budget', async (t) => {
+  const path = join(await directory(t), 'fifo')
+  execFileSync('mkfifo', [path])
+  const reader = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  t.teardown(() => reader.close())
+  const { writer, outcomes, logs } = payloadHarness(t, { target: { kind: 'file', path }, timeoutMs: 200, retryDelaysMs: [] })
+  // Past the pipe's 64 KiB: the write cannot finish.
+  writer.enqueue(() => JSON.stringify('x'.repeat(1 << 20)))
+  const started = performance.now()
+  await eventually(async () => (await outcomes()).failed === 1)
+  t.ok(performance.now() - started < 1500, `failed in ${Math.round(performance.now() - started)} ms`)
+  t.same(logs(), [{ event: 'payload_log_failed', level: 'warning', sink: 'file', reason: 'no answer within 200 ms' }])
+  writer.enqueue(() => JSON.stringify('y'.repeat(1 << 20)))
+  const stopping = performance.now()
+  await writer.stop(100)
+  t.ok(performance.now() - stopping < 1000, `stopped in ${Math.round(performance.now() - stopping)} ms`)
+  t.same(await outcomes(), { written: 0, dropped: 1, failed: 1 }, 'the write left at the budget counts dropped')
 })
