@@ -2,7 +2,7 @@
 // ops/README.md states, against the service's own defaults; and a real HAProxy running it retries
 // an idempotent request that got no answer but never a POST, answers no 502 when a kept-alive
 // connection closes under a request, and closes its idle connections to the service within
-// seconds. The instances under load and a rolling restart are test/integration/haproxy.test.ts.
+// seconds. The instances under load and a rolling restart are test/ops/haproxy.test.ts.
 import { once } from 'node:events'
 import { type IncomingMessage, request, type ServerResponse } from 'node:http'
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
