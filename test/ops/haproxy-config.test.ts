@@ -3,7 +3,7 @@
 // an idempotent request that got no answer but never a POST, answers no 502 when a kept-alive
 // connection closes under a request, closes its idle connections to the service within seconds,
 // and sends a label batch sent again to the instance that scored it, which refuses it. The
-// instances under load and a rolling restart are test/integration/haproxy.test.ts.
+// instances under load and a rolling restart are test/ops/haproxy.test.ts.
 import { once } from 'node:events'
 import { type IncomingMessage, request, type ServerResponse } from 'node:http'
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net'

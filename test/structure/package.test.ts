@@ -1,8 +1,8 @@
 // package.json and .gitignore as the tools read them: npm's install-script policy, what `npm test`
-// prints (and what .ci/run parses out of it), and packed tarballs kept out of git.
+// prints (and what .ci/run parses out of it, and the slowest files), and packed tarballs kept out of git.
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -18,7 +18,7 @@ const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) a
 
 const run = (command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
   new Promise<{ code: number; stdout: string }>((resolve) => {
-    execFile(command, args, { ...options, timeout: 60_000 }, (error, stdout) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout }))
+    execFile(command, args, { ...options, timeout: 100_000 }, (error, stdout) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout }))
   })
 
 t.test('allowScripts decides on every install script in the lockfile, and denies each: none is needed', async (t) => {
@@ -52,33 +52,46 @@ t.test('a packed tarball is ignored by git', async (t) => {
   t.equal((await run('git', ['check-ignore', '--quiet', 'lib/svc-1.0.0.tgz'], { cwd: ROOT })).code, 0, 'wherever it is')
 })
 
-t.test("npm test prints tap's summary; --reporter=tap, as .ci/run asks, the closing line .ci/run reads", async (t) => {
-  // tap run in a project of its own, with this package's tap configuration, over one passing and one
-  // skipped test: a run inside this one must not touch this run's .tap/ directory.
-  const dir = await mkdtemp(join(tmpdir(), 'svc-tap-'))
-  t.teardown(() => rm(dir, { recursive: true, force: true }))
-  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
-  await writeFile(
-    join(dir, 'package.json'),
-    JSON.stringify({ name: 'reporter-check', type: 'module', tap: { ...manifest.tap, 'allow-incomplete-coverage': true } }),
-  )
-  await writeFile(
-    join(dir, 'one.test.ts'),
-    "import t from 'tap'\nt.test('passes', async (t) => t.pass('yes'))\nt.test('skipped', async (t) => t.skip('not here'))\n",
-  )
+t.test("npm test prints tap's summary, then the slowest files; --reporter=tap, as .ci/run asks, the closing line .ci/run reads", async (t) => {
+  // npm test's script (test/run.js) in a project of its own, with this package's tap configuration
+  // and its type-stripping hooks: a run inside this one must not touch this run's .tap/ directory.
+  // Two projects, since the files a run lists are those whose results it wrote in its .tap/.
+  const project = async (files: Readonly<Record<string, string>>): Promise<string> => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-tap-'))
+    t.teardown(() => rm(dir, { recursive: true, force: true }))
+    await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+    await mkdir(join(dir, 'test'))
+    for (const file of ['run.js', 'strip-types.js']) await copyFile(join(ROOT, 'test', file), join(dir, 'test', file))
+    const tap = { ...manifest.tap, 'allow-incomplete-coverage': true }
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'reporter-check', type: 'module', tap }))
+    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text)
+    return dir
+  }
+  const one = "import t from 'tap'\nt.test('passes', async (t) => t.pass('yes'))\nt.test('skipped', async (t) => t.skip('not here'))\n"
+  const slow = "import t from 'tap'\nawait new Promise((resolve) => setTimeout(resolve, 1500))\nt.pass('slept')\n"
+  const fails = "import t from 'tap'\nt.fail('no')\n"
   // This process's TAP_* variables and NODE_OPTIONS would tie the inner tap to this run.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(_?tap|npm_|node_options$|node_v8_coverage$)/i.test(name)))
-  const tap = join(ROOT, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs')
+  const npmTest = async (files: Readonly<Record<string, string>>, ...args: string[]) =>
+    run(process.execPath, ['test/run.js', '--disable-coverage', ...args, ...Object.keys(files)], { cwd: await project(files), env })
+  t.equal(manifest.scripts['test'], 'node test/run.js')
   const [summary, full] = await Promise.all([
-    run(process.execPath, [tap, '--disable-coverage', 'one.test.ts'], { cwd: dir, env }),
-    run(process.execPath, [tap, '--disable-coverage', '--reporter=tap', 'one.test.ts'], { cwd: dir, env }),
+    npmTest({ 'one.test.ts': one, 'slow.test.ts': slow }),
+    npmTest({ 'one.test.ts': one, 'fails.test.ts': fails }, '--reporter=tap'),
   ])
   t.equal(summary.code, 0, summary.stdout)
-  t.match(summary.stdout, /Asserts: {2}1 pass {2}0 fail/)
+  t.match(summary.stdout, /Asserts: {2}2 pass {2}0 fail/)
   t.notMatch(summary.stdout, /^\s*ok \d+ - /m, 'no test point of its own')
-  t.equal(full.code, 0, full.stdout)
+  const slowest = summary.stdout.slice(summary.stdout.indexOf('slowest test files'))
+  t.match(
+    slowest,
+    /^slowest test files \(2 of 2; [\d.]+ s summed over all files\):\n +[\d.]+ s +[\d.]+ % {2}slow\.test\.ts\n +[\d.]+ s +[\d.]+ % {2}one\.test\.ts\n$/,
+  )
+  t.ok(Number(/([\d.]+) s/.exec(slowest.split('\n')[1] ?? '')?.[1]) >= 1.5, 'the slow file, with the time it slept')
+  t.equal(full.code, 1, "a failing file: tap's exit status")
   t.match(full.stdout, /^ +ok 1 - yes$/m, 'every test point')
   // .ci/run: grep -E '^# \{ total: ' | tail -n 1, then sed -nE 's/.*pass: ([0-9]+).*/\1/p' and the same for fail.
   const closing = full.stdout.split('\n').filter((line) => /^# \{ total: /.test(line))
-  t.match(closing.at(-1), /^# \{ total: 2, pass: 1, skip: 1 \}$/)
+  t.match(closing.at(-1), /^# \{ total: 3, pass: 1, fail: 1, skip: 1 \}$/)
+  t.match(full.stdout, /^slowest test files \(2 of 2; /m, 'after the closing line, the slowest files of a failed run too')
 })
