@@ -51,6 +51,8 @@ export type Config = Readonly<{
    * front, so the balancer closes first and never sends a request on a connection svc is closing.
    */
   keepAliveTimeoutMs: number
+  /** How long a reply not yet out may go with its client reading none of it before its connection is closed. */
+  writeTimeoutMs: number
   /** Requests in flight past which new ones are shed (503); 0 for no limit. */
   maxInFlight: number
   /** Event-loop lag in ms past which requests are shed; 0 for no limit. */
@@ -268,7 +270,15 @@ const readRates = (r: Reader): RatesConfig => ({
 
 type Limits = Pick<
   Config,
-  'maxBodyBytes' | 'drainTimeoutMs' | 'shutdownDelayMs' | 'maxConnections' | 'keepAliveTimeoutMs' | 'maxInFlight' | 'maxEventLoopDelayMs' | 'maxStreams'
+  | 'maxBodyBytes'
+  | 'drainTimeoutMs'
+  | 'shutdownDelayMs'
+  | 'maxConnections'
+  | 'keepAliveTimeoutMs'
+  | 'writeTimeoutMs'
+  | 'maxInFlight'
+  | 'maxEventLoopDelayMs'
+  | 'maxStreams'
 >
 
 const readLimits = (r: Reader, environment: Environment): Limits => ({
@@ -277,6 +287,7 @@ const readLimits = (r: Reader, environment: Environment): Limits => ({
   shutdownDelayMs: r.read('SVC_SHUTDOWN_DELAY_MS') ?? SHUTDOWN_DELAY_MS_DEFAULTS[environment],
   maxConnections: r.read('SVC_MAX_CONNECTIONS'),
   keepAliveTimeoutMs: r.read('SVC_KEEP_ALIVE_TIMEOUT_MS'),
+  writeTimeoutMs: r.read('SVC_WRITE_TIMEOUT_MS'),
   maxInFlight: r.read('SVC_MAX_IN_FLIGHT'),
   maxEventLoopDelayMs: r.read('SVC_MAX_EVENT_LOOP_DELAY_MS'),
   maxStreams: r.read('SVC_MAX_STREAMS'),

@@ -85,6 +85,11 @@ export const VARIABLES = {
     default: '65000',
     parse: integer(1000, 3_600_000),
   },
+  SVC_WRITE_TIMEOUT_MS: {
+    help: 'how long a reply may wait for its client to read any of it, in ms, before its connection is closed',
+    default: '30000',
+    parse: integer(1000, 3_600_000),
+  },
   SVC_MAX_IN_FLIGHT: { help: 'requests in flight past which new ones get 503, 0 for no limit', default: '0', parse: integer(0, 1_000_000) },
   SVC_MAX_EVENT_LOOP_DELAY_MS: { help: 'event-loop lag in ms past which requests get 503, 0 for none', default: '0', parse: integer(0, 60_000) },
   SVC_API_TOKENS: { help: 'comma-separated bearer tokens for /api/v1/* and /v2/*; unset, they are open', parse: tokens, redact: SECRET },

@@ -46,7 +46,8 @@ export type ServerLimits = Readonly<{
  *   the request target at 8 KiB (414 beyond), as common proxies cap it; a target longer than the
  *   16 KiB head is a 431, since Node refuses the head before the target is known;
  * - a stream whose client reads nothing for 30 s is dropped: otherwise a client that never reads
- *   holds a stream slot and its socket for as long as it likes.
+ *   holds a stream slot and its socket for as long as it likes; a reply, after
+ *   SVC_WRITE_TIMEOUT_MS (30 s by default) in which its client read none of it (write.ts).
  */
 export const LIMITS: Omit<ServerLimits, 'keepAliveTimeoutMs'> = Object.freeze({
   headersTimeoutMs: 10_000,
@@ -89,7 +90,7 @@ export const createServer = ({
   // SVC_MAX_BODY_BYTES and SVC_TRUST_REQUEST_ID.
   const { maxBodyBytes, trustRequestId } = config
   const inspect = createInspector(maxBodyBytes, limits.maxUrlBytes)
-  const { write, lastResort } = createWriter(logger, lifecycle, limits.streamStallMs, metrics)
+  const { write, lastResort } = createWriter(logger, lifecycle, { streamStallMs: limits.streamStallMs, writeTimeoutMs: config.writeTimeoutMs }, metrics)
 
   // hot path: change with care
   const run = (ctx: Ctx, res: ServerResponse, handler: Handler): void => {

@@ -38,19 +38,40 @@ export type Writer = Readonly<{
 /** What the written hooks hear when a layer threw or rejected with undefined or null. */
 const THROWN_NOTHING = new Error('a layer threw or rejected without an error')
 
+/** What the written hooks hear when the reply stopped moving and its connection was closed. */
+const STALLED = new Error('the client read none of the reply for the write timeout: the connection was closed')
+
+/** How long a stream or a reply may stop moving before its connection is closed. */
+export type WriteLimits = Readonly<{ streamStallMs: number; writeTimeoutMs: number }>
+
+/** What follows a reply handed to the socket: the written hooks, and the watch on one that stops moving. */
+type Finish = Readonly<{
+  hookFailed: HookFailed
+  writeTimeoutMs: number
+  /** A reply whose client took none of it for writeTimeoutMs: logged, its connection closed; what the hooks hear. */
+  stalled: (ctx: Ctx, res: ServerResponse) => Error
+}>
+
 /** `metrics`: where a failing hook is counted, in http_exceptions_total; uncounted without it. */
-export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs: number, metrics: HttpMetrics | undefined): Writer => {
+export const createWriter = (logger: Logger, lifecycle: Lifecycle, limits: WriteLimits, metrics: HttpMetrics | undefined): Writer => {
   // The answer is already out: what a hook threw is the layer's failure, logged and counted, never the process's.
   const hookFailed: HookFailed = (ctx, error) => {
     logger.error('reply_hook_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
     metrics?.countException(error)
   }
-  const writeStream = createStreamWriter(logger, streamStallMs, hookFailed)
+  const writeStream = createStreamWriter(logger, limits.streamStallMs, hookFailed)
+  const { writeTimeoutMs } = limits
+  const stalled = (ctx: Ctx, res: ServerResponse): Error => {
+    logger.warning('reply_stalled', { path: ctx.path, stalled_ms: writeTimeoutMs }, ctx)
+    res.destroy()
+    return STALLED
+  }
+  const finish: Finish = { hookFailed, writeTimeoutMs, stalled }
 
   const lastResort = (ctx: Ctx, res: ServerResponse, error: unknown): void => {
     logger.error('request_failed', { method: ctx.method, path: ctx.path, error: errorFields(error) }, ctx)
     // The written hooks tell a replaced reply by the error they hear: `throw undefined` must not read as success.
-    send(ctx, res, 500, PROBLEM_CONTENT_TYPE, problemJson(INTERNAL_PROBLEM, ctx), undefined, error ?? THROWN_NOTHING, hookFailed)
+    send(ctx, res, 500, PROBLEM_CONTENT_TYPE, problemJson(INTERNAL_PROBLEM, ctx), undefined, error ?? THROWN_NOTHING, finish)
   }
 
   // hot path: change with care
@@ -60,17 +81,17 @@ export const createWriter = (logger: Logger, lifecycle: Lifecycle, streamStallMs
     if (closesConnection(ctx, lifecycle.state !== 'ready')) res.shouldKeepAlive = false
     switch (reply.kind) {
       case 'json': {
-        if (reply.json !== undefined) return send(ctx, res, reply.status, JSON_TYPE, reply.json, reply.headers, undefined, hookFailed)
-        if (reply.body === undefined) return sendEmpty(ctx, res, reply.status, reply.headers, hookFailed)
+        if (reply.json !== undefined) return send(ctx, res, reply.status, JSON_TYPE, reply.json, reply.headers, undefined, finish)
+        if (reply.body === undefined) return sendEmpty(ctx, res, reply.status, reply.headers, finish)
         // A body JSON cannot hold (a cycle, a BigInt, nesting deeper than the stack) is the
         // endpoint's failure: a 500, never an exception escaping into Node's request event.
         const json = serialise(reply.body)
-        return typeof json === 'string' ? send(ctx, res, reply.status, JSON_TYPE, json, reply.headers, undefined, hookFailed) : lastResort(ctx, res, json)
+        return typeof json === 'string' ? send(ctx, res, reply.status, JSON_TYPE, json, reply.headers, undefined, finish) : lastResort(ctx, res, json)
       }
       case 'text':
-        return send(ctx, res, reply.status, TEXT_TYPE, reply.text, reply.headers, undefined, hookFailed, reply.sent)
+        return send(ctx, res, reply.status, TEXT_TYPE, reply.text, reply.headers, undefined, finish, reply.sent)
       case 'problem':
-        return send(ctx, res, reply.status, PROBLEM_CONTENT_TYPE, problemJson(reply.problem, ctx), reply.headers, undefined, hookFailed)
+        return send(ctx, res, reply.status, PROBLEM_CONTENT_TYPE, problemJson(reply.problem, ctx), reply.headers, undefined, finish)
       case 'stream':
         return void writeStream(ctx, res, reply)
     }
@@ -88,17 +109,17 @@ const send = (
   payload: string | Buffer,
   extra: Headers | undefined,
   error: unknown,
-  hookFailed: HookFailed,
+  finish: Finish,
   sent?: () => void,
 ): void => {
   res.writeHead(status, bodyHeaders(type, Buffer.byteLength(payload), ctx.requestId, extra))
   // end()'s callback runs on 'finish': the last byte handed to the socket.
   if (typeof payload === 'string' || payload.length <= BODY_SLICE_BYTES) {
     res.end(payload, sent)
-    afterLastByte(ctx, res, error, hookFailed)
+    afterLastByte(ctx, res, error, finish)
   } else {
     endInSlices(res, payload, sent)
-    whenClosed(ctx, res, error, hookFailed)
+    whenOut(ctx, res, error, finish)
   }
 }
 
@@ -109,18 +130,26 @@ const send = (
  * What the kernel did not take (a client that reads slowly, or not at all; a pipelined reply
  * waiting its turn) is still in `res.writableLength`: the hooks wait for the response's 'close'.
  */
-const afterLastByte = (ctx: Ctx, res: ServerResponse, error: unknown, hookFailed: HookFailed): void => {
-  if (res.writableLength === 0) ctx.replyWritten(error, hookFailed)
-  else whenClosed(ctx, res, error, hookFailed)
+const afterLastByte = (ctx: Ctx, res: ServerResponse, error: unknown, finish: Finish): void => {
+  if (res.writableLength === 0) ctx.replyWritten(error, finish.hookFailed)
+  else whenOut(ctx, res, error, finish)
 }
 
 /**
- * The hooks on the response's 'close': emitted after 'finish' (the last byte handed to the kernel),
- * or when the connection ends before that (the client left, the write timed out), so they run once
- * either way.
+ * A reply not yet out. Its hooks run on the response's 'close': emitted after 'finish' (the last
+ * byte handed to the kernel), or when the connection ends before that, so they run once either way.
+ * Meanwhile the socket's timeout watches it: Node's is 0 (none), and the keep-alive timeout starts
+ * only once a reply is out, so a client that reads none of it held its socket and the body for as
+ * long as it liked. Any byte the socket writes or reads restarts the timeout, so a slow reader is
+ * left to read; once the reply is out, the server sets the keep-alive timeout in its place.
  */
-const whenClosed = (ctx: Ctx, res: ServerResponse, error: unknown, hookFailed: HookFailed): void =>
-  void res.once('close', () => ctx.replyWritten(error, hookFailed))
+const whenOut = (ctx: Ctx, res: ServerResponse, error: unknown, finish: Finish): void => {
+  let heard = error
+  res.once('close', () => ctx.replyWritten(heard, finish.hookFailed))
+  res.setTimeout(finish.writeTimeoutMs, () => {
+    heard ??= finish.stalled(ctx, res)
+  })
+}
 
 /**
  * A body larger than this goes to the socket a slice a turn of the loop. One write of a /metrics
@@ -143,10 +172,10 @@ const endInSlices = (res: ServerResponse, body: Buffer, sent: (() => void) | und
   next()
 }
 
-const sendEmpty = (ctx: Ctx, res: ServerResponse, status: number, extra: Headers | undefined, hookFailed: HookFailed): void => {
+const sendEmpty = (ctx: Ctx, res: ServerResponse, status: number, extra: Headers | undefined, finish: Finish): void => {
   res.writeHead(status, emptyHeaders(ctx.requestId, extra))
   res.end()
-  afterLastByte(ctx, res, undefined, hookFailed)
+  afterLastByte(ctx, res, undefined, finish)
 }
 
 /** JSON text, or what JSON.stringify threw; a body it cannot represent at all (a function) is an error too. */

@@ -15,6 +15,7 @@ t.test('defaults apply when nothing is set', async (t) => {
     shutdownDelayMs: 0,
     maxConnections: 0,
     keepAliveTimeoutMs: 65_000,
+    writeTimeoutMs: 30_000,
     maxInFlight: 0,
     maxEventLoopDelayMs: 0,
     admin: undefined,
@@ -416,6 +417,7 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
   t.equal(readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: '620000' }).keepAliveTimeoutMs, 620_000, 'above a 600 s balancer idle timeout')
   t.equal(readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: '1000' }).keepAliveTimeoutMs, 1000, 'a second at least')
   t.equal(readConfig({ SVC_KEEP_ALIVE_TIMEOUT_MS: '3600000' }).keepAliveTimeoutMs, 3_600_000, 'an hour at most')
+  t.equal(readConfig({ SVC_WRITE_TIMEOUT_MS: '5000' }).writeTimeoutMs, 5000, 'a reply may wait 5 s for its client')
   const error = t.throws(() =>
     readConfig({
       SVC_API_TOKENS: 'short,has space in it here,ok-0123456789abcdef',
@@ -424,6 +426,7 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
       SVC_ADMIN_PORT: '99999',
       SVC_MAX_IN_FLIGHT: '-1',
       SVC_KEEP_ALIVE_TIMEOUT_MS: '999',
+      SVC_WRITE_TIMEOUT_MS: '0',
     }),
   ) as ConfigError
   // Section by section (lib/config/config.ts): the listeners, then auth, then the limits.
@@ -434,6 +437,7 @@ t.test('limits, tokens, the admin listener and request-id trust', async (t) => {
     'SVC_API_TOKENS: token 2 of 3 has characters outside A-Z a-z 0-9 - . _ ~ + / (and trailing =)',
     'SVC_METRICS_TOKEN: expected one token',
     'SVC_KEEP_ALIVE_TIMEOUT_MS=999: expected an integer from 1000 to 3600000',
+    'SVC_WRITE_TIMEOUT_MS=0: expected an integer from 1000 to 3600000',
     'SVC_MAX_IN_FLIGHT=-1: expected an integer from 0 to 1000000',
   ])
   for (const value of ['3600001', '65s', '0']) {

@@ -16,11 +16,11 @@ import { httpServer } from '../fixtures/tcp.js'
 type Setup = Readonly<{ base: string; lines: () => LoggedLine[]; lifecycle: Lifecycle; heard: unknown[] }>
 
 /** A bare node:http server whose every request is answered with `reply` through the writer. */
-const setup = async (t: Test, reply: Reply | ((ctx: Ctx) => Reply), hook?: (error: unknown, ctx: Ctx) => void): Promise<Setup> => {
+const setup = async (t: Test, reply: Reply | ((ctx: Ctx) => Reply), hook?: (error: unknown, ctx: Ctx) => void, writeTimeoutMs = 30_000): Promise<Setup> => {
   const { logger, lines } = logLines('info')
   const lifecycle = createLifecycle()
   lifecycle.state = 'ready'
-  const writer = createWriter(logger, lifecycle, 1000, undefined)
+  const writer = createWriter(logger, lifecycle, { streamStallMs: 1000, writeTimeoutMs }, undefined)
   const heard: unknown[] = []
   const server = await httpServer(t, (req, res: ServerResponse) => {
     const ctx = new Ctx(req, res, 1024)
@@ -119,6 +119,53 @@ t.test('the hooks of a small reply still queued behind a large one run once it i
   t.same(heard, [], 'neither reply is out')
   await resume()
   t.same(heard, ['/large', '/small'], 'each ran once its reply was out, in order')
+})
+
+t.test('a reply whose client reads none of it for the write timeout is dropped, logged, and its hooks hear why', async (t) => {
+  const { base, heard, lines } = await setup(t, { kind: 'text', status: 200, text: Buffer.alloc(16 * 1024 * 1024, 's') }, undefined, 300)
+  const socket = connect(Number(new URL(base).port), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  await once(socket, 'connect')
+  socket.pause()
+  socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n')
+  const started = performance.now()
+  await sleep(150)
+  t.same(heard, [], 'not yet: the client has had less than the timeout')
+  // Reading now, after the server closed the connection, ends with the FIN (or a reset).
+  await new Promise<void>((resolve) => {
+    socket.on('close', () => resolve())
+    socket.on('error', () => resolve())
+    setTimeout(() => socket.resume(), 1000)
+  })
+  t.ok(performance.now() - started >= 300, 'not before the timeout')
+  t.match(lines(), [{ level: 'warning', event: 'reply_stalled', path: '/big', stalled_ms: 300 }])
+  t.equal(heard.length, 1)
+  t.match(heard[0], { message: /read none of the reply/ }, 'the hooks hear that the reply was cut')
+})
+
+t.test('a client that reads slowly, but reads, is never cut by the write timeout', async (t) => {
+  const body = Buffer.alloc(12 * 1024 * 1024, 'r')
+  const { base, heard, lines } = await setup(t, { kind: 'text', status: 200, text: body }, undefined, 1000)
+  const socket = connect(Number(new URL(base).port), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  await once(socket, 'connect')
+  socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  let received = 0
+  // At most 64 KiB (a read) every 20 ms: the server sees progress only when the kernel frees a large
+  // part of its send buffer (megabytes on loopback), which this pace does within the timeout; the
+  // whole reply takes several timeouts.
+  const started = performance.now()
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.length
+    socket.pause()
+    setTimeout(() => socket.resume(), 20)
+  })
+  await once(socket, 'end')
+  t.ok(received > body.length, 'the whole reply arrived')
+  t.ok(performance.now() - started > 2000, 'over more than two timeouts')
+  await sleep(20)
+  t.same(heard, [undefined])
+  t.notOk(lines().some((line) => line.event === 'reply_stalled'))
 })
 
 t.test('a large body whose client goes away stops being written, never runs `sent`, and the server answers on', async (t) => {

@@ -36,10 +36,10 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
       'before routing, so no method or path',
   },
   {
-    events: ['stream_stalled'],
+    events: ['stream_stalled', 'reply_stalled'],
     levels: ['warning'],
     members: ['path', 'stalled_ms'],
-    fields: '`path`, `stalled_ms`: a stream client that stopped reading was dropped',
+    fields: '`path`, `stalled_ms`: a client read none of a stream, or of a reply, that long: dropped',
   },
   {
     events: ['request_started'],
