@@ -33,7 +33,7 @@ export type FeedbackVersions = Readonly<{
   keyOf(served: ServedModel): VersionKey | undefined
   /** The build a token names, if known. */
   known(model: string, version: string, build: string): KnownBuild | undefined
-  /** The keys to check a token with: a known build's, else derived for this one check. */
+  /** The keys to check a token with: a known build's, else those derived for an unknown one (kept for the next). */
   ring: KeyRing
 }>
 
@@ -41,6 +41,13 @@ export type FeedbackVersions = Readonly<{
 const buildOf = (served: ServedModel): string => buildId(served.model)
 
 const keyName = (model: string, version: string, build: string): string => `${model}\0${version}\0${build}`
+
+/**
+ * Builds this instance does not know whose keys are kept, the oldest forgotten first. A token of one
+ * is still checked, to tell `invalid_token` from `unknown_version`, and deriving its keys (HKDF and
+ * an AES key schedule per secret) cost 55–60 ms per 1 000 items when done per item.
+ */
+const STRANGERS_KEPT = 256
 
 /** The quality measured on held-out rows, as the version's files record it: none, no series. */
 const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => model.quality ?? {}
@@ -69,12 +76,23 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
   /** When each build stopped being served; absent while it is served. */
   const retired = new Map<string, number>()
   const keysOf = new WeakMap<ServedModel, VersionKey | undefined>()
+  const strangers = new Map<string, readonly VersionKey[]>()
 
   const derive = (model: string, version: string, build: string, kind: 'class' | 'value'): VersionKey[] =>
     [secrets.current, secrets.previous].flatMap((secret) => {
       const key = secret === undefined ? undefined : versionKey(secret, model, version, build, kind)
       return key === undefined ? [] : [key]
     })
+
+  /** The keys of a build this instance does not know, derived once while kept. */
+  const strangerKeys = (model: string, version: string, build: string, kind: 'class' | 'value'): readonly VersionKey[] => {
+    const id = `${keyName(model, version, build)}\0${kind}`
+    let keys = strangers.get(id)
+    if (keys !== undefined) return keys
+    if (strangers.size === STRANGERS_KEPT) strangers.delete(strangers.keys().next().value as string)
+    strangers.set(id, (keys = derive(model, version, build, kind)))
+    return keys
+  }
 
   const learn = (served: ServedModel): void => {
     const { name, version } = served.model
@@ -111,6 +129,6 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
     },
     keyOf: (served) => keysOf.get(served),
     known: (model, version, build) => builds.get(keyName(model, version, build)),
-    ring: (model, version, build, kind) => builds.get(keyName(model, version, build))?.keys ?? derive(model, version, build, kind),
+    ring: (model, version, build, kind) => builds.get(keyName(model, version, build))?.keys ?? strangerKeys(model, version, build, kind),
   }
 }

@@ -2,6 +2,7 @@ import t from 'tap'
 import { Registry } from 'prom-client'
 import { createFeedback, type Feedback } from '../../../lib/models/feedback/feedback.js'
 import { createFeedbackMetrics, MAX_CONFUSION_CLASSES, OTHER_CLASS } from '../../../lib/models/feedback/metrics.js'
+import { createFeedbackVersions } from '../../../lib/models/feedback/versions.js'
 import type { ServedModel } from '../../../lib/models/registry/registry.js'
 import type { ClassPrediction, Prediction, ValuePrediction } from '../../../lib/models/runtime.js'
 import { encodeRows } from '../../../lib/models/inference/features.js'
@@ -266,4 +267,14 @@ t.test('a version first published without a reference quality gets it from the b
   t.equal(sample(await metrics.metrics(), 'svc_model_reference_quality', { model: 'iris', version: '1', metric: 'accuracy' }), undefined)
   late.publish([iris])
   t.equal(sample(await metrics.metrics(), 'svc_model_reference_quality', { model: 'iris', version: '1', metric: 'accuracy' }), 0.9777777777777777)
+})
+
+t.test('the keys of a build this instance does not know are derived once while kept, the oldest of 256 forgotten first', async (t) => {
+  const versions = createFeedbackVersions({ current: Buffer.from(SECRET), previous: undefined }, DAY_S, createFeedbackMetrics(new Registry()))
+  const first = versions.ring('iris', '9', 'abcdef012345', 'class')
+  t.equal(first.length, 1)
+  t.equal(versions.ring('iris', '9', 'abcdef012345', 'class'), first, 'the same keys: not derived again')
+  t.not(versions.ring('iris', '9', 'abcdef012345', 'value'), first, "another kind's keys")
+  for (let i = 0; i < 255; i++) versions.ring('iris', `v${i}`, 'abcdef012345', 'class')
+  t.not(versions.ring('iris', '9', 'abcdef012345', 'class'), first, 'forgotten, derived again')
 })
