@@ -19,7 +19,8 @@ import { extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
 import { isObject, type JsonObject } from '../../core/json.js'
-import type { Input } from '../../models/runtime.js'
+import type { FeatureReference, Input } from '../../models/runtime.js'
+import { type Draw, FILL_SEED, filledNote, referenceDraw } from '../profile/fill.js'
 import { FORMAT_OF_EXTENSION, type TableSource } from '../profile/table.js'
 import { failureStatus, LoadgenUsageError } from './errors.js'
 import { createFeedbackSender, FEEDBACK_BATCH, type FeedbackSender, type FeedbackTally } from './feedback.js'
@@ -75,7 +76,8 @@ order, optionally shifted to make drift.
   --model NAME        model to predict with (required)
   --rows FILE         the rows to send: CSV, TSV or NDJSON by extension (.csv, .tsv, .ndjson,
                       .jsonl), read as svc profile reads them (a payload log replays the rows of
-                      its svc.prediction events of --model); only the model's inputs are sent,
+                      its svc.prediction events of --model, an input SVC_PAYLOAD_LOG_EXCLUDE left
+                      out drawn from the model's reference); only the model's inputs are sent,
                       an empty CSV field or NDJSON null as null, and with --feedback the labels
                       (default: for a model shipped with svc, the rows its reference was built
                       from, with their labels)
@@ -217,7 +219,8 @@ export const parseLoadgenArgs = (argv: readonly string[]): LoadgenOptions => {
 type Described = Readonly<{
   version: string
   sha256: string
-  inputs: readonly Input[]
+  /** Each with its reference distribution, less its name and type; null when the model has none. */
+  inputs: readonly (Input & Readonly<{ reference?: object | null }>)[]
   task: 'classification' | 'regression'
   outputs: readonly Readonly<{ name: string }>[]
   classes?: readonly string[]
@@ -414,6 +417,16 @@ const labelColumn = (options: LoadgenOptions, model: Described): LabelColumn | u
   return { name: output, classes, namedBy: `the model's output; --label COLUMN names another` }
 }
 
+/** The draw of each input from the reference the service describes (fill.ts), for the inputs a payload log left out. */
+const referenceDraws = (model: Described, seed: number): ((name: string) => Draw | undefined) => {
+  const random = mulberry32(seed ^ FILL_SEED)
+  const draws = new Map<string, Draw>()
+  for (const input of model.inputs)
+    if (isObject(input.reference))
+      draws.set(input.name, referenceDraw(input, { ...input.reference, name: input.name, type: input.type } as FeatureReference, random))
+  return (name) => draws.get(name)
+}
+
 /** Seeds the label noise apart from the order, so the rows sent are the same with or without noise. */
 const NOISE_SEED = 0x6c61_6265
 
@@ -422,7 +435,7 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   const shifted = shiftedInputs(model.inputs, options.features, options.shift, options.model)
   const source = options.rows ?? (await shippedRows(options.model, model.version, model.sha256))
   const label = labelColumn(options, model)
-  const { rows, truths, skipped } = await readRows(source, model.inputs, options.model, label)
+  const { rows, truths, skipped, filled } = await readRows(source, model.inputs, options.model, label, referenceDraws(model, options.seed))
   const bases = options.urls.map(withSlash)
   const labels: Labels | undefined =
     label === undefined
@@ -437,6 +450,7 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   }
   const names = options.urls.map(nameOf)
   const file = skipped === 0 ? source.file : `${source.file} (${skipped} other payload log events skipped)`
+  if (filled.length > 0) write(`loadgen: ${filledNote(filled, options.model)}`)
   write(startLine(options, model.version, names, rows.length, file, shifted) + labelsText(options, label))
   const instances = names.map((url) => ({ url, sent: 0, ok: 0, failed: 0, byStatus: {} }))
   const tally: Tally = { sent: 0, ok: 0, skipped: 0, inFlight: 0, byStatus: {}, instances }

@@ -14,7 +14,9 @@
 //
 // A payload log the service wrote (lib/models/payload/) is read as it stands: its svc.prediction
 // events of the model give their logged rows, and every other event is skipped and counted
-// (table.ts).
+// (table.ts). An input a logged row lacks was excluded from the log (SVC_PAYLOAD_LOG_EXCLUDE): its
+// value is drawn from the model's reference distribution (lib/tools/profile/fill.ts), and the run
+// says so; a model without a reference of it is a usage error saying why.
 //
 // With --feedback one more column is read, the label (labels.ts): a CSV header without it is a
 // usage error naming the file and the column; a row without a label, or with one the model cannot
@@ -34,6 +36,7 @@ import { isObject, parseJson } from '../../core/json.js'
 import { DEFAULT_STORE_ROOT } from '../../config/model-store.js'
 import type { Input } from '../../models/runtime.js'
 import { LineError, quote } from '../profile/errors.js'
+import { type Draw, unfillableNote } from '../profile/fill.js'
 import { CELLS, fieldOf, memberOf, scanTable, type CellOf, type Cells, type TableSource } from '../profile/table.js'
 import { LoadgenUsageError } from './errors.js'
 import { truthReader, type LabelColumn, type Truth } from './labels.js'
@@ -72,7 +75,7 @@ const reader = (input: Input, source: TableSource): Read => {
  * Rows as read, and with --feedback each one's truth, in the same order (empty without a label
  * column); `skipped`, the payload log events that are not predictions of the model.
  */
-export type ReadRows = Readonly<{ rows: Row[]; truths: Truth[]; skipped: number }>
+export type ReadRows = Readonly<{ rows: Row[]; truths: Truth[]; skipped: number; filled: readonly string[] }>
 
 /** The header's column `name`; throws a LineError when it appears twice, `absent()` when not at all. */
 const columnOf = (header: readonly string[], line: number, name: string, absent: () => Error): CellOf => {
@@ -99,7 +102,13 @@ const located = <T>(column: Column<T>, header: readonly string[], line: number):
  * ProfileInputError, and a LoadgenUsageError when a CSV header has no label column. `model` names
  * the model in messages.
  */
-export const readRows = async (source: TableSource, inputs: readonly Input[], model: string, label?: LabelColumn): Promise<ReadRows> => {
+export const readRows = async (
+  source: TableSource,
+  inputs: readonly Input[],
+  model: string,
+  label?: LabelColumn,
+  drawOf: (name: string) => Draw | undefined = () => undefined,
+): Promise<ReadRows> => {
   let columns: readonly Column<Value>[] = inputs.map((input) => ({
     name: input.name,
     cellOf: memberOf(input.name),
@@ -117,6 +126,17 @@ export const readRows = async (source: TableSource, inputs: readonly Input[], mo
         }
   const rows: Row[] = []
   const truths: Truth[] = []
+  const filled = new Map<string, Draw>()
+  /** The draw filling `name`, excluded from a payload log's rows (fill.ts); a usage error when there is none. */
+  const fillOf = (name: string): Draw => {
+    let draw = filled.get(name)
+    if (draw === undefined) {
+      draw = drawOf(name)
+      if (draw === undefined) throw new LoadgenUsageError(`--rows ${source.file}: ${unfillableNote(name, model)}`)
+      filled.set(name, draw)
+    }
+    return draw
+  }
   const { skipped } = await scanTable(
     { ...source, model },
     {
@@ -124,20 +144,22 @@ export const readRows = async (source: TableSource, inputs: readonly Input[], mo
         columns = columns.map((column) => located(column, header, line))
         if (truth !== undefined) truth = located(truth, header, line)
       },
-      row: (cells: Cells, line: number) => {
+      row: (cells: Cells, line: number, isLogged: boolean) => {
         const row: Row = {}
         for (const { name, cellOf, read } of columns) {
-          // A CSV record has every column (table.ts checks its width); an NDJSON line may lack one.
-          if (source.format === 'ndjson' && !Object.hasOwn(cells, name))
-            throw new LineError(line, `no member ${quote(name)}, an input of model ${model} (write null for a missing value)`)
-          row[name] = read(cellOf(cells), line)
+          // A CSV record has every column (table.ts checks its width); an NDJSON line may lack one:
+          // a logged row lacks an input the service was told not to log, filled.
+          if (source.format === 'ndjson' && !Object.hasOwn(cells, name)) {
+            if (isLogged) row[name] = fillOf(name)()
+            else throw new LineError(line, `no member ${quote(name)}, an input of model ${model} (write null for a missing value)`)
+          } else row[name] = read(cellOf(cells), line)
         }
         rows.push(row)
         if (truth !== undefined) truths.push(truth.read(truth.cellOf(cells), line))
       },
     },
   )
-  return { rows, truths, skipped }
+  return { rows, truths, skipped, filled: [...filled.keys()] }
 }
 
 /** The sha256 member of a shipped model.json; undefined when there is no such file to read. */

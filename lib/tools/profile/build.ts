@@ -25,6 +25,8 @@ import { encodeRows } from '../../models/inference/features.js'
 import type { FeatureReference, Input, ModelVersion, Prediction, Predictor } from '../../models/runtime.js'
 import { LineError, ProfileInputError, quote } from './errors.js'
 import { PROFILE_FORMAT_VERSION, predictionInput, type Profile } from '../../models/profile.js'
+import { type Draw, FILL_SEED, filledNote, referenceDraw, unfillableNote } from './fill.js'
+import { mulberry32 } from '../loadgen/random.js'
 import { qualityScore, targetColumn, type QualityScore, type TargetColumn } from './quality.js'
 import { CELLS, fieldOf, memberOf, scanTable, type CellOf, type CellReading, type Cells, type TableSource } from './table.js'
 
@@ -56,6 +58,8 @@ export type ProfileOutcome = Readonly<{
   dropped: number
   /** Payload log events skipped: not predictions of the model (table.ts). */
   skipped: number
+  /** What was said of the inputs the payload log left out, their values drawn from the model's reference (fill.ts); empty when none. */
+  filled: string
   columns: readonly Readonly<{ name: string; type: ColumnType }>[]
 }>
 
@@ -358,18 +362,20 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   let truthOf: CellOf | undefined = target === undefined || source.format === 'csv' ? undefined : memberOf(target.column.name)
   let rows = 0
   let dropped = 0
+  const fill = excludedFill(profiled, source.file)
 
   const { skipped } = await scanTable(source, {
     header: (header, line) => {
       cellOf = columnsInHeader(profiled, header, line).indexes.map(fieldOf)
       if (target !== undefined) truthOf = fieldOf(headerIndex(header, target.column.name, line, 'named by --target'))
     },
-    row: (record: Cells, line: number) => {
+    row: (record: Cells, line: number, isLogged: boolean) => {
       let missing: string | undefined
       const row: Record<string, number | string> = {}
       let j = 0
       for (const column of columns) {
-        const cell = at(cellOf, j++)(record)
+        // A logged row lacks only what the service was told not to log (fill.ts).
+        const cell = isLogged && !Object.hasOwn(record, column.name) ? fill.value(j++, column.name, line) : at(cellOf, j++)(record)
         if (cells.isMissing(cell)) missing ??= column.name
         else row[column.name] = column.read(cell, line)
       }
@@ -394,9 +400,53 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   const profile: Profile = {
     format_version: PROFILE_FORMAT_VERSION,
     rows,
-    features: columns.map((column) => column.reference(bins)),
+    features: columns.map((column, j) => fill.reference(j) ?? column.reference(bins)),
     ...(predictions === undefined ? {} : { predictions: predictions.reference(bins) }),
     ...(target === undefined ? {} : { quality: target.score.quality() }),
   }
-  return { profile, dropped, skipped, columns: columns.map(({ name, type }) => ({ name, type })) }
+  return { profile, dropped, skipped, filled: fill.note(), columns: columns.map(({ name, type }) => ({ name, type })) }
+}
+
+type ExcludedFill = Readonly<{
+  /** A value of column `j`, `name`, absent from a logged row at `line`. */
+  value(j: number, name: string, line: number): number | string
+  /** The model's reference of input `j` when its values were drawn, kept as it was; else undefined. */
+  reference(j: number): FeatureReference | undefined
+  /** What a run says of the inputs filled; empty when none was. */
+  note(): string
+}>
+
+/**
+ * How the inputs a payload log left out are filled: with a model, drawn from its reference of them
+ * (fill.ts), seeded; without one, or one without a reference, refused, saying why.
+ */
+const excludedFill = (profiled: ProfiledColumns, file: string): ExcludedFill => {
+  const random = mulberry32(FILL_SEED)
+  const draws = new Map<number, Readonly<{ name: string; reference: FeatureReference; draw: Draw }>>()
+  const drawOf = (j: number, name: string, line: number): Draw => {
+    const known = draws.get(j)
+    if (known !== undefined) return known.draw
+    if (profiled.kind !== 'model')
+      throw new LineError(
+        line,
+        `${name} is not in the payload log's rows (SVC_PAYLOAD_LOG_EXCLUDE left it out): leave it out of --schema, or profile with --model`,
+      )
+    const input = at(profiled.model.inputs, j)
+    const reference = profiled.model.reference?.features[j]
+    if (reference === undefined) throw new ProfileInputError(file, line, unfillableNote(input.name, profiled.model.name))
+    const draw = referenceDraw(input, reference, random)
+    draws.set(j, { name: input.name, reference, draw })
+    return draw
+  }
+  return {
+    value: (j, name, line) => drawOf(j, name, line)(),
+    reference: (j) => draws.get(j)?.reference,
+    note: () =>
+      profiled.kind === 'model' && draws.size > 0
+        ? filledNote(
+            [...draws.values()].map(({ name }) => name),
+            profiled.model.name,
+          )
+        : '',
+  }
 }

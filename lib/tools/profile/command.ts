@@ -65,7 +65,9 @@ answers. JSON, on standard output or in --output.
 
 Input
   --input FILE          the training rows (required); a payload log (SVC_PAYLOAD_LOG) as the
-                        service writes it gives the rows of its svc.prediction events of --model
+                        service writes it gives the rows of its svc.prediction events of --model;
+                        an input SVC_PAYLOAD_LOG_EXCLUDE left out keeps the model's reference, its
+                        values drawn from it for the model's answers
   --format F            csv or ndjson (default: from the extension: .csv, .tsv, .ndjson, .jsonl)
   --delimiter C         CSV field separator: one character, or tab (default ",", tab for .tsv)
 
@@ -276,6 +278,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
       profile,
       dropped,
       skipped,
+      filled,
       columns: typed,
     } = await buildProfile({
       source: { path: options.input, file: options.input, format: options.format, delimiter: options.delimiter, model: options.model },
@@ -298,6 +301,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
       served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
       profile.quality === undefined ? '' : ` scored against ${options.target}: ${qualityText(profile.quality)}`,
       '\n',
+      filled === '' ? '' : `svc profile: ${filled}; its reference kept as it was\n`,
       binsWarning(profile, options.bins),
     ].join('')
   } finally {

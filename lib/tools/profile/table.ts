@@ -54,7 +54,8 @@ export type CellOf = (cells: Cells) => unknown
 export type TableVisitor = Readonly<{
   /** CSV only: the header's names, before any row. */
   header?(names: readonly string[], line: number): void
-  row(cells: Cells, line: number): void | Promise<void>
+  /** `isLogged`: the row is a payload log event's, where an absent input was excluded (fill.ts). */
+  row(cells: Cells, line: number, isLogged: boolean): void | Promise<void>
 }>
 
 /** What a cell means: the columns above. */
@@ -108,7 +109,7 @@ const eventRows = (value: Readonly<Record<string, unknown>>, line: number, model
 
 /** Visits an event's rows in turn, each waited for. */
 const eachRow = async (cells: readonly Cells[], line: number, visitor: TableVisitor): Promise<void> => {
-  for (const row of cells) await visitor.row(row, line)
+  for (const row of cells) await visitor.row(row, line, true)
 }
 
 /**
@@ -134,7 +135,7 @@ export const scanTable = async (source: TableSource, visitor: TableVisitor): Pro
         }
         if (fields.length !== width) throw new LineError(line, `expected ${width} fields, found ${fields.length}`)
         rows++
-        return visitor.row(fields, line)
+        return visitor.row(fields, line, false)
       },
       source.chunkBytes,
     )
@@ -148,7 +149,7 @@ export const scanTable = async (source: TableSource, visitor: TableVisitor): Pro
       ({ value, line }: NdjsonRecord) => {
         if (!Object.hasOwn(value, 'specversion')) {
           rows++
-          return visitor.row(value, line)
+          return visitor.row(value, line, false)
         }
         const cells = eventRows(value, line, source.model)
         if (cells === undefined) {

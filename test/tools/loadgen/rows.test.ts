@@ -37,7 +37,7 @@ t.test("CSV, TSV and NDJSON rows come out as the model's inputs, other columns l
   ])
   t.same(
     await readRows(source(root, 'rows.tsv'), INPUTS, 'm'),
-    { rows: [{ x: 1.5, colour: 'red' }], truths: [], skipped: 0 },
+    { rows: [{ x: 1.5, colour: 'red' }], truths: [], skipped: 0, filled: [] },
     'no truths without a label column',
   )
   t.same((await readRows(source(root, 'rows.ndjson'), INPUTS, 'm')).rows, [
@@ -169,4 +169,26 @@ t.test('a label column that is absent is a usage error naming the file and the c
     t.type(error, ProfileInputError, file)
     t.equal((error as Error).message, message)
   }
+})
+
+t.test('a payload log row without an input (SVC_PAYLOAD_LOG_EXCLUDE) gets a drawn value; none to draw is a usage error saying why', async (t) => {
+  const event = JSON.stringify({ specversion: '1.0', type: 'svc.prediction', data: { model: 'm', rows: [{ x: 1 }, { x: 2 }] } })
+  const root = await tempTree(t, { 'payload.jsonl': `${event}\n`, 'plain.ndjson': '{"x":1}\n' })
+  const drawn = await readRows(source(root, 'payload.jsonl'), INPUTS, 'm', undefined, (name) => (name === 'colour' ? () => 'green' : undefined))
+  t.same(drawn.rows, [
+    { x: 1, colour: 'green' },
+    { x: 2, colour: 'green' },
+  ])
+  t.same(drawn.filled, ['colour'])
+  const none = await readRows(source(root, 'payload.jsonl'), INPUTS, 'm').catch((error: unknown) => error)
+  t.ok(none instanceof LoadgenUsageError)
+  t.match(
+    (none as Error).message,
+    "--rows payload.jsonl: colour is not in the payload log's rows (SVC_PAYLOAD_LOG_EXCLUDE left it out) and model m has no reference",
+  )
+  await t.rejects(
+    readRows(source(root, 'plain.ndjson'), INPUTS, 'm'),
+    { message: /plain\.ndjson:1: no member "colour", an input of model m \(write null for a missing value\)/ },
+    'a file not logged by svc: as before',
+  )
 })

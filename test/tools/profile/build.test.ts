@@ -278,3 +278,35 @@ t.test('a large table: growing buffers, the default batch, and chunked reading a
   t.same(profile.features[1], { name: 'c', type: 'categorical', levels: ['p', 'q'], proportions: [1667 / 5000, 3333 / 5000] })
   t.same(profile.predictions, { name: 'level', type: 'categorical', levels: ['low', 'high'], proportions: [0.5, 0.5] })
 })
+
+t.test("a payload log without an input (SVC_PAYLOAD_LOG_EXCLUDE): drawn from the model's reference, kept as it was; refused without one", async (t) => {
+  const iris = await shipped('iris')
+  const event = (row: Record<string, number>) =>
+    JSON.stringify({ specversion: '1.0', type: 'svc.prediction', data: { model: 'iris', version: '1', rows: [row, row] } })
+  const log = `${event({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4 })}\n${event({ sepal_length: 6.5, sepal_width: 2.8, petal_length: 4.5 })}\n`
+  const outcome = await buildProfile(options('payload.jsonl', log, { kind: 'model', ...iris }))
+  t.equal(outcome.profile.rows, 4)
+  t.same(outcome.profile.features[3], iris.model.reference?.features[3], "petal_width: the model's reference, as it was")
+  t.match(outcome.filled, "petal_width: not in the payload log (SVC_PAYLOAD_LOG_EXCLUDE left it out); each row's value drawn from model iris's reference")
+  const plain = await buildProfile(options('rows.ndjson', '{"sepal_length":1,"sepal_width":2,"petal_length":3,"petal_width":4}\n', { kind: 'model', ...iris }))
+  t.equal(plain.filled, '', 'nothing filled, nothing said')
+
+  const bare = { ...iris.model, reference: undefined } as ModelVersion
+  const refused = await failure(buildProfile(options('payload.jsonl', log, { kind: 'model', model: bare, predictor: iris.predictor })))
+  t.match(
+    refused.message,
+    "payload.jsonl:1: petal_width is not in the payload log's rows (SVC_PAYLOAD_LOG_EXCLUDE left it out) and model iris has no reference",
+  )
+  const listed = await failure(
+    buildProfile(
+      options('payload.jsonl', log, {
+        kind: 'listed',
+        columns: [
+          { name: 'sepal_length', type: 'numerical' },
+          { name: 'petal_width', type: 'numerical' },
+        ],
+      }),
+    ),
+  )
+  t.match(listed.message, "payload.jsonl:1: petal_width is not in the payload log's rows (SVC_PAYLOAD_LOG_EXCLUDE left it out): leave it out of --schema")
+})
