@@ -47,7 +47,7 @@ const qualityOf = ({ model }: ServedModel): Readonly<Record<string, number>> => 
 /** The version's series: made at 0 by its publish, kept until its last token has expired (version-series.ts). */
 const feedbackSeries = (maxAgeS: number, metrics: FeedbackMetrics) =>
   createVersionFamily({
-    policy: { made: 'publish', keptS: maxAgeS },
+    policy: { keptS: maxAgeS },
     keyOf: ({ model }: ServedModel) => `${model.name}\0${model.version}`,
     make: (served: ServedModel) => {
       const { name, version } = served.model
