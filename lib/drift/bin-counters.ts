@@ -250,7 +250,7 @@ const warnCardinality = (logger: Logger, counts: Readonly<Record<BinMetric, numb
 }
 
 /** Made at 0 by the publish that serves a build with a reference, out of what a scrape reads from the one that no longer does (version-series.ts). */
-const BIN_SERIES: SeriesPolicy = Object.freeze({ made: 'publish', keptS: 0 })
+const BIN_SERIES: SeriesPolicy = Object.freeze({ keptS: 0 })
 
 /** A build whose version has a drift reference: only those are counted. */
 type Referenced = ServedModel & Readonly<{ model: Readonly<{ reference: Reference }> }>

@@ -7,13 +7,16 @@
 //
 // Label values come only from a served model (its description's name and version), never from a
 // request: a request naming a model that does not exist never reaches `cellsFor`. A version's cells
-// (lib/telemetry/metrics/cells.ts) are made on its first request and kept while it is served, so a request
-// only adds to numbers: prom-client's `labels()` children would hash the labels on each of the four
-// calls. A version the manifest no longer lists loses its series at the next publish (`track`,
-// by the policy of lib/models/registry/version-series.ts); a
-// request still running on it counts into cells no scrape reads. `cellsFor` is called in the turn
-// the build was found in (serving.ts), before any publish can retire it, so a retired version
-// never gets its series back.
+// (lib/telemetry/metrics/cells.ts) are made at 0 by the publish that serves it (`track`), before any
+// request can reach it, so the first scrape after a load reads 0 and increase() counts a burst of
+// requests before the next one: made on the first request instead, a version's first rows were in
+// its first sample, which increase() takes as the start, and label coverage read 1.84 for a version
+// whose rows were all labelled (ops/README.md, "Model quality from labels"). They are kept while the
+// version is served, so a request only adds to numbers: prom-client's `labels()` children would hash
+// the labels on each of the four calls. A version the manifest no longer lists loses its series at
+// the next publish (by the policy of lib/models/registry/version-series.ts); a request still running
+// on it counts into cells no scrape reads. `cellsFor` is called in the turn the build was found in
+// (serving.ts), before any publish can retire it, so a retired version never gets its series back.
 import type { Registry } from 'prom-client'
 import {
   counterCell,
@@ -39,8 +42,8 @@ export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
  */
 export const BATCH_SIZE_BUCKETS = [1, 10, 100, 1000] as const
 
-/** Made by a version's first request, dropped by the publish that no longer serves it (version-series.ts). */
-const PREDICTION_SERIES: SeriesPolicy = Object.freeze({ made: 'first-use', keptS: 0 })
+/** Made at 0 by the publish that serves a version, dropped by the one that no longer serves it (version-series.ts). */
+const PREDICTION_SERIES: SeriesPolicy = Object.freeze({ keptS: 0 })
 
 type Inc = Readonly<{ inc(value?: number): void }>
 type Observe = Readonly<{ observe(value: number): void }>
@@ -56,7 +59,7 @@ export type ModelCells = Readonly<{
 export type ModelMetrics = Readonly<{
   /** The series of a served model version; the same object on every call for the same ServedModel. */
   cellsFor(served: ServedModel): ModelCells
-  /** The builds now served (each publish): the per-version series of every other version go. */
+  /** The builds now served (each publish): their series are made at 0, those of every other version go. */
   track(served: readonly ServedModel[]): void
 }>
 
@@ -113,7 +116,7 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
   const make = ({ name, version }: ServedModel): ModelCells => {
     const key = `${name}/${version}`
     const labels = { model: name, version }
-    // Every outcome exists from the version's first request at 0, so rate() sees the first error.
+    // Every outcome exists at 0 from the version's publish, so rate() sees the first error.
     const outcome = (value: PredictionOutcome): Inc => {
       const cell = counterCell({ ...labels, outcome: value })
       requests.set(`${key}/${value}`, cell)

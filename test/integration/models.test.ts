@@ -9,6 +9,7 @@ import { sample } from '../fixtures/metrics-text.js'
 import { artifactFile, corrupted, manifest } from '../fixtures/model-registry.js'
 import { ARTIFACTS, artifactBytes } from '../fixtures/models.js'
 import { tempTree } from '../fixtures/model-store.js'
+import { irisVersions, writeManifest } from '../fixtures/rollout.js'
 import { oipChecker } from '../fixtures/oip-schemas.js'
 import { describedResponse, type Json, pointer, schemaChecker } from '../fixtures/openapi.js'
 
@@ -129,6 +130,32 @@ t.test('the ML series are exact after known traffic, with no series for unknown 
   t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model: 'iris', environment: 'stage' }), 2)
   t.notMatch(text, /svc_model_predictions_in_flight/, 'no per-model in-flight gauge: no rule, alert or panel read it')
   t.notMatch(text, /ghost/, 'a model that does not exist never makes a series')
+})
+
+t.test("every served version's prediction series are on /metrics at 0 right after load, before any request, and a reload adds a new version's", async (t) => {
+  const root = await tempTree(t, irisVersions({ default_version: '1', versions: ['1'] }))
+  const s = await setup(t, { SVC_MODEL_STORE: root })
+  const atZero = (text: string, model: string, version: string) => {
+    const labels = { model, version, environment: 'stage' }
+    for (const outcome of ['success', 'client_error', 'server_error'])
+      t.equal(sample(text, 'svc_model_prediction_requests_total', { ...labels, outcome }), 0, `${model} ${version}: ${outcome} requests at 0`)
+    t.equal(sample(text, 'svc_model_predictions_total', labels), 0, `${model} ${version}: rows at 0`)
+    t.equal(sample(text, 'svc_model_prediction_duration_seconds_bucket', { ...labels, le: '+Inf' }), 0, `${model} ${version}: duration at 0`)
+    t.equal(sample(text, 'svc_model_prediction_duration_seconds_count', labels), 0)
+    t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model, environment: 'stage' }), 0, `${model}: batch size at 0`)
+  }
+  const first = await s.scrape()
+  atZero(first, 'iris', '1')
+  t.notMatch(first, /version="2"/, 'a version the manifest does not list has no series')
+
+  await writeManifest(root, { default_version: '1', versions: ['1', '2'] })
+  await s.app.models.reload()
+  const reloaded = await s.scrape()
+  atZero(reloaded, 'iris', '2')
+  await (await s.post('/v2/models/iris/versions/2/infer', { inputs: MATRIX })).arrayBuffer()
+  const text = await s.scrape()
+  t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '2', environment: 'stage' }), 2, 'the first request counts from 0')
+  t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '1', environment: 'stage' }), 0)
 })
 
 t.test('a broken model is UNAVAILABLE with its reason and answers 503; the other serves', async (t) => {

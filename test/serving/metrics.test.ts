@@ -19,16 +19,25 @@ t.test('cellsFor returns one cached object per served version, and a reload reus
   t.equal(v2.batchSize, cells.batchSize, 'batch size is per model')
 })
 
-t.test("a version's series start at 0 on its first request", async (t) => {
+t.test("a version's series exist at 0 from the publish that serves it, before any request", async (t) => {
   const registry = new Registry()
-  createModelMetrics(registry).cellsFor(served('iris', '1')).outcomes.success.inc()
+  const metrics = createModelMetrics(registry)
+  const [v1, v2] = [served('iris', '1'), served('iris', '2')]
+  metrics.track([v1, v2])
   const text = await registry.metrics()
-  for (const outcome of ['client_error', 'server_error'])
-    t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome }), 0)
-  t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), 1)
-  t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version: '1' }), 0)
-  t.equal(sample(text, 'svc_model_prediction_duration_seconds_bucket', { model: 'iris', version: '1', le: '0.0001' }), 0)
+  for (const version of ['1', '2']) {
+    for (const outcome of ['success', 'client_error', 'server_error'])
+      t.equal(sample(text, 'svc_model_prediction_requests_total', { model: 'iris', version, outcome }), 0, `version ${version} ${outcome}`)
+    t.equal(sample(text, 'svc_model_predictions_total', { model: 'iris', version }), 0)
+    t.equal(sample(text, 'svc_model_prediction_duration_seconds_bucket', { model: 'iris', version, le: '0.0001' }), 0)
+    t.equal(sample(text, 'svc_model_prediction_duration_seconds_count', { model: 'iris', version }), 0)
+  }
   t.equal(sample(text, 'svc_model_prediction_batch_size_count', { model: 'iris' }), 0)
+  metrics.cellsFor(v1).outcomes.success.inc()
+  metrics.cellsFor(v1).predictions.inc(2)
+  const after = await registry.metrics()
+  t.equal(sample(after, 'svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'success' }), 1, 'a request counts into them')
+  t.equal(sample(after, 'svc_model_predictions_total', { model: 'iris', version: '1' }), 2)
 })
 
 t.test('a version no longer served loses its series at the next publish; the others keep theirs', async (t) => {

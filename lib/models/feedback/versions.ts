@@ -61,7 +61,7 @@ const trackBuild = (metrics: FeedbackMetrics, served: ServedModel): VersionFeedb
 /** The version's series: made at 0 by its publish, kept until its last token has expired (version-series.ts). */
 const feedbackSeries = (maxAgeS: number, metrics: FeedbackMetrics) =>
   createVersionFamily({
-    policy: { made: 'publish', keptS: maxAgeS },
+    policy: { keptS: maxAgeS },
     keyOf: ({ model }: ServedModel) => `${model.name}\0${model.version}`,
     make: (served: ServedModel) => trackBuild(metrics, served),
     drop: (key: string) => {

@@ -31,7 +31,7 @@ const rolesOf = (slot: ModelSlot): Array<readonly [RolloutLabels, number]> => {
 }
 
 /** Set by each publish, removed by the one that no longer serves the version or declares the role (version-series.ts). */
-const GAUGE_SERIES: SeriesPolicy = Object.freeze({ made: 'publish', keptS: 0 })
+const GAUGE_SERIES: SeriesPolicy = Object.freeze({ keptS: 0 })
 
 export const createReadyGauge = (metrics: Registry): PublishReady => {
   const ready = new Gauge({

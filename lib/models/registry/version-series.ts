@@ -1,7 +1,8 @@
 // The one way a per-version family of series is made and dropped (lib/README.md §10, "When a series
-// goes"). Each family states its policy, and the registry's publish drives them all:
-//   made    'publish': at 0 by the publish that serves the version, before any request reaches it
-//           (shadow, feedback); 'first-use': by the version's first request (the prediction series)
+// goes"). The registry's publish drives them all, and each family states how long its series outlive it:
+//   made    at 0 by the publish that serves the version, before any request reaches it, so that a
+//           scrape reads 0 before the first count and increase() misses none (a series first seen
+//           at N takes N as its start)
 //   kept    seconds the series outlive the publish that stopped serving the version: 0 for every
 //           family but feedback's, which something can still count into until the last token its
 //           versions signed expires (SVC_FEEDBACK_MAX_AGE_S)
@@ -10,7 +11,6 @@
 // `make` and `drop`, and this module decides when each is called.
 
 export type SeriesPolicy = Readonly<{
-  made: 'publish' | 'first-use'
   /** Seconds kept after the publish that stopped serving the version; 0: dropped by that publish. */
   keptS: number
 }>
@@ -26,9 +26,9 @@ export type FamilyOptions<S, K, T> = Readonly<{
 }>
 
 export type VersionFamily<S, K, T> = Readonly<{
-  /** hot path for a 'first-use' family: the version's series, made on the first call. */
+  /** hot path: the version's series; made here only for a version no publish served yet (a family used on its own). */
   of(served: S): T
-  /** The series kept now, in the order they were made ('publish' families: the order served). */
+  /** The series kept now, in the order served, then those retired and still kept. */
   series(): ReadonlyMap<K, T>
   /** Each publish, with the versions it serves (of this family) and the time in seconds: makes, retires and drops. */
   publish(served: readonly S[], nowS: number): void
@@ -46,7 +46,7 @@ export const createVersionFamily = <S, K, T>({ policy, keyOf, make, drop }: Fami
     return series
   }
 
-  /** A 'publish' family is kept in the order served, those still kept after it (feedback's retired ones). */
+  /** Kept in the order served, those still kept after it (feedback's retired ones). */
   const reorder = (served: readonly S[]): void => {
     const next = new Map<K, T>()
     for (const build of served) {
@@ -74,7 +74,7 @@ export const createVersionFamily = <S, K, T>({ policy, keyOf, make, drop }: Fami
     of,
     series: () => kept,
     publish: (served, nowS) => {
-      if (policy.made === 'publish') reorder(served)
+      reorder(served)
       retire(new Set(served.map(keyOf)), nowS)
     },
   }

@@ -35,7 +35,7 @@ export type ShadowMetrics = Readonly<{
 }>
 
 /** Made at 0 by the publish that makes a version the shadow, dropped by the one that ends the role (version-series.ts). */
-const SHADOW_SERIES: SeriesPolicy = Object.freeze({ made: 'publish', keptS: 0 })
+const SHADOW_SERIES: SeriesPolicy = Object.freeze({ keptS: 0 })
 
 type Shadow = Readonly<{ name: string; version: string }>
 

@@ -1,6 +1,6 @@
 // `svc loadgen --feedback`: the labels of the rows answered, sent back to the fleet. Each answer's
-// `feedback_tokens` are paired, in row order, with the truths of the rows the request carried, and
-// go to the instance after the one that answered (instance k's to k + 1 mod n; with one instance,
+// `feedback_tokens` are paired, in row order, with the truths of the rows the request carried (with
+// the noise of the version that answered, its `model_version`: labels.ts), and go to the instance after the one that answered (instance k's to k + 1 mod n; with one instance,
 // back to itself): a label scored where its prediction was not made is what fleet feedback is
 // for. Labels wait in one queue per instance and are POSTed to /api/v1/feedback FEEDBACK_BATCH at a
 // time, as a queue fills; what is left is sent when the run's predictions are all answered.
@@ -28,8 +28,11 @@ export type FeedbackTally = {
 }
 
 export type FeedbackSender = Readonly<{
-  /** Instance `k` answered rows whose truths are `truths` with `body` (a 200's JSON text): their labels are queued for the next instance. */
-  answered(k: number, body: string, truths: readonly Truth[]): void
+  /**
+   * Instance `k` answered `rows` rows with `body` (a 200's JSON text): their labels, the truths
+   * `truthsOf` gives for the version that answered, are queued for the next instance.
+   */
+  answered(k: number, body: string, rows: number, truthsOf: (version: string) => readonly Truth[]): void
   /** Sends every queued label and resolves once every feedback request is answered. */
   flush(): Promise<void>
   tally: Readonly<FeedbackTally>
@@ -49,22 +52,26 @@ const isFeedbackAnswer = (answer: unknown): answer is FeedbackAnswer =>
 /** An element within an array's length (noUncheckedIndexedAccess types every read `| undefined`). */
 const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
 
-/** The answer's tokens, one a row, or undefined when it carries none. */
-const tokensOf = (body: string, rows: number): readonly string[] | undefined => {
+/** The answer's tokens, one a row, and the version that answered; undefined when it carries no tokens. */
+const tokensOf = (body: string, rows: number): Readonly<{ tokens: readonly string[]; version: string }> | undefined => {
   const answer: unknown = JSON.parse(body)
-  const tokens = isObject(answer) && answer['feedback_tokens']
-  return Array.isArray(tokens) && tokens.length === rows && tokens.every((token) => typeof token === 'string') ? tokens : undefined
+  if (!isObject(answer)) return undefined
+  const tokens = answer['feedback_tokens']
+  const version = answer['model_version']
+  return Array.isArray(tokens) && tokens.length === rows && tokens.every((token) => typeof token === 'string') && typeof version === 'string'
+    ? { tokens, version }
+    : undefined
 }
 
 /** One feedback request; what its answer says, counted in `tally`. */
-const post = async (target: URL, labels: readonly Label[], timeoutMs: number, tally: FeedbackTally): Promise<void> => {
+const post = async (target: URL, labels: readonly Label[], options: SendOptions, tally: FeedbackTally): Promise<void> => {
   let status: string
   try {
     const response = await fetch(target, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: options.headers,
       body: JSON.stringify({ feedback: labels }),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: AbortSignal.timeout(options.timeoutMs),
     })
     status = String(response.status)
     if (response.ok) {
@@ -84,8 +91,11 @@ const post = async (target: URL, labels: readonly Label[], timeoutMs: number, ta
   tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1
 }
 
+/** How each feedback request is sent: its headers (content-type and any --header or --token) and time limit. */
+export type SendOptions = Readonly<{ headers: Readonly<Record<string, string>>; timeoutMs: number }>
+
 /** A sender to the instances at `bases` (each ending in a slash), in --url order. */
-export const createFeedbackSender = (bases: readonly URL[], timeoutMs: number): FeedbackSender => {
+export const createFeedbackSender = (bases: readonly URL[], options: SendOptions): FeedbackSender => {
   const targets = bases.map((base) => new URL('api/v1/feedback', base))
   const queues: Label[][] = targets.map(() => [])
   const pending = new Set<Promise<void>>()
@@ -94,16 +104,18 @@ export const createFeedbackSender = (bases: readonly URL[], timeoutMs: number): 
     const labels = itemAt(queues, k).splice(0)
     tally.labels += labels.length
     tally.requests++
-    const request = post(itemAt(targets, k), labels, timeoutMs, tally).finally(() => pending.delete(request))
+    const request = post(itemAt(targets, k), labels, options, tally).finally(() => pending.delete(request))
     pending.add(request)
   }
   return {
-    answered: (k, body, truths) => {
-      const tokens = tokensOf(body, truths.length)
-      if (tokens === undefined) {
-        tally.untokened += truths.length
+    answered: (k, body, rows, truthsOf) => {
+      const answer = tokensOf(body, rows)
+      if (answer === undefined) {
+        tally.untokened += rows
         return
       }
+      const { tokens, version } = answer
+      const truths = truthsOf(version)
       const to = (k + 1) % queues.length
       const queue = itemAt(queues, to)
       tokens.forEach((token, i) => {

@@ -7,11 +7,14 @@
 // classifier's truth is one of its classes (CSV text, an NDJSON string); a regressor's a finite
 // number. A row without a label is refused: the file says what was true, or it is not labelled.
 //
-// Noise, drawn per label sent, in sending order, from its own seeded source (so the rows sent are
-// the same with or without it): a share P of the labels is made wrong. A classifier's becomes one
-// of its other classes, each as likely; a regressor's truth is moved by REGRESSION_NOISE of itself,
-// up or down as likely (mpg 20 is sent as 10 or 30), which at P = 0.3 takes the cars model's RMSE
-// from 3.9 to about 7.5.
+// Noise, drawn per label when its row is sent, in sending order, from its own seeded source (so the
+// rows sent are the same with or without it), and applied once the answer says which version
+// answered: a share P of that version's labels is made wrong (--label-noise gives P per version, so
+// a canary's labels can be worse than the default's). A label is wrong when its first draw is under
+// P, so the labels wrong at 0.1 are among those wrong at 0.3 for the same seed. A classifier's
+// becomes one of its other classes, each as likely; a regressor's truth is moved by
+// REGRESSION_NOISE of itself, up or down as likely (mpg 20 is sent as 10 or 30), which at P = 0.3
+// takes the cars model's RMSE from 3.9 to about 7.5.
 import type { TableSource } from '../profile/table.js'
 import { CELLS } from '../profile/table.js'
 import { LineError, quote } from '../profile/errors.js'
@@ -52,15 +55,18 @@ export const truthReader = (label: LabelColumn, source: TableSource): ((cell: un
   }
 }
 
-/** The truth as sent: made wrong for a share `noise` of the calls, drawing from `random`; itself when `noise` is 0. */
-export const createNoise = (label: LabelColumn, noise: number, random: () => number): ((truth: Truth) => Truth) => {
-  if (noise === 0) return (truth) => truth
+/** What one label's noise drew when its row was sent, before any version answered: `wrong` (under P: made wrong) and `how`, each in [0, 1). */
+export type NoiseDraw = Readonly<{ wrong: number; how: number }>
+
+/** Two draws from `random` for each label, whatever its share turns out to be, so later labels draw the same. */
+export const drawNoise = (random: () => number): NoiseDraw => ({ wrong: random(), how: random() })
+
+/** The truth as sent for a version whose share of wrong labels is `share`: itself unless `draw.wrong` is under it. */
+export const noisyTruth = (label: LabelColumn, truth: Truth, draw: NoiseDraw, share: number): Truth => {
+  if (!(draw.wrong < share)) return truth
   const { classes } = label
-  if (classes === undefined) return (truth) => (random() < noise ? (truth as number) * (1 + (random() < 0.5 ? -REGRESSION_NOISE : REGRESSION_NOISE)) : truth)
-  return (truth) => {
-    if (!(random() < noise)) return truth
-    // One of the other classes, each as likely: skip over the true one.
-    const k = Math.floor(random() * (classes.length - 1))
-    return classes[k >= classes.indexOf(truth as string) ? k + 1 : k] as string
-  }
+  if (classes === undefined) return (truth as number) * (1 + (draw.how < 0.5 ? -REGRESSION_NOISE : REGRESSION_NOISE))
+  // One of the other classes, each as likely: skip over the true one.
+  const k = Math.floor(draw.how * (classes.length - 1))
+  return classes[k >= classes.indexOf(truth as string) ? k + 1 : k] as string
 }

@@ -1,5 +1,5 @@
 // One mechanism makes and drops every per-version family (lib/models/registry/version-series.ts):
-// made at the publish or at first use, dropped by the publish that stops serving the version, or
+// made at 0 by the publish that serves the version, dropped by the publish that stops serving it, or
 // a lifetime after it.
 import t from 'tap'
 import { createVersionFamily, type SeriesPolicy } from '../../../lib/models/registry/version-series.js'
@@ -22,21 +22,32 @@ const familyOf = (policy: SeriesPolicy) => {
   return { family, made, dropped }
 }
 
-t.test('a first-use family is made by its first call, once, and dropped by the publish that no longer serves it', async (t) => {
-  const { family, made, dropped } = familyOf({ made: 'first-use', keptS: 0 })
+t.test("a version's series are made by the publish that serves it, before any call, and found by every call", async (t) => {
+  const { family, made, dropped } = familyOf({ keptS: 0 })
   family.publish([v('1'), v('2')], 0)
-  t.same(made, [], 'nothing made at the publish')
+  t.same(made, ['1', '2'], 'made at the publish, before any request')
+  t.equal(family.of(v('2')), family.series().get('iris/2'), 'a call finds what the publish made')
   t.equal(family.of(v('2')), family.of(v('2')), 'the same series on every call')
-  t.same(made, ['2'])
+  t.same(made, ['1', '2'], 'no call makes them again')
   family.publish([v('1')], 10)
   t.same(dropped, ['iris/2'])
-  t.same([...family.series().keys()], [])
   family.of(v('2'))
-  t.same(made, ['2', '2'], 'a version dropped starts afresh')
+  t.same(made, ['1', '2', '2'], 'a version dropped starts afresh')
+})
+
+t.test('a call before any publish makes the series; the first publish not serving the version drops them', async (t) => {
+  const { family, made, dropped } = familyOf({ keptS: 0 })
+  const series = family.of(v('3'))
+  t.same(made, ['3'])
+  family.publish([v('3')], 0)
+  t.equal(family.series().get('iris/3'), series, 'a publish keeps what a call made')
+  family.publish([v('1')], 1)
+  t.same(dropped, ['iris/3'])
+  t.same([...family.series().keys()], ['iris/1'])
 })
 
 t.test('a publish family is made at the publish, in the order served, and dropped by the one that ends it', async (t) => {
-  const { family, made, dropped } = familyOf({ made: 'publish', keptS: 0 })
+  const { family, made, dropped } = familyOf({ keptS: 0 })
   family.publish([v('1')], 0)
   const first = family.series().get('iris/1')
   family.publish([v('2'), v('1')], 1)
@@ -48,7 +59,7 @@ t.test('a publish family is made at the publish, in the order served, and droppe
 })
 
 t.test('a family kept for a lifetime drops a version only once it is over, and one served again is kept', async (t) => {
-  const { family, dropped } = familyOf({ made: 'publish', keptS: 60 })
+  const { family, dropped } = familyOf({ keptS: 60 })
   family.publish([v('1'), v('2')], 0)
   family.publish([v('2')], 10)
   family.publish([v('2')], 70)

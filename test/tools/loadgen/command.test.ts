@@ -35,7 +35,7 @@ t.test('nothing listening on the URL exits 1, the failure in one line on stderr 
 
 t.test('a run exits 0 when every request is answered 2xx, 1 when one is not', async (t) => {
   const { version, sha256, inputs, task, outputs, classes } = kernelVersion('iris').model as ReturnType<typeof kernelVersion>['model'] & { classes: string[] }
-  const described = JSON.stringify({ version, sha256, inputs, task, outputs, classes })
+  const described = JSON.stringify({ version, versions: [version], sha256, inputs, task, outputs, classes })
   let predictStatus = 200
   const server = await httpServer(t, (req, res) => {
     req.resume()

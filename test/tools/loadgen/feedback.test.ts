@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
 import { createFeedbackSender, FEEDBACK_BATCH } from '../../../lib/tools/loadgen/feedback.js'
+import type { Truth } from '../../../lib/tools/loadgen/labels.js'
 import { closedPort, httpServer } from '../../fixtures/tcp.js'
 
 type Instance = Readonly<{ base: URL; bodies: Array<{ feedback: Array<{ token: string; truth: unknown }> }> }>
@@ -26,13 +27,16 @@ const instance = async (t: Test, status = 200): Promise<Instance> => {
   return { base: new URL(`http://127.0.0.1:${server.port}/`), bodies }
 }
 
-const answer = (tokens: readonly string[]): string => JSON.stringify({ predictions: [], feedback_tokens: tokens })
+const answer = (tokens: readonly string[]): string => JSON.stringify({ model_version: '1', predictions: [], feedback_tokens: tokens })
+const SEND = { headers: { 'content-type': 'application/json' }, timeoutMs: 5000 }
+/** The arguments `answered` takes after the body: the rows' count, and their truths whatever version answered. */
+const truths = (values: readonly Truth[]) => [values.length, () => values] as const
 
 t.test("each answer's labels go to the next instance, sent at flush, and are tallied", async (t) => {
   const [a, b] = [await instance(t), await instance(t)]
-  const sender = createFeedbackSender([a.base, b.base], 5000)
-  sender.answered(0, answer(['t1', 't2']), ['setosa', 'virginica'])
-  sender.answered(1, answer(['t3']), [3.5])
+  const sender = createFeedbackSender([a.base, b.base], SEND)
+  sender.answered(0, answer(['t1', 't2']), ...truths(['setosa', 'virginica']))
+  sender.answered(1, answer(['t3']), ...truths([3.5]))
   t.same([a.bodies.length, b.bodies.length], [0, 0], 'nothing sent before a batch fills')
   await sender.flush()
   t.same(b.bodies, [
@@ -49,13 +53,9 @@ t.test("each answer's labels go to the next instance, sent at flush, and are tal
 
 t.test('a full batch is sent at once', async (t) => {
   const only = await instance(t)
-  const sender = createFeedbackSender([only.base], 5000)
+  const sender = createFeedbackSender([only.base], SEND)
   const tokens = Array.from({ length: FEEDBACK_BATCH + 1 }, (_, i) => `t${i}`)
-  sender.answered(
-    0,
-    answer(tokens),
-    tokens.map(() => 'setosa'),
-  )
+  sender.answered(0, answer(tokens), ...truths(tokens.map(() => 'setosa')))
   await sender.flush()
   t.same(
     only.bodies.map((body) => body.feedback.length),
@@ -65,19 +65,21 @@ t.test('a full batch is sent at once', async (t) => {
 
 t.test('an answer without a token per row sends nothing and is counted untokened', async (t) => {
   const only = await instance(t)
-  const sender = createFeedbackSender([only.base], 5000)
-  sender.answered(0, JSON.stringify({ predictions: [] }), ['a', 'b'])
-  sender.answered(0, answer(['only one']), ['a', 'b'])
+  const sender = createFeedbackSender([only.base], SEND)
+  sender.answered(0, JSON.stringify({ predictions: [] }), ...truths(['a', 'b']))
+  sender.answered(0, answer(['only one']), ...truths(['a', 'b']))
+  sender.answered(0, 'null', ...truths(['a']))
+  sender.answered(0, JSON.stringify({ feedback_tokens: ['t'] }), ...truths(['a']))
   await sender.flush()
   t.same(only.bodies, [])
-  t.match(sender.tally, { labels: 0, requests: 0, untokened: 4 })
+  t.match(sender.tally, { labels: 0, requests: 0, untokened: 6 }, 'nor does a body that is no object, or names no version')
 })
 
 t.test('a request answered otherwise than 200, or not at all, fails its labels', async (t) => {
   const refusing = await instance(t, 503)
-  const sender = createFeedbackSender([refusing.base, new URL(`http://127.0.0.1:${await closedPort()}/`)], 5000)
-  sender.answered(1, answer(['x', 'y']), [1, 2])
-  sender.answered(0, answer(['z']), [3])
+  const sender = createFeedbackSender([refusing.base, new URL(`http://127.0.0.1:${await closedPort()}/`)], SEND)
+  sender.answered(1, answer(['x', 'y']), ...truths([1, 2]))
+  sender.answered(0, answer(['z']), ...truths([3]))
   await sender.flush()
   t.match(sender.tally, { labels: 3, requests: 2, accepted: 0, failed: 3, byStatus: { '503': 1, connection_error: 1 } })
 })

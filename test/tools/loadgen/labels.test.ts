@@ -1,25 +1,39 @@
 // --label-noise: the share of labels made wrong, how, and that a seed repeats it.
 import t from 'tap'
-import { createNoise, REGRESSION_NOISE, type LabelColumn, type Truth } from '../../../lib/tools/loadgen/labels.js'
+import { drawNoise, noisyTruth, REGRESSION_NOISE, type LabelColumn, type Truth } from '../../../lib/tools/loadgen/labels.js'
 import { mulberry32 } from '../../../lib/tools/loadgen/random.js'
 
 const SPECIES: LabelColumn = { name: 'species', classes: ['setosa', 'versicolor', 'virginica'], namedBy: "the model's output" }
 const MPG: LabelColumn = { name: 'miles_per_gallon', classes: undefined, namedBy: "the model's output" }
 
-const sent = (label: LabelColumn, noise: number, seed: number, truths: readonly Truth[]): Truth[] => truths.map(createNoise(label, noise, mulberry32(seed)))
+const sent = (label: LabelColumn, noise: number, seed: number, truths: readonly Truth[]): Truth[] => {
+  const random = mulberry32(seed)
+  return truths.map((truth) => noisyTruth(label, truth, drawNoise(random), noise))
+}
 
 const TRUTHS: readonly Truth[] = Array.from({ length: 3000 }, (_, i) => SPECIES.classes?.[i % 3] as string)
 const VALUES: readonly Truth[] = Array.from({ length: 3000 }, (_, i) => 10 + (i % 30))
 
-t.test('no noise sends the truth, and draws nothing', async (t) => {
+t.test('no noise sends the truth, whatever was drawn', async (t) => {
+  t.same(
+    TRUTHS.map((truth) => noisyTruth(SPECIES, truth, { wrong: 0, how: 0 }, 0)),
+    TRUTHS,
+  )
+  t.same(sent(MPG, 0, 1, VALUES), VALUES)
+})
+
+t.test('each label draws twice, whatever its share: the labels wrong at a share are among those wrong at a larger one', async (t) => {
   let draws = 0
-  const noise = createNoise(SPECIES, 0, () => {
+  drawNoise(() => {
     draws++
-    return 0
+    return 0.5
   })
-  t.same(TRUTHS.map(noise), TRUTHS)
-  t.same(VALUES.map(createNoise(MPG, 0, mulberry32(1))), VALUES)
-  t.equal(draws, 0)
+  t.equal(draws, 2)
+  const low = sent(SPECIES, 0.1, 11, TRUTHS)
+  const high = sent(SPECIES, 0.3, 11, TRUTHS)
+  const wrongAt = (labels: readonly Truth[]) => labels.flatMap((label, i) => (label !== TRUTHS[i] ? [i] : []))
+  t.ok(wrongAt(low).length > 0 && wrongAt(low).every((i) => high[i] === low[i]), 'every label wrong at 0.1 is wrong at 0.3, and the same')
+  t.ok(wrongAt(high).length > wrongAt(low).length)
 })
 
 t.test("a classifier's labels: a share P becomes one of the other classes, each as likely; P = 1 makes every one wrong", async (t) => {

@@ -107,9 +107,32 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     [['--model', 'iris', '--label', 'species'], /^--label and --label-noise go with --feedback$/],
     [['--model', 'iris', '--label-noise', '0.3'], /^--label and --label-noise go with --feedback$/],
     [['--model', 'iris', '--feedback', '--label', ' '], /^--label needs the name of a column$/],
-    [['--model', 'iris', '--feedback', '--label-noise', '1.5'], /^--label-noise 1.5: expected a share from 0 to 1$/],
-    [['--model', 'iris', '--feedback', '--label-noise=-0.1'], /^--label-noise -0.1: expected a share from 0 to 1$/],
-    [['--model', 'iris', '--feedback', '--label-noise', 'lots'], /^--label-noise lots: expected a share from 0 to 1$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '1.5'], /^--label-noise 1.5: expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise=-0.1'], /^--label-noise -0.1: expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise', 'lots'], /^--label-noise lots: expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '0.1,'], /^--label-noise : expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '=0.3'], /^--label-noise =0.3: expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '2='], /^--label-noise 2=: expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '2=2'], /^--label-noise 2=2: expected a share from 0 to 1, or VERSION=share$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '0.1', '--label-noise', '0.2'], /^--label-noise 0.1 0.2: gives the share for every version twice$/],
+    [['--model', 'iris', '--feedback', '--label-noise', '2=0.1,2=0.2'], /^--label-noise 2=0.1,2=0.2: gives version 2's share twice$/],
+    [['--model', 'iris', '--version', ' '], /^--version needs a version$/],
+    [['--model', 'iris', '--version'], /^Option '--version <value>' argument missing$/],
+    [['--model', 'iris', '--header', 'X-Team'], /^--header X-Team: expected a value after the colon, on one line$/],
+    [['--model', 'iris', '--header', 'X-Team:  '], /^--header X-Team: expected a value after the colon, on one line$/],
+    [['--model', 'iris', '--header', 'X-Team: a\r\nX-Evil: b'], /^--header X-Team: expected a value after the colon, on one line$/],
+    [['--model', 'iris', '--header', ': value'], /^--header "": expected NAME:VALUE, NAME a header name/],
+    [['--model', 'iris', '--header', 'X Team: value'], /^--header "X Team": expected NAME:VALUE/],
+    [['--model', 'iris', '--header', 'Content-Type: text/plain'], /^--header Content-Type: loadgen sets it \(or the connection does\); it cannot be given$/],
+    [['--model', 'iris', '--header', 'host: svc'], /^--header host: loadgen sets it/],
+    [['--model', 'iris', '--header', 'X-A: 1', '--header', 'x-a: 2'], /^--header x-a: given twice$/],
+    [['--model', 'iris', '--token', ''], /^--token needs a token$/],
+    [['--model', 'iris', '--token', 'short'], /^--token: the token is shorter than 16 characters \(one of the instances' SVC_API_TOKENS\)$/],
+    [['--model', 'iris', '--token', 'a token with spaces in it'], /^--token: the token has characters outside/],
+    [
+      ['--model', 'iris', '--token', 'abcdefghijklmnopqrstuvwxyz', '--header', 'Authorization: Bearer x'],
+      /^--token and --header Authorization: give one of them$/,
+    ],
     [['--model', 'iris', '--feedback=yes'], /^Option '--feedback' does not take an argument$/],
   ]
   for (const [args, message] of cases) {
@@ -117,6 +140,39 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     t.type(error, LoadgenUsageError)
     t.match(error.message, message)
   }
+})
+
+t.test('--version, --header, --token and --label-noise by version are read', async (t) => {
+  const parsed = parseLoadgenArgs([
+    '--model',
+    'iris',
+    '--version',
+    ' 2 ',
+    '--header',
+    'X-Team: ml-platform',
+    '--header',
+    'X-Trace:a:b',
+    '--token',
+    'abcdefghijklmnopqrstuvwxyz',
+    '--feedback',
+    '--label-noise',
+    '0.05, 2=0.3',
+    '--label-noise',
+    'v1.1-rc=1',
+  ])
+  t.equal(parsed.version, '2')
+  t.same(parsed.headers, { 'x-team': 'ml-platform', 'x-trace': 'a:b', authorization: 'Bearer abcdefghijklmnopqrstuvwxyz' })
+  t.equal(parsed.labelNoise, 0.05)
+  t.same(
+    [...parsed.versionNoise],
+    [
+      ['2', 0.3],
+      ['v1.1-rc', 1],
+    ],
+  )
+  const plain = parseLoadgenArgs(['--model', 'iris', '--feedback', '--label-noise', '2=0.3'])
+  t.equal(plain.labelNoise, 0, 'a version named alone leaves every other version without noise')
+  t.match(parseLoadgenArgs(['--model', 'iris']), { version: undefined, headers: {} })
 })
 
 t.test('--help lists every option, the rows file and several URLs among them', async (t) => {
@@ -135,6 +191,9 @@ t.test('--help lists every option, the rows file and several URLs among them', a
     '--feedback',
     '--label COLUMN',
     '--label-noise P',
+    '--version V',
+    '--header NAME:VALUE',
+    '--token T',
   ])
     t.ok(LOADGEN_USAGE.includes(`\n  ${flag} `), flag)
   t.match(LOADGEN_USAGE, /CSV, TSV or NDJSON/)

@@ -11,6 +11,8 @@ import { closedPort } from '../../fixtures/tcp.js'
 const options = (urls: readonly string[], overrides: Partial<LoadgenOptions> = {}): LoadgenOptions => ({
   urls: urls.map((url) => new URL(url)),
   model: 'iris',
+  version: undefined,
+  headers: {},
   rows: undefined,
   shift: 0,
   features: [],
@@ -25,6 +27,7 @@ const options = (urls: readonly string[], overrides: Partial<LoadgenOptions> = {
   feedback: false,
   label: undefined,
   labelNoise: 0,
+  versionNoise: new Map(),
   ...overrides,
 })
 

@@ -25,6 +25,8 @@ const setup = async (t: Test) => {
   const options = (overrides: Partial<LoadgenOptions>): LoadgenOptions => ({
     urls: [new URL(running.base)],
     model: 'lin',
+    version: undefined,
+    headers: {},
     rows: { path: join(root, 'iris.ndjson'), file: 'iris.ndjson', format: 'ndjson', delimiter: ',' },
     shift: 0,
     features: [],
@@ -37,6 +39,7 @@ const setup = async (t: Test) => {
     feedback: false,
     label: undefined,
     labelNoise: 0,
+    versionNoise: new Map(),
     ...overrides,
   })
   return { running, options }

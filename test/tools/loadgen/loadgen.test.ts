@@ -10,13 +10,15 @@ const INPUTS = [
   { name: 'x', type: 'numerical' },
   { name: 'c', type: 'categorical', levels: ['a', 'b'] },
 ]
-const DETAIL = { name: 'm', version: '3', sha256: 'f'.repeat(64), inputs: INPUTS }
+const DETAIL = { name: 'm', version: '3', versions: ['3'], sha256: 'f'.repeat(64), inputs: INPUTS }
 
 const rowsFile = async (): Promise<string> => join(await tempTree(t, { 'rows.csv': 'x,c,extra\n0,a,1\n1,b,1\n2,a,1\n3,b,1\n' }), 'rows.csv')
 
 const options = (port: number, rows: string, overrides: Partial<LoadgenOptions> = {}): LoadgenOptions => ({
   urls: [new URL(`http://127.0.0.1:${port}`)],
   model: 'm',
+  version: undefined,
+  headers: {},
   rows: { path: rows, file: 'rows.csv', format: 'csv', delimiter: ',' },
   shift: 0,
   features: [],
@@ -29,6 +31,7 @@ const options = (port: number, rows: string, overrides: Partial<LoadgenOptions> 
   feedback: false,
   label: undefined,
   labelNoise: 0,
+  versionNoise: new Map(),
   ...overrides,
 })
 
@@ -87,6 +90,34 @@ t.test("sends rate × duration requests of `batch` rows of the file, the model's
     'progress lines',
   )
   t.match(lines.at(-1), /^loadgen: sent 10 requests \(20 rows\) in \d\.\d s, 10 ok, 0 failed, 0 skipped; 200: 10$/)
+})
+
+t.test('--header and --token go on every request, with the version --version names in each body', async (t) => {
+  const seen: Array<{ method: string; team: unknown; authorization: unknown; type: unknown }> = []
+  const bodies: any[] = []
+  const server = await httpServer(t, (req, res) => {
+    seen.push({ method: req.method as string, team: req.headers['x-team'], authorization: req.headers.authorization, type: req.headers['content-type'] })
+    let text = ''
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()))
+    req.on('end', () => {
+      if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(DETAIL))
+      bodies.push(JSON.parse(text))
+      res.writeHead(200).end('{}')
+    })
+  })
+  const headers = { 'x-team': 'ml', authorization: 'Bearer abcdefghijklmnop' }
+  const summary = await runLoadgen(options(server.port, await rowsFile(), { headers, version: '3' }), () => {})
+  t.equal(summary.ok, 10)
+  t.same(seen[0], { method: 'GET', team: 'ml', authorization: 'Bearer abcdefghijklmnop', type: undefined }, 'the description')
+  t.same(
+    seen.slice(1).filter((s) => s.team === 'ml' && s.authorization === 'Bearer abcdefghijklmnop' && s.type === 'application/json').length,
+    10,
+    'every prediction',
+  )
+  t.ok(
+    bodies.every((body) => body.version === '3' && body.model === 'm'),
+    'each body names the version',
+  )
 })
 
 t.test('a shift moves the rows sent by standard deviations of the file', async (t) => {
