@@ -51,7 +51,7 @@ import { createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { cliArgs } from './cli.js'
+import { asItsShebangRuns } from '../fixtures/shebang.js'
 import { startCollector } from './collector.js'
 import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
@@ -107,7 +107,8 @@ const NEVER = otlp('parentbased_traceidratio', '0')
 // NO_BIN_SERIES keeps the window and the missing and out-of-range counters, without the bin series.
 const NO_DRIFT = { SVC_DRIFT_ENABLED: 'false' }
 const NO_BIN_SERIES = { SVC_DRIFT_BIN_SERIES: 'false' }
-const CLI = [...cliArgs(ROOT), '--log-level', 'info', '--port']
+// The CLI as /usr/local/bin/svc runs it: dist/bin/svc.js with its `#!` line's Node flags, on the Node measured.
+const CLI = [...asItsShebangRuns(join(ROOT, 'dist/bin/svc.js')), '--log-level', 'info', '--port']
 const IRIS_ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
 const predictRows = (model: string, instances: readonly Readonly<Record<string, number>>[]): Post => ({
   path: '/api/v1/predict',

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { artifactSha256 } from '../../lib/models/artifact.js'
-import { cliArgs } from './cli.js'
+import { asItsShebangRuns } from '../fixtures/shebang.js'
 import { parseWrk, run } from './load-tools.js'
 import { type Probe, type ScrapeTaken, type ScraperMessage, wallNow } from './scale-scraper.js'
 
@@ -99,7 +99,7 @@ type Service = Readonly<{ port: number; process: ChildProcess; log: string }>
 const startService = async (options: ScaleOptions, store: string, logLevel: string, env: Readonly<Record<string, string>>): Promise<Service> => {
   const port = await options.freePort()
   const log = join(options.logDir, `scale-${port}.log`)
-  const [cmd, args] = options.pinned(0, process.execPath, [...cliArgs(options.root), '--log-level', logLevel, '--port', String(port)])
+  const [cmd, args] = options.pinned(0, process.execPath, [...asItsShebangRuns(join(options.root, 'dist/bin/svc.js')), '--log-level', logLevel, '--port', String(port)])
   const child = spawn(cmd, args, {
     cwd: options.root,
     stdio: ['ignore', openSync(log, 'w'), 'inherit'],

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { readmeBlocks } from '../fixtures/readme-blocks.js'
 import { predictIris, until } from '../fixtures/rollout.js'
+import { asItsShebangRuns } from '../fixtures/shebang.js'
 import { ROOT, spawnProgram, UNTAPPED_ENV } from '../fixtures/spawn.js'
 
 const HEADING = '### Rolling out a new model version'
@@ -66,7 +67,8 @@ t.test("README's rollout: a copy of version 1, edited, signed, listed as a canar
   // The folder the README's commands run in: a checkout's lib/, and `svc` on PATH.
   await symlink(join(ROOT, 'lib'), join(dir, 'lib'))
   await mkdir(join(dir, 'bin'))
-  await writeFile(join(dir, 'bin/svc'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(SVC)} "$@"\n`)
+  const command = [process.execPath, ...asItsShebangRuns(SVC)].map((word) => JSON.stringify(word)).join(' ')
+  await writeFile(join(dir, 'bin/svc'), `#!/bin/sh\nexec ${command} "$@"\n`)
   await chmod(join(dir, 'bin/svc'), 0o755)
   const env = { ...UNTAPPED_ENV, PATH: `${join(dir, 'bin')}:${UNTAPPED_ENV['PATH']}` }
 

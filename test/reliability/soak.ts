@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { startCollector } from '../bench/collector.js'
 import { fakeCoinbase, fakeCoingecko } from '../fixtures/rate-upstreams.js'
+import { asItsShebangRuns } from '../fixtures/shebang.js'
 import { closedPort } from '../fixtures/tcp.js'
 import { createClient, drive, roundRobin, SHOTS, summarise, type Outcome } from './load.js'
 import { createScope } from './scope.js'
@@ -112,7 +113,7 @@ try {
   const coinbase = await fakeCoinbase(scope.test)
   const port = await closedPort()
   // Logs go nowhere: a million request lines are not the point here, the process's memory is.
-  const server = spawn(process.execPath, [`${ROOT}dist/bin/svc.js`, '--port', String(port)], {
+  const server = spawn(process.execPath, [...asItsShebangRuns(`${ROOT}dist/bin/svc.js`), '--port', String(port)], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {

@@ -9,6 +9,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startCollector } from '../bench/collector.js'
 import { hasCommand, parseAutocannon, parseWrk, run, waitForPort } from '../bench/load-tools.js'
+import { asItsShebangRuns } from '../fixtures/shebang.js'
 import { closedPort } from '../fixtures/tcp.js'
 
 export type Throughput = Readonly<{
@@ -43,7 +44,7 @@ export const throughput = async ({ root, seconds, connections, warmupSeconds, po
   const port = await closedPort()
   const dir = await mkdtemp(join(tmpdir(), 'svc-reliability-load-'))
   const log = openSync(join(dir, 'svc.log'), 'w')
-  const [cmd, args] = pinned(0, process.execPath, [join(root, 'dist/bin/svc.js'), '--port', String(port)])
+  const [cmd, args] = pinned(0, process.execPath, [...asItsShebangRuns(join(root, 'dist/bin/svc.js')), '--port', String(port)])
   const env = { ...process.env, OTLP_ENDPOINT: `127.0.0.1:${collector.port}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' }
   const server = spawn(cmd, args, { cwd: root, stdio: ['ignore', log, 'inherit'], env })
   const url = `http://127.0.0.1:${port}${post?.path ?? '/'}`

@@ -6,7 +6,7 @@ import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { shebangNodeFlags } from '../bench/cli.js'
+import { shebangNodeFlags } from '../fixtures/shebang.js'
 import { ROOT } from '../fixtures/spawn.js'
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -43,8 +43,21 @@ t.test('npm start runs the CLI with the Node flags of its #! line, as the instal
   const flags = shebangNodeFlags(readFileSync(join(ROOT, 'bin/svc.ts'), 'utf8'))
   t.ok(flags.includes('--no-memory-reducer'), flags.join(' '))
   t.equal(manifest.scripts['start'], ['node', ...flags, 'dist/bin/svc.js'].join(' '))
-  t.same(shebangNodeFlags('#!/usr/bin/env node\n'), [], 'a plain node line: none')
-  t.same(shebangNodeFlags('// no #! line\n'), [], 'no #! line: none')
+})
+
+t.test("the #! line's Node flags, read as env and the kernel read them", async (t) => {
+  for (const [line, flags] of [
+    ['#!/usr/bin/env node\n', []],
+    ['#!/usr/bin/env node\r\n// CRLF\n', []],
+    ['#!/usr/bin/env -S node --no-memory-reducer --stack-size=2000\n', ['--no-memory-reducer', '--stack-size=2000']],
+    ['#! /usr/bin/env  -S  node  --a\n', ['--a']],
+    ['#!/usr/local/bin/node --a\n', ['--a']],
+    ['#!/bin/sh\nnode --a\n', []],
+    ['// no #! line\n#!/usr/bin/env -S node --a\n', []],
+    ['', []],
+  ] as const) {
+    t.same(shebangNodeFlags(line), flags, JSON.stringify(line))
+  }
 })
 
 t.test('a packed tarball is ignored by git', async (t) => {
