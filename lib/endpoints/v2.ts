@@ -52,7 +52,7 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
       request = readInferRequest(body, requestOptions)
     } catch (error: unknown) {
       // readInferRequest throws RequestError only, a 400: always the client's.
-      serving.refused(named)
+      serving.refused(named.name, named.version)
       throw toHttpError(error)
     }
     let json: string | Promise<string>
@@ -65,7 +65,7 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   }
   /** A body that could not be read or parsed (400, 413, 415): the client's, against the model the path names. */
   const unread = (named: ServedModel, error: unknown): never => {
-    serving.refused(named)
+    serving.refused(named.name, named.version)
     throw error
   }
   return (ctx) => {
