@@ -203,11 +203,11 @@ const listenerSource = (): Readonly<{ read: () => string; follow: (server: SvcSe
 }
 
 /** What the endpoints log through, when there is a writer: events, sampling (each model's manifest percent, else the configured one). */
-const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source: () => string, models: () => ModelRegistry): PayloadLog | undefined => {
+const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source: () => string): PayloadLog | undefined => {
   const log = config.models.payloadLog
   if (writer === undefined || log === undefined) return undefined
   const events = createPayloadEvents({ source, exclude: log.exclude })
-  return createPayloadLog({ writer, events, percent: log.percent, percentOf: (name) => models().logPercentOf(name) })
+  return createPayloadLog({ writer, events, percent: log.percent })
 }
 
 /**
@@ -234,9 +234,8 @@ const createModels = (
   payloadLog: PayloadWriter | undefined
 }> => {
   const predictions = createModelMetrics(metricsRegistry.prom)
-  // The registry is made below, and a request reaches the payload log only once it is.
   const payloadLog = payloadWriterOf(config, logger, metricsRegistry, shedding)
-  const payload = payloadLogOf(config, payloadLog, source, () => models)
+  const payload = payloadLogOf(config, payloadLog, source)
   const feedback =
     config.models.feedback === undefined
       ? undefined

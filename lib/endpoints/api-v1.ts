@@ -16,13 +16,13 @@
 import type { Ctx } from '../core/http/context.js'
 import { isObject } from '../core/json.js'
 import type { FeatureReference, Input, ModelVersion } from '../models/runtime.js'
-import type { ModelEntry, ModelRegistry, ServedModel } from '../models/registry/registry.js'
+import type { ModelEntry, ServedModel } from '../models/registry/registry.js'
 import { readPredictRequest, type PredictRequest } from '../models/inference/request.js'
 import { route, type Endpoint, type Handler, type PathParams, type Reply, type RouteDef } from '../core/pipeline.js'
 import * as docs from './model-docs.js'
 import type { DriftReport, ModelDetail, ModelInput, ModelList, ModelOutput, ModelSummary, ServedVersion, VersionState } from './model-schemas.js'
 import { toHttpError } from './problems.js'
-import { createModelServing } from '../serving/serving.js'
+import { createModelServing, type ModelServing } from '../serving/serving.js'
 import { inputMetadata, memo, notFound, outputMetadata, readJson, readJsonNow, replyOf, type ModelRoutesOptions } from './serving.js'
 
 const versionState = ({ version, state, reason }: ModelEntry['versionStates'][number]): VersionState => ({ version, state, reason: reason ?? null })
@@ -81,16 +81,15 @@ const servedVersion = ({ model }: ServedModel): ServedVersion => ({
 /** The drift block when monitoring is off. */
 const DRIFT_DISABLED: DriftReport = Object.freeze({ status: 'disabled' })
 
-/** The served model a body names, if any: a body refused before the lookup still counts against it. */
-const namedIn = (models: ModelRegistry, body: unknown): ServedModel | undefined => {
-  if (!isObject(body)) return undefined
+/** A refused body still counts against the served model it names, if it names one (ModelServing.refused). */
+const countRefused = (serving: ModelServing, body: unknown): void => {
+  if (!isObject(body)) return
   const model = body['model']
   const version = body['version']
-  return typeof model === 'string' && (version === undefined || typeof version === 'string') ? models.resolve(model, version) : undefined
+  if (typeof model === 'string' && (version === undefined || typeof version === 'string')) serving.refused(model, version)
 }
 
 const predictEndpoint = (options: ModelRoutesOptions): Handler => {
-  const { models } = options
   const serving = createModelServing(options, 'v1')
   const { requestOptions } = serving
   const predict = (ctx: Ctx, body: unknown): Reply | Promise<Reply> => {
@@ -99,8 +98,7 @@ const predictEndpoint = (options: ModelRoutesOptions): Handler => {
       request = readPredictRequest(body, requestOptions)
     } catch (error: unknown) {
       // readPredictRequest throws RequestError only, a 400: always the client's.
-      const served = namedIn(models, body)
-      if (served !== undefined) serving.refused(served)
+      countRefused(serving, body)
       throw toHttpError(error)
     }
     let json: string | Promise<string>

@@ -8,18 +8,19 @@
 //   GET  /v2                                               OIP server metadata { name, version, extensions }
 //
 // Metadata shapes use -1 for the batch dimension, as OIP does; `platform` is the runtime's. The
-// ready probes' problem bodies also carry `ready: false`. /v2 finds the model first (the path names
-// it), then reads the body. Bodies are typed by their schemas (model-schemas.ts); what /v2 shares
-// with /api/v1, and the errors, are serving.ts's; a prediction is one call of
-// lib/serving/serving.ts.
+// ready probes' problem bodies also carry `ready: false`. The path's model answers first (404, 503),
+// then the body (400, 413, 415). Bodies are typed by their schemas (model-schemas.ts); what /v2
+// shares with /api/v1, and the errors, are serving.ts's; a prediction is one call of
+// lib/serving/serving.ts, and every /v2 route shares one serving.
 //
-// Once the body is read, /v2 finds the model again, so a build a reload replaced (and released)
-// while the body arrived is never predicted with; a request naming no version is routed (canary or
-// default) only then.
+// A request naming no version is routed (canary or default) once its body is read, where its model
+// is found for the prediction; a body still arriving is read only for a model the path finds, and
+// the model is found again once it is, so a build a reload replaced (and released) meanwhile is never
+// predicted with.
 import type { Ctx } from '../core/http/context.js'
 import { readInferRequest, type InferRequest } from '../models/inference/request.js'
-import type { ModelEntry, ServedModel } from '../models/registry/registry.js'
-import { createModelServing } from '../serving/serving.js'
+import type { ModelEntry } from '../models/registry/registry.js'
+import { createModelServing, type ModelServing } from '../serving/serving.js'
 import { route, type Endpoint, type Handler, type Reply, type RouteDef } from '../core/pipeline.js'
 import { VERSION } from '../config/version.js'
 import * as docs from './model-docs.js'
@@ -40,20 +41,29 @@ const SERVER_METADATA: Reply = Object.freeze({
   body: Object.freeze({ name: SERVER_NAME, version: VERSION, extensions: Object.freeze([]) } satisfies ServerMetadata),
 })
 
-const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
-  const serving = createModelServing(options, 'v2')
+/**
+ * A body read in the request's turn (the route's `body: 'json'`) is answered with one lookup, in
+ * predict. A body still on its way is read only for a model the path finds, which predict then finds
+ * again: a reload may have swapped (and released) that build meanwhile. A body refused, unread or
+ * unparsed, is the path's model's to answer first (404, 503), then counts against it.
+ */
+const inferEndpoint = (serving: ModelServing): Endpoint<ModelPath> => {
   const { requestOptions } = serving
-  // The version is chosen once the body is read: the split reads its `id`, and a reload may have
-  // swapped (and released) the build the path found first; the one chosen predicts in this same
-  // turn, before any release can run. A body refused counts against the model the path names.
-  const inferBody = (ctx: Ctx & { readonly params: ModelPath }, body: unknown, named: ServedModel): Reply | Promise<Reply> => {
+  /** A body that could not be read, parsed or checked (400, 413, 415): the client's, after the path's model is found. */
+  const refused = ({ name, version }: ModelPath, error: unknown): never => {
+    find(serving, name, version)
+    serving.refused(name, version)
+    throw error
+  }
+  // The version is chosen once the body is read: the split reads its `id`; the one chosen predicts
+  // in this same turn, before any release can run.
+  const inferBody = (ctx: Ctx & { readonly params: ModelPath }, body: unknown): Reply | Promise<Reply> => {
     let request: InferRequest
     try {
       request = readInferRequest(body, requestOptions)
     } catch (error: unknown) {
       // readInferRequest throws RequestError only, a 400: always the client's.
-      serving.refused(named)
-      throw toHttpError(error)
+      return refused(ctx.params, toHttpError(error))
     }
     let json: string | Promise<string>
     try {
@@ -63,31 +73,25 @@ const inferEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
     }
     return replyOf(json)
   }
-  /** A body that could not be read or parsed (400, 413, 415): the client's, against the model the path names. */
-  const unread = (named: ServedModel, error: unknown): never => {
-    serving.refused(named)
-    throw error
-  }
   return (ctx) => {
-    const named = find(serving, ctx.params.name, ctx.params.version)
-    if (!ctx.isBodyRead)
+    if (!ctx.isBodyRead) {
+      find(serving, ctx.params.name, ctx.params.version)
       return readJson(ctx).then(
-        (body) => inferBody(ctx, body, named),
-        (error: unknown) => unread(named, error),
+        (body) => inferBody(ctx, body),
+        (error: unknown) => refused(ctx.params, error),
       )
+    }
     let body: unknown
     try {
       body = readJsonNow(ctx)
     } catch (error: unknown) {
-      return unread(named, error)
+      return refused(ctx.params, error)
     }
-    return inferBody(ctx, body, named)
+    return inferBody(ctx, body)
   }
 }
 
-const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
-  const { models } = options
-  const serving = createModelServing(options, 'v2')
+const metadataEndpoint = (serving: ModelServing, { models }: ModelRoutesOptions): Endpoint<ModelPath> => {
   // An ONNX graph's own inputs when it has a signature; otherwise one tensor per input.
   const tensors = memo(({ model }) => ({ inputs: model.signature ?? model.inputs.map(inputMetadata), outputs: outputMetadata(model) }))
   return (ctx) => {
@@ -98,14 +102,13 @@ const metadataEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
   }
 }
 
-const readyEndpoint = (options: ModelRoutesOptions): Endpoint<ModelPath> => {
-  const serving = createModelServing(options, 'v2')
-  return (ctx) => {
+const readyEndpoint =
+  (serving: ModelServing): Endpoint<ModelPath> =>
+  (ctx) => {
     const { name, version } = ctx.params
     find(serving, name, version, { name, ready: false })
     return { kind: 'json', status: 200, body: { name, ready: true } satisfies ModelReady }
   }
-}
 
 /** The /v2 routes, in the order the document lists them. */
 export const v2Routes = (options: ModelRoutesOptions): RouteDef[] => {
@@ -114,9 +117,11 @@ export const v2Routes = (options: ModelRoutesOptions): RouteDef[] => {
     if (!models.isReady()) throw SERVER_NOT_READY
     return READY
   }
-  const inferV2 = inferEndpoint(options)
-  const getModelMetadata = metadataEndpoint(options)
-  const getModelReady = readyEndpoint(options)
+  // One serving for every /v2 route: a prediction, and the model lookup metadata and readiness share.
+  const serving = createModelServing(options, 'v2')
+  const inferV2 = inferEndpoint(serving)
+  const getModelMetadata = metadataEndpoint(serving, options)
+  const getModelReady = readyEndpoint(serving)
   const probe = { requestLogLevel: 'debug' } as const
   return [
     route({ method: 'POST', path: '/v2/models/{name}/infer', auth: 'api', body: 'json', handler: inferV2, doc: docs.INFER_DOC }),

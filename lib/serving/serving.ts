@@ -29,8 +29,8 @@ import { RequestError } from '../models/inference/request-error.js'
 import type { InferRequest, RequestOptions } from '../models/inference/request.js'
 import { inferResponseJson, selectedResponseJson, selectOutputs } from '../models/inference/response.js'
 import type { PayloadLog, Role } from '../models/payload/log.js'
-import type { ModelRegistry, ServedModel } from '../models/registry/registry.js'
-import { isInShare } from '../models/registry/rollout.js'
+import type { ModelRegistry, ModelSlot, ServedModel } from '../models/registry/registry.js'
+import { isInShare, routeOf } from '../models/registry/rollout.js'
 import type { Prediction } from '../models/runtime.js'
 import type { ShadowCopies } from '../models/shadow/copies.js'
 import { notFound, notReady } from './lookup-error.js'
@@ -64,8 +64,8 @@ export type ModelServing = Readonly<{
   requestOptions: RequestOptions
   /** The model to serve, or why there is none: throws ModelLookupError (unknown model or version, or UNAVAILABLE). */
   find(name: string, version: string | undefined): ServedModel
-  /** A body refused before the lookup: the client's error, against the served model it names. */
-  refused(served: ServedModel): void
+  /** A body refused before the lookup: the client's error, against the served model it names, if any. */
+  refused(name: string, version: string | undefined): void
   /**
    * hot path: answers a checked request, the answer's JSON text: the version it names, else the
    * split's (`id` its routing key), counted, recorded and logged; throws as `find`, RequestError
@@ -105,30 +105,49 @@ const settle = (cells: ModelCells, answer: string | Promise<string>): string | P
         throw counted(cells, error)
       })
 
-/** Finds the version that answers: the one named, else the split's; what is missing is a ModelLookupError. */
+/** A request's model as one publish holds it (ModelRegistry.published), and the build chosen to answer. */
+type Chosen = Readonly<{ slot: ModelSlot; served: ServedModel }>
+
+/** The build of `slot` for `version` (undefined: the default), or why there is none, a ModelLookupError. */
+const servedIn = (slot: ModelSlot, version: string | undefined): ServedModel => {
+  const served = version === undefined ? slot.defaultModel : slot.served.get(version)
+  if (served !== undefined) return served
+  const { entry } = slot
+  // A READY model always serves its default, so what is missing here is the version asked for.
+  throw entry.state === 'READY' ? notFound(entry.name, version) : notReady(entry.name, entry.reason as string)
+}
+
+/**
+ * Finds the version that answers: the one named, else the split's; what is missing is a
+ * ModelLookupError. The model is looked up once per request: the split, the drift window, the
+ * shadow and the payload log read the same publish.
+ */
 const lookup = ({ models, routingHeader }: ServingOptions) => {
-  const find = (name: string, version: string | undefined): ServedModel => {
-    const served = models.resolve(name, version)
-    if (served !== undefined) return served
-    const entry = models.entry(name)
-    if (entry === undefined) throw notFound(name, undefined)
-    // A READY model always serves its default, so what is missing here is the version asked for.
-    throw entry.state === 'READY' ? notFound(name, version) : notReady(entry.name, entry.reason as string)
+  const publishedAs = (name: string): ModelSlot => {
+    const slot = models.published(name)
+    if (slot === undefined) throw notFound(name, undefined)
+    return slot
   }
-  const choose = (ctx: Ctx, name: string, version: string | undefined, id: string | undefined): ServedModel => {
-    if (version !== undefined) return find(name, version)
-    return models.route(name, routingHeader === undefined ? id : ctx.header(routingHeader)) ?? find(name, undefined)
+  const find = (name: string, version: string | undefined): ServedModel => servedIn(publishedAs(name), version)
+  const choose = (ctx: Ctx, name: string, version: string | undefined, id: string | undefined): Chosen => {
+    const slot = publishedAs(name)
+    if (version !== undefined) return { slot, served: servedIn(slot, version) }
+    return { slot, served: routeOf(slot, routingHeader === undefined ? id : ctx.header(routingHeader)) ?? servedIn(slot, undefined) }
   }
-  return { find, choose }
+  const refused = (name: string, version: string | undefined): ServedModel | undefined => {
+    const slot = models.published(name)
+    return slot === undefined ? undefined : version === undefined ? slot.defaultModel : slot.served.get(version)
+  }
+  return { find, choose, refused }
 }
 
 /** Queues a sampled answer for the payload log once its reply is written: references only, the event is built later; undefined when the log is off. */
-const payloadLogger = ({ payload, models, routingHeader }: ServingOptions) =>
+const payloadLogger = ({ payload, routingHeader }: ServingOptions) =>
   payload === undefined
     ? undefined
     : (
         ctx: Ctx,
-        served: ServedModel,
+        { slot, served }: Chosen,
         request: InferRequest,
         features: Float64Array,
         prediction: Prediction,
@@ -136,29 +155,29 @@ const payloadLogger = ({ payload, models, routingHeader }: ServingOptions) =>
         seconds: number,
         isNamed: boolean,
       ): void => {
-        if (!payload.isSampled(served.name, routingHeader === undefined ? request.id : ctx.header(routingHeader))) return
-        const role: Role = isNamed ? 'named' : models.resolve(served.name) === served ? 'default' : 'canary'
+        if (!payload.isSampled(slot.rollout.logPercent, routingHeader === undefined ? request.id : ctx.header(routingHeader))) return
+        const role: Role = isNamed ? 'named' : slot.defaultModel === served ? 'default' : 'canary'
         const { rows } = request
         const requestId = request.id ?? ctx.requestId
         payload.prediction(ctx, { served, requestId, role, rows, features, prediction, tokens, durationMs: seconds * 1000, traceId: ctx.traceId })
       }
 
 /** Copies a share of the requests a model answers to its shadow, unless the shadow answered; undefined without shadows. */
-const shadowCopier = ({ shadows, models }: ServingOptions) =>
+const shadowCopier = ({ shadows }: ServingOptions) =>
   shadows === undefined
     ? undefined
-    : (ctx: Ctx, served: ServedModel, request: InferRequest, prediction: Prediction): void => {
-        const shadow = models.shadowOf(served.name)
+    : (ctx: Ctx, { slot, served }: Chosen, request: InferRequest, prediction: Prediction): void => {
+        const { shadow } = slot.rollout
         if (shadow === undefined || shadow.served.version === served.version || !isInShare(shadow, undefined)) return
         shadows.copy(ctx, { shadow: shadow.served, primary: served, request, answered: prediction })
       }
 
 /** The default version's rows enter the drift window, another's its bin counters; undefined when drift is off. */
-const driftRecorder = ({ drift, models }: ServingOptions) =>
+const driftRecorder = ({ drift }: ServingOptions) =>
   drift === undefined
     ? undefined
-    : (served: ServedModel, features: Float64Array, rows: number, prediction: Prediction): void => {
-        if (models.resolve(served.name) === served) drift.record(served, features, rows, prediction)
+    : ({ slot, served }: Chosen, features: Float64Array, rows: number, prediction: Prediction): void => {
+        if (slot.defaultModel === served) drift.record(served, features, rows, prediction)
         else drift.count(served, features, rows, prediction)
       }
 
@@ -175,7 +194,7 @@ const countSuccess = (cells: ModelCells, rows: number, start: number): number =>
 export const createModelServing = (options: ServingOptions, api: Api): ModelServing => {
   const { metrics, maxBatch, feedback } = options
   const tokenMember = TOKEN_MEMBERS[api]
-  const { find, choose } = lookup(options)
+  const { find, choose, refused } = lookup(options)
   const record = driftRecorder(options)
   const copy = shadowCopier(options)
   const log = payloadLogger(options)
@@ -183,7 +202,7 @@ export const createModelServing = (options: ServingOptions, api: Api): ModelServ
   /** Records and counts a prediction of `served`, and builds its answer's JSON text. */
   const answer = (
     ctx: Ctx,
-    served: ServedModel,
+    chosen: Chosen,
     request: InferRequest,
     cells: ModelCells,
     features: Float64Array,
@@ -192,42 +211,47 @@ export const createModelServing = (options: ServingOptions, api: Api): ModelServ
     selected: readonly number[] | undefined,
     isNamed: boolean,
   ): string => {
-    record?.(served, features, request.rows, prediction)
-    copy?.(ctx, served, request, prediction)
+    const { served } = chosen
+    record?.(chosen, features, request.rows, prediction)
+    copy?.(ctx, chosen, request, prediction)
     ctx.logMembers = logMembersOf(served)
     const seconds = countSuccess(cells, request.rows, start)
     const id = request.id ?? ctx.requestId
     const tokens = feedback?.tokens(served, prediction, request.rows)
     // The members an answer adds after its outputs: the rows' feedback tokens when feedback is on.
     const tail = feedback === undefined ? undefined : tokens === undefined ? '' : tokenMember(tokens)
-    log?.(ctx, served, request, features, prediction, tokens, seconds, isNamed)
+    log?.(ctx, chosen, request, features, prediction, tokens, seconds, isNamed)
     return selected === undefined
       ? inferResponseJson(served.model, prediction, request.rows, id, tail)
       : selectedResponseJson(served.model, prediction, request.rows, id, selected, tail)
   }
 
   /** Encodes and predicts one checked request; throws RequestError for inputs the model refuses. */
-  const infer = (ctx: Ctx, served: ServedModel, request: InferRequest, cells: ModelCells, isNamed: boolean): string | Promise<string> => {
+  const infer = (ctx: Ctx, chosen: Chosen, request: InferRequest, cells: ModelCells, isNamed: boolean): string | Promise<string> => {
+    const { served } = chosen
     const start = performance.now()
     const features = encodeInputs(request, served.model)
     // Checked before predicting: a name the model lacks is the client's 400, and nothing is recorded.
     const selected = request.outputs === undefined ? undefined : selectOutputs(request.outputs, served.model)
     const prediction = served.predictor.predict(features, request.rows)
-    if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, served, request, cells, features, settled, start, selected, isNamed))
-    return answer(ctx, served, request, cells, features, prediction, start, selected, isNamed)
+    if (prediction instanceof Promise) return prediction.then((settled) => answer(ctx, chosen, request, cells, features, settled, start, selected, isNamed))
+    return answer(ctx, chosen, request, cells, features, prediction, start, selected, isNamed)
   }
 
   return {
     requestOptions: { maxBatch },
     find,
-    refused: (served) => metrics.cellsFor(served).outcomes.client_error.inc(),
+    refused: (name, version) => {
+      const served = refused(name, version)
+      if (served !== undefined) metrics.cellsFor(served).outcomes.client_error.inc()
+    },
     // hot path: change with care
     predict: (ctx, name, version, request) => {
-      const served = choose(ctx, name, version, request.id)
-      const cells = metrics.cellsFor(served)
+      const chosen = choose(ctx, name, version, request.id)
+      const cells = metrics.cellsFor(chosen.served)
       let json: string | Promise<string>
       try {
-        json = infer(ctx, served, request, cells, version !== undefined)
+        json = infer(ctx, chosen, request, cells, version !== undefined)
       } catch (error: unknown) {
         throw counted(cells, error)
       }

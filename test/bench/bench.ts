@@ -774,9 +774,9 @@ if ([ROLLOUT_NONE, ROLLOUT_CANARY, ROLLOUT_SHADOW].some(has)) {
   text += `In process, a routing decision, CPU ns (median of ${SAMPLES} samples of ${DECISIONS / 1e6} million; target ≤ ${ROUTING_MAX_NS} each):\n`
   for (const [label, decision] of [
     ['keyPoint(id) alone, a 36-character UUID', routing.keyPoint],
-    [`registry.route, canary ${CANARY_PERCENT} %, keyed by a UUID id`, routing.keyed],
-    [`registry.route, canary ${CANARY_PERCENT} %, no key (Math.random)`, routing.unkeyed],
-    ['registry.route, no canary (the baseline)', routing.noCanary],
+    [`routing, canary ${CANARY_PERCENT} %, keyed by a UUID id`, routing.keyed],
+    [`routing, canary ${CANARY_PERCENT} %, no key (Math.random)`, routing.unkeyed],
+    ['routing, no canary (the baseline)', routing.noCanary],
   ] as const) {
     text += accountRow(`${label}: ${decision.canaryPercent.toFixed(2)} % to the canary (${verdict(decision.ns <= ROUTING_MAX_NS)})`, decision.ns, 1)
   }

@@ -2,7 +2,7 @@
 // built as the service builds them: createModelRegistry over a memory store of rollout-store.ts's
 // files, the kernel's iris as versions 1 and 2.
 //
-// - A routing decision, `registry.route('iris', key)`, in CPU ns: with a 5 % canary keyed by a
+// - A routing decision, `route('iris', key)` as serving makes it (the model's slot, then `routeOf`), in CPU ns: with a 5 % canary keyed by a
 //   36-character UUID (4 096 distinct ones in turn, parsed from JSON as a body's `id` is), with the
 //   same canary unkeyed (Math.random), and with no canary (the baseline: the model's slot and its
 //   default); `keyPoint` alone on the same keys. Ten million decisions a sample, after as many to
@@ -21,7 +21,7 @@ import { readConfig } from '../../lib/config/config.js'
 import { encodeInputs } from '../../lib/models/inference/features.js'
 import { readPredictRequest } from '../../lib/models/inference/request.js'
 import { createModelRegistry, type ModelRegistry, type ServedModel } from '../../lib/models/registry/registry.js'
-import { keyPoint } from '../../lib/models/registry/rollout.js'
+import { keyPoint, routeOf } from '../../lib/models/registry/rollout.js'
 import type { Prediction } from '../../lib/models/runtime.js'
 import { createShadowCopies } from '../../lib/models/shadow/copies.js'
 import { createMemoryStore } from '../../lib/models/store/memory.js'
@@ -82,6 +82,12 @@ const perDecision = (loop: (n: number) => number): Decision => {
 }
 
 /** The routing figures; `root` is the repository's. */
+/** The build answering a request to iris that names no version, as lib/serving/serving.ts chooses it. */
+const route = (registry: ModelRegistry, key: string | undefined): ServedModel | undefined => {
+  const slot = registry.published('iris')
+  return slot === undefined ? undefined : routeOf(slot, key)
+}
+
 export const inProcessRoutingNs = async (root: string): Promise<RoutingNs> => {
   const withCanary = await registryOf(root, 'canary')
   const without = await registryOf(root, 'none')
@@ -96,17 +102,17 @@ export const inProcessRoutingNs = async (root: string): Promise<RoutingNs> => {
     }),
     keyed: perDecision((n) => {
       let canary = 0
-      for (let i = 0; i < n; i++) if (withCanary.route('iris', KEYS[i & MASK]) !== primary) canary++
+      for (let i = 0; i < n; i++) if (route(withCanary, KEYS[i & MASK]) !== primary) canary++
       return canary
     }),
     unkeyed: perDecision((n) => {
       let canary = 0
-      for (let i = 0; i < n; i++) if (withCanary.route('iris', undefined) !== primary) canary++
+      for (let i = 0; i < n; i++) if (route(withCanary, undefined) !== primary) canary++
       return canary
     }),
     noCanary: perDecision((n) => {
       let canary = 0
-      for (let i = 0; i < n; i++) if (without.route('iris', KEYS[i & MASK]) !== alone) canary++
+      for (let i = 0; i < n; i++) if (route(without, KEYS[i & MASK]) !== alone) canary++
       return canary
     }),
   }

@@ -126,7 +126,7 @@ t.test('a reply the server replaced is not logged', async (t) => {
       const features = new Float64Array(Object.values(irisRow(0)))
       const prediction = served.predictor.predict(features, 1) as Prediction
       const events = createPayloadEvents({ source: () => 'svc://test', exclude: [] })
-      const log = createPayloadLog({ writer: (app as App).payloadLog as NonNullable<App['payloadLog']>, events, percent: 100, percentOf: () => undefined })
+      const log = createPayloadLog({ writer: (app as App).payloadLog as NonNullable<App['payloadLog']>, events, percent: 100 })
       const capture = {
         served,
         requestId: ctx.requestId,

@@ -8,8 +8,8 @@ import type { DriftMonitor } from '../../lib/drift/monitor.js'
 import { createFeedback } from '../../lib/models/feedback/feedback.js'
 import type { InferRequest } from '../../lib/models/inference/request.js'
 import type { PayloadLog, PredictionCapture } from '../../lib/models/payload/log.js'
-import type { ServedModel } from '../../lib/models/registry/registry.js'
-import { createShadowCopies } from '../../lib/models/shadow/copies.js'
+import type { ModelRegistry, ServedModel } from '../../lib/models/registry/registry.js'
+import { createShadowCopies, type ShadowCopies } from '../../lib/models/shadow/copies.js'
 import { createModelMetrics } from '../../lib/serving/metrics.js'
 import { type Api, createModelServing, type ServingOptions, TOKEN_MEMBERS } from '../../lib/serving/serving.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
@@ -83,11 +83,14 @@ t.test("predict answers the JSON text, counts its series against the version, an
   t.throws(() => serving.predict(makeCtx(), 'iris', undefined, { kind: 'instances', instances: [{ horsepower: 1 }], rows: 1, id: undefined }), {
     name: 'RequestError',
   })
-  serving.refused(serving.find('iris', undefined))
+  serving.refused('iris', undefined)
+  serving.refused('iris', '1')
+  serving.refused('iris', '3')
+  serving.refused('wine', undefined)
   t.equal(
     await count('svc_model_prediction_requests_total', { model: 'iris', version: '1', outcome: 'client_error' }),
-    3,
-    'refused inputs and a body refused before the lookup',
+    4,
+    'refused inputs and bodies refused before the lookup, naming the default or its version',
   )
   t.throws(() => serving.predict(makeCtx(), 'wine', undefined, instances(undefined)), { code: 'MODEL_NOT_FOUND' })
   t.notMatch(await h.metrics.metrics(), /wine/, 'an unknown model makes no series')
@@ -123,7 +126,7 @@ t.test(
       count: (served: ServedModel) => void drift.push(`count ${served.version}`),
     } as unknown as DriftMonitor
     const log = {
-      isSampled: (_model: string, key: string | undefined) => key !== 'unsampled',
+      isSampled: (_percent: number | undefined, key: string | undefined) => key !== 'unsampled',
       prediction: (_ctx: Ctx, capture: PredictionCapture) => void payload.push(capture),
     } as unknown as PayloadLog
     const { h, serving, count } = await setup(irisVersions(withCanary(100)), 'v1', { drift: monitor, payload: log })
@@ -162,6 +165,58 @@ t.test(
     t.ok(h.registry.isReady())
   },
 )
+
+t.test('a request looks its model up once: the split, the drift window, the shadow and the payload log read the publish it found', async (t) => {
+  const files = irisVersions({ ...withCanary(50), shadow: { version: '2', percent: 100 }, log: { percent: 100 } })
+  const h = harness(files)
+  await h.registry.load()
+  const lookups: string[] = []
+  const { registry } = h
+  const looked =
+    <T>(what: string, look: (name: string) => T) =>
+    (name: string): T => {
+      lookups.push(`${what} ${name}`)
+      return look(name)
+    }
+  const models: ModelRegistry = {
+    ...registry,
+    resolve: (name, version) => looked('resolve', (model) => registry.resolve(model, version))(name),
+    entry: looked('entry', registry.entry),
+    shadowOf: looked('shadowOf', registry.shadowOf),
+    published: looked('published', registry.published),
+  }
+  const recorded: string[] = []
+  const drift = {
+    record: (served: ServedModel) => void recorded.push(`record ${served.version}`),
+    count: (served: ServedModel) => void recorded.push(`count ${served.version}`),
+  } as unknown as DriftMonitor
+  const roles: string[] = []
+  const payload = {
+    isSampled: (percent: number | undefined) => percent === 100,
+    prediction: (_ctx: Ctx, capture: PredictionCapture) => void roles.push(`${capture.role} ${capture.served.version}`),
+  } as unknown as PayloadLog
+  const shadows = { copy: () => void recorded.push('copy') } as unknown as ShadowCopies
+  const serving = createModelServing({ models, metrics: createModelMetrics(new Registry()), maxBatch: 8, drift, payload, shadows }, 'v1')
+  for (const [id, version] of [
+    ['a', undefined],
+    ['b', undefined],
+    ['c', undefined],
+    ['d', '1'],
+    ['e', '2'],
+  ] as const) {
+    lookups.length = 0
+    await predict(serving, instances(id), version)
+    t.same(lookups, ['published iris'], `request ${id}: one lookup`)
+  }
+  t.same(roles.slice(-2), ['named 1', 'named 2'])
+  t.ok(roles.includes('default 1') && roles.includes('canary 2'), roles.join(', '))
+  t.same(
+    recorded.filter((call) => call !== 'copy'),
+    roles.map((role) => (role.endsWith(' 1') ? 'record 1' : 'count 2')),
+    "the default's rows enter the window, the canary's its bin counters",
+  )
+  t.equal(recorded.filter((call) => call === 'copy').length, roles.filter((role) => role.endsWith(' 1')).length, 'what version 1 answered is copied')
+})
 
 t.test('a shadow gets a copy of what the primary answered, never of what it answered itself', async (t) => {
   const files = irisVersions({ default_version: '1', versions: ['1', '2'], shadow: { version: '2', percent: 100 } })

@@ -18,8 +18,8 @@ import type { PayloadWriter } from './writer.js'
 export type { LabelCapture, PredictionCapture, Role } from './events.js'
 
 export type PayloadLog = Readonly<{
-  /** hot path: whether a request to `model` with routing key `key` is logged. */
-  isSampled(model: string, key: string | undefined): boolean
+  /** hot path: whether a request with routing key `key` is logged, to a model whose manifest sets `modelPercent` (undefined: none). */
+  isSampled(modelPercent: number | undefined, key: string | undefined): boolean
   /** Queues `capture`'s event once `ctx`'s reply is written, unless the server wrote another reply. */
   prediction(ctx: Ctx, capture: PredictionCapture): void
   /** Queues an accepted label's event. */
@@ -31,8 +31,6 @@ export type PayloadLogOptions = Readonly<{
   events: PayloadEvents
   /** SVC_PAYLOAD_LOG_PERCENT: the share of requests logged, 0 to 100. */
   percent: number
-  /** A model's own percent (its manifest's `log` member), undefined when it declares none. */
-  percentOf: (model: string) => number | undefined
   /** Milliseconds since the epoch; tests bring their own clock. */
   now?: () => number
 }>
@@ -44,8 +42,8 @@ const LOG_STATE = prefixState('log:')
 export const isLogged = (percent: number, key: string | undefined): boolean =>
   percent >= 100 || (key === undefined ? Math.random() * 100 : keyPoint(key, LOG_STATE)) < percent
 
-export const createPayloadLog = ({ writer, events, percent, percentOf, now = Date.now }: PayloadLogOptions): PayloadLog => ({
-  isSampled: (model, key) => isLogged(percentOf(model) ?? percent, key),
+export const createPayloadLog = ({ writer, events, percent, now = Date.now }: PayloadLogOptions): PayloadLog => ({
+  isSampled: (modelPercent, key) => isLogged(modelPercent ?? percent, key),
   prediction: (ctx, capture) =>
     ctx.whenWritten((_, error) => {
       if (error !== undefined) return

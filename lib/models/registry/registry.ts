@@ -23,10 +23,9 @@ import type { Store } from '../store/store.js'
 import { nextState } from './next-state.js'
 import { createReadyGauge } from './ready-gauge.js'
 import { readSnapshot, type Source } from './snapshot.js'
-import { routeOf } from './rollout.js'
-import { EMPTY, type ModelEntry, type RegistryEvent, type RegistryState, type RolloutArm, type ServedModel } from './state.js'
+import { EMPTY, type ModelEntry, type ModelSlot, type RegistryEvent, type RegistryState, type RolloutArm, type ServedModel } from './state.js'
 
-export type { ModelEntry, ModelState, RolloutArm, ServedModel } from './state.js'
+export type { ModelEntry, ModelSlot, ModelState, RolloutArm, ServedModel } from './state.js'
 export { buildId } from './state.js'
 
 export type ModelRegistry = Readonly<{
@@ -37,14 +36,13 @@ export type ModelRegistry = Readonly<{
   /** The model to serve for (name, version ?? default), or undefined when unknown or not loaded. */
   resolve(name: string, version?: string): ServedModel | undefined
   /**
-   * hot path: the build answering a request that names no version: the canary for its share (by
-   * `key` when the request has one, rollout.ts), else the default; undefined as `resolve`.
+   * hot path: the model as the latest publish holds it, or undefined when unknown: its entry, its
+   * builds by version, its default and its split (canary, shadow, log share). A request reads it
+   * once (lib/serving/serving.ts), so every part of its answer sees one publish.
    */
-  route(name: string, key: string | undefined): ServedModel | undefined
+  published(name: string): ModelSlot | undefined
   /** The model's shadow and its share now, if its manifest declares one. */
   shadowOf(name: string): RolloutArm | undefined
-  /** hot path, logged requests only: the share of the model's requests the payload log writes, if its manifest sets one. */
-  logPercentOf(name: string): number | undefined
   /** True when at least one model is READY (an empty registry is not ready). */
   isReady(): boolean
   /** One hot-reload pass (also what the cron job runs); never rejects; passes never overlap. */
@@ -153,12 +151,8 @@ export const createModelRegistry = ({
       if (slot === undefined) return undefined
       return version === undefined ? slot.defaultModel : slot.served.get(version)
     },
-    route: (name, key) => {
-      const slot = state.slots.get(name)
-      return slot === undefined ? undefined : routeOf(slot, key)
-    },
+    published: (name) => state.slots.get(name),
     shadowOf: (name) => state.slots.get(name)?.rollout.shadow,
-    logPercentOf: (name) => state.slots.get(name)?.rollout.logPercent,
     isReady: () => state.isReady,
     start: () => {
       if (plan === undefined || stopJob !== undefined) return

@@ -17,7 +17,7 @@
 // naming the member): the registry keeps the split it served and the model READY
 // (lib/models/registry/rollout.ts), since a bad rollout must never take the default out of service.
 import { errorMessage, SvcError } from '../../core/errors.js'
-import { isObject, parseJson } from '../../core/json.js'
+import { isObject, type JsonObject, parseJson } from '../../core/json.js'
 
 /** Versions as `parseArtifact` accepts them, so a manifest cannot name a version no artifact can carry. */
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
@@ -90,7 +90,7 @@ const logPercentOf = (value: unknown): number | undefined => {
 
 /** The rollout members, or why they are refused: never the manifest's own failure. */
 const rollout = (
-  raw: Readonly<Record<string, unknown>>,
+  raw: JsonObject,
   defaultVersion: string,
   versions: ReadonlySet<string>,
 ): Pick<Manifest, 'canary' | 'shadow' | 'logPercent' | 'rolloutError'> => {

@@ -14,7 +14,7 @@
 // CloudEvent (it has `specversion`) stands for the rows of its `data.rows` when it is an
 // `svc.prediction` event of the model read for (all models when none is named), and is skipped
 // otherwise (labels, other models), counted in `skipped`.
-import { isObject } from '../../core/json.js'
+import { isObject, type JsonObject } from '../../core/json.js'
 import { createCsvParser, type CsvRecord } from './csv.js'
 import { LineError, ProfileInputError } from './errors.js'
 import { createNdjsonParser, type NdjsonRecord } from './ndjson.js'
@@ -46,7 +46,7 @@ export type Scanned = Readonly<{ rows: number; skipped: number }>
 export const PREDICTION_EVENT = 'svc.prediction'
 
 /** A record's cells: a CSV record's fields, or an NDJSON line's object. */
-export type Cells = readonly string[] | Readonly<Record<string, unknown>>
+export type Cells = readonly string[] | JsonObject
 
 /** How a column's cell is found in a record: resolved once, from the header or the member's name. */
 export type CellOf = (cells: Cells) => unknown
@@ -99,7 +99,7 @@ export const fieldOf =
     Array.isArray(cells) ? cells[index] : undefined
 
 /** The rows a payload log event stands for: its `data.rows`, or undefined when it is skipped. */
-const eventRows = (value: Readonly<Record<string, unknown>>, line: number, model: string | undefined): readonly Cells[] | undefined => {
+const eventRows = (value: JsonObject, line: number, model: string | undefined): readonly Cells[] | undefined => {
   const data = value['data']
   if (value['type'] !== PREDICTION_EVENT || !isObject(data) || (model !== undefined && data['model'] !== model)) return undefined
   const rows = data['rows']

@@ -2,10 +2,10 @@
 // and the file laid out as svc's own artifacts are, so signing an untouched artifact changes no
 // byte; or, for --check, whether the sha256 it states is the one its content hashes to.
 import { errorMessage } from '../../core/errors.js'
-import { isObject, parseJson } from '../../core/json.js'
+import { isObject, type JsonObject, parseJson } from '../../core/json.js'
 import { ArtifactError, artifactSha256, parseArtifact, serialiseArtifact } from '../../models/artifact.js'
 
-const parse = (bytes: Buffer): Readonly<Record<string, unknown>> => {
+const parse = (bytes: Buffer): JsonObject => {
   let value: unknown
   try {
     value = parseJson(bytes)
