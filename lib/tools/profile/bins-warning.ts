@@ -11,6 +11,18 @@ export const FALSE_ALARM_LIMIT = 0.01
 const LIVE_ROWS = Number(VARIABLES.SVC_DRIFT_MIN_SAMPLES.default)
 const THRESHOLD = Number(VARIABLES.SVC_DRIFT_MODERATE.default)
 
+/** Most bins a column gets without --bins: deciles, when the rows afford them. */
+export const MOST_DEFAULT_BINS = 10
+
+/**
+ * The bins a numerical column gets without --bins: the most, up to MOST_DEFAULT_BINS, whose chance
+ * of a false alarm stays under FALSE_ALARM_LIMIT for `rows` reference rows, so the default never
+ * warns where fewer bins would do (10 on iris's 150 rows: 24.1 % per column; 4: 0.3 %). Under 77
+ * rows not even 2 bins do: 2, and the warning says how many rows would.
+ */
+export const defaultBins = (rows: number): number =>
+  mostBinsBelow({ referenceRows: rows, liveRows: LIVE_ROWS, threshold: THRESHOLD }, FALSE_ALARM_LIMIT, MOST_DEFAULT_BINS) ?? 2
+
 const percent = (chance: number): string => `${(100 * chance).toPrecision(3)} %`
 
 /**

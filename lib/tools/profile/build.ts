@@ -42,8 +42,8 @@ export type ProfiledColumns =
 export type ProfileOptions = Readonly<{
   source: TableSource
   columns: ProfiledColumns
-  /** Most quantile bins per numerical column (and a regressor's predictions). */
-  bins: number
+  /** Most quantile bins per numerical column (and a regressor's predictions), or how many for the rows read. */
+  bins: number | ((rows: number) => number)
   /** Most levels an inferred categorical column may have. */
   maxLevels: number
   /** Leave out rows with a missing value instead of refusing them. */
@@ -397,11 +397,12 @@ export const buildProfile = async (options: ProfileOptions): Promise<ProfileOutc
   })
   if (rows === 0) throw new ProfileInputError(source.file, undefined, `every row (${dropped}) has a missing value: nothing left to profile`)
   await predictions?.flush()
+  const most = typeof bins === 'number' ? bins : bins(rows)
   const profile: Profile = {
     format_version: PROFILE_FORMAT_VERSION,
     rows,
-    features: columns.map((column, j) => fill.reference(j) ?? column.reference(bins)),
-    ...(predictions === undefined ? {} : { predictions: predictions.reference(bins) }),
+    features: columns.map((column, j) => fill.reference(j) ?? column.reference(most)),
+    ...(predictions === undefined ? {} : { predictions: predictions.reference(most) }),
     ...(target === undefined ? {} : { quality: target.score.quality() }),
   }
   return { profile, dropped, skipped, filled: fill.note(), columns: columns.map(({ name, type }) => ({ name, type })) }

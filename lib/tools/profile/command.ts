@@ -15,7 +15,7 @@ import { argsProblem } from '../../core/args.js'
 import { errorCode, errorMessage, SvcError } from '../../core/errors.js'
 import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../../config/model-store.js'
 import type { ServedModel } from '../../models/registry/registry.js'
-import { binsWarning } from './bins-warning.js'
+import { binsWarning, defaultBins, MOST_DEFAULT_BINS } from './bins-warning.js'
 import { buildProfile, type ColumnRequest, type ProfiledColumns } from './build.js'
 import { ProfileInputError } from './errors.js'
 import { loadModel } from './model.js'
@@ -35,7 +35,8 @@ export type ProfileCommandOptions = Readonly<{
   /** --schema: the columns to profile, in order; undefined for every column. */
   schema: readonly ColumnRequest[] | undefined
   exclude: readonly string[]
-  bins: number
+  /** --bins; undefined for the most the rows afford (bins-warning.ts, defaultBins). */
+  bins: number | undefined
   maxLevels: number
   isDroppingMissing: boolean
   /** Undefined for standard output. */
@@ -93,9 +94,10 @@ Columns
 
 Profile
   --bins N              most quantile bins per numerical column and for a regressor's
-                        predictions, 2 to 1000 (default 10; fewer for small data: iris uses 3).
-                        Too many for the rows, and drift checks would alarm on sampling noise:
-                        a warning then names the columns and the most bins that avoid it
+                        predictions, 2 to 1000 (default: the most, up to 10, that the rows
+                        afford: 10 from 383 rows, 4 from 147 as iris's 150, 2 from 77). Too many
+                        for the rows, and drift checks would alarm on sampling noise: a warning
+                        then names the columns and the most bins that avoid it
   --drop-missing        leave out rows with a missing value instead of stopping at the first
   --output FILE         write the profile to FILE, replaced whole (default: standard output)
 
@@ -229,7 +231,7 @@ export const parseProfileArgs = (argv: readonly string[]): ProfileCommandOptions
     target: values.target,
     schema: values.schema === undefined ? undefined : parseSchema(values.schema),
     exclude: list(values.exclude),
-    bins: integer(values.bins, '--bins', 10, 2, 1000),
+    bins: values.bins === undefined ? undefined : integer(values.bins, '--bins', MOST_DEFAULT_BINS, 2, 1000),
     maxLevels: integer(values['max-levels'], '--max-levels', 1000, 1, 1_000_000),
     isDroppingMissing: values['drop-missing'] === true,
     output,
@@ -283,7 +285,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
     } = await buildProfile({
       source: { path: options.input, file: options.input, format: options.format, delimiter: options.delimiter, model: options.model },
       columns,
-      bins: options.bins,
+      bins: options.bins ?? defaultBins,
       maxLevels: options.maxLevels,
       dropMissing: options.isDroppingMissing,
     })
@@ -301,8 +303,9 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
       served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
       profile.quality === undefined ? '' : ` scored against ${options.target}: ${qualityText(profile.quality)}`,
       '\n',
-      filled === '' ? '' : `svc profile: ${filled}; its reference kept as it was\n`,
-      binsWarning(profile, options.bins),
+      filled === '' ? '' : `svc profile: ${filled}; its reference kept as it was
+`,
+      binsWarning(profile, options.bins ?? MOST_DEFAULT_BINS),
     ].join('')
   } finally {
     await served?.predictor.dispose()

@@ -17,7 +17,7 @@ t.test('defaults, and every option read', async (t) => {
     target: undefined,
     schema: undefined,
     exclude: [],
-    bins: 10,
+    bins: undefined,
     maxLevels: 1000,
     isDroppingMissing: false,
     output: undefined,
