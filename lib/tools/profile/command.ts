@@ -303,8 +303,7 @@ export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo):
       served === undefined ? '' : `, predictions of ${served.name} version ${served.version}`,
       profile.quality === undefined ? '' : ` scored against ${options.target}: ${qualityText(profile.quality)}`,
       '\n',
-      filled === '' ? '' : `svc profile: ${filled}; its reference kept as it was
-`,
+      filled === '' ? '' : `svc profile: ${filled}; its reference kept as it was\n`,
       binsWarning(profile, options.bins ?? MOST_DEFAULT_BINS),
     ].join('')
   } finally {
