@@ -1,13 +1,13 @@
-#!/usr/bin/env -S node --no-memory-reducer
+#!/usr/bin/env node
 // svc: the command table of lib/process/commands.ts, which declares every command, what each
 // prints and its exit statuses, run on this process's arguments, environment and output.
 //
-// --no-memory-reducer: V8's memory reducer starts a "reduce memory" mark-compact once no
-// mark-compact has run for 100 s, however busy the process. svc under steady load promotes little,
-// so it went through one every ~105 s: a 24 ms pause, then a young generation shrunk to its floor
-// and three to four times the scavenges for the next ~20 s (500 models, 8 connections, Node 20).
-// Without it, the heap is collected as it fills and is not shrunk after a peak. Node refuses the
-// flag in NODE_OPTIONS, so it rides on this line (`env -S`, coreutils 8.30+).
+// A plain `#!` line: one word after `env`, which every `env` takes (BusyBox's, coreutils' before
+// 8.30, which have no `-S`). So svc runs with Node's own flags, V8's memory reducer on: after a peak
+// the heap shrinks back within about 100 s. `--no-memory-reducer` removes its "reduce memory"
+// mark-compact under steady load (a 24–28 ms pause about every 100 s at 500 models), and keeps every
+// peak as resting RSS; the bench's figures for both and how to choose: README.md, Running. Node
+// refuses it in NODE_OPTIONS, so it goes on `node`'s command line before this file.
 import { runSvc } from '../lib/process/commands.js'
 
 const write =

@@ -61,6 +61,7 @@ import { postPathPieces } from './post-path.js'
 import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
 import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rollout.js'
 import { CANARY_PERCENT, createRolloutStores, SHADOW_PERCENT } from './rollout-store.js'
+import { measureReducer, REDUCER_NAME, reducerReport } from './memory-reducer.js'
 import { measureScale, SCALE_SIZES, scaleName, scaleReport } from './scale.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
@@ -791,6 +792,12 @@ if (scaleSizes.length > 0) {
     process.stdout.write(`${scaleName(models)}: measured\n`)
   }
   process.stdout.write(scaleReport(results))
+  if (results.some((r) => r.loadErrors > 0)) process.exitCode = 1
+}
+// V8's memory reducer on and off at 500 models (memory-reducer.ts), only when BENCH_ONLY names it.
+if (only?.test(REDUCER_NAME) === true) {
+  const results = await measureReducer({ root: ROOT, logDir, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, loadgen, pinned, freePort })
+  process.stdout.write(reducerReport(results))
   if (results.some((r) => r.loadErrors > 0)) process.exitCode = 1
 }
 collector.close()

@@ -63,12 +63,12 @@ const LOAD_ROUNDS = 5
 const DRIFT_ROWS = 1000
 const DRIFT_CHECKS = 3
 const NEVER = '0 0 1 1 *'
-const name = (i: number): string => `iris-${String(i).padStart(4, '0')}`
-const predictBody = (model: string, instances: readonly Readonly<Record<string, number>>[]): string => JSON.stringify({ model, instances })
-const ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
+export const name = (i: number): string => `iris-${String(i).padStart(4, '0')}`
+export const predictBody = (model: string, instances: readonly Readonly<Record<string, number>>[]): string => JSON.stringify({ model, instances })
+export const ROW = { sepal_length: 6.3, sepal_width: 3.3, petal_length: 6.0, petal_width: 2.5 }
 
 /** N copies of the shipped iris as iris-0000…, each its own name, signed for it. */
-const writeStore = async (root: string, dir: string, models: number): Promise<void> => {
+export const writeStore = async (root: string, dir: string, models: number): Promise<void> => {
   const base = JSON.parse(readFileSync(join(root, 'lib/models/artifacts/iris/1/model.json'), 'utf8')) as Record<string, unknown>
   for (let i = 0; i < models; i++) {
     const artifact: Record<string, unknown> = { ...base, name: name(i) }
@@ -94,12 +94,20 @@ const referenceRows = (root: string, count: number): Record<string, number>[] =>
   return Array.from({ length: count }, (_, i) => rows[i % rows.length] as Record<string, number>)
 }
 
-type Service = Readonly<{ port: number; process: ChildProcess; log: string }>
+export type Service = Readonly<{ port: number; process: ChildProcess; log: string }>
 
-const startService = async (options: ScaleOptions, store: string, logLevel: string, env: Readonly<Record<string, string>>): Promise<Service> => {
+/** The CLI on CPU 0 as its `#!` line runs it, with `nodeFlags` after the line's, serving `store`; resolves once ready. */
+export const startService = async (
+  options: ScaleOptions,
+  store: string,
+  logLevel: string,
+  env: Readonly<Record<string, string>>,
+  nodeFlags: readonly string[] = [],
+): Promise<Service> => {
   const port = await options.freePort()
   const log = join(options.logDir, `scale-${port}.log`)
-  const [cmd, args] = options.pinned(0, process.execPath, [...asItsShebangRuns(join(options.root, 'dist/bin/svc.js')), '--log-level', logLevel, '--port', String(port)])
+  const cli = asItsShebangRuns(join(options.root, 'dist/bin/svc.js'), nodeFlags)
+  const [cmd, args] = options.pinned(0, process.execPath, [...cli, '--log-level', logLevel, '--port', String(port)])
   const child = spawn(cmd, args, {
     cwd: options.root,
     stdio: ['ignore', openSync(log, 'w'), 'inherit'],
@@ -117,7 +125,7 @@ const startService = async (options: ScaleOptions, store: string, logLevel: stri
   throw new Error(`the service on ${store} was not ready in 120 s`)
 }
 
-const predictEach = async (port: number, models: number, instances: readonly Readonly<Record<string, number>>[]): Promise<void> => {
+export const predictEach = async (port: number, models: number, instances: readonly Readonly<Record<string, number>>[]): Promise<void> => {
   for (let i = 0; i < models; i++) {
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/predict`, {
       method: 'POST',
@@ -128,9 +136,9 @@ const predictEach = async (port: number, models: number, instances: readonly Rea
   }
 }
 
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
-const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
 /** A GET / every millisecond from a client process of its own, until `stop`. */
 const startProber = (options: ScaleOptions, port: number): { stop(): Promise<Probe[]> } => {
@@ -150,11 +158,11 @@ const worstDuring = (probes: readonly Probe[], from: number, to: number): number
   probes.reduce((worst, { sent, ms }) => (sent <= to && sent + ms >= from ? Math.max(worst, ms) : worst), 0)
 
 /** A scale-scraper.ts process on CPU 1, with the load: the service's CPU stays its own. */
-const startClient = (options: ScaleOptions): ChildProcess => {
+export const startClient = (options: ScaleOptions): ChildProcess => {
   const [cmd, args] = options.pinned(1, process.execPath, [join(options.root, 'dist/test/bench/scale-scraper.js')])
   return spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
 }
-const tell = <T>(scraper: ChildProcess, message: ScraperMessage): Promise<T> =>
+export const tell = <T>(scraper: ChildProcess, message: ScraperMessage): Promise<T> =>
   new Promise((resolve) => {
     scraper.once('message', (answer) => resolve(answer as T))
     scraper.send(message)
@@ -205,7 +213,7 @@ const wrkScript = async (dir: string, models: number): Promise<string> => {
 }
 
 /** A load's latencies as [ms, requests] pairs, from wrk; autocannon reports its p99.9 alone. */
-type Load = Readonly<{ latencies?: readonly (readonly [number, number])[]; p999Ms?: number; errors: number }>
+export type Load = Readonly<{ latencies?: readonly (readonly [number, number])[]; p999Ms?: number; errors: number }>
 const predictLoad = async (options: ScaleOptions, port: number, script: string, seconds: number): Promise<Load> => {
   const url = `http://127.0.0.1:${port}/api/v1/predict`
   if (options.loadgen === 'wrk') {
@@ -230,7 +238,7 @@ const predictLoad = async (options: ScaleOptions, port: number, script: string, 
  * Pooled, five loads put several hundred requests above it. Autocannon's loads give the median of
  * their own p99.9s.
  */
-const pooledP999 = (loads: readonly Load[]): number => {
+export const pooledP999 = (loads: readonly Load[]): number => {
   if (loads.some(({ latencies }) => latencies === undefined)) return median(loads.map(({ p999Ms }) => p999Ms ?? Number.NaN))
   const latencies = loads.flatMap((load) => load.latencies ?? []).sort(([a], [b]) => a - b)
   const total = latencies.reduce((sum, [, count]) => sum + count, 0)
@@ -255,12 +263,12 @@ const scrapedLoad = async (options: ScaleOptions, port: number, script: string, 
  * alternate which goes first: taken quiet first, the scraped load always ran on the older heap,
  * and a 10 s p99.9 swings twofold between two loads of one kind.
  */
-const underLoad = async (
+export const underLoad = async (
   options: ScaleOptions,
   port: number,
   models: number,
   scraper: ChildProcess,
-): Promise<Pick<ScaleResult, 'p999Ms' | 'p999ScrapedMs' | 'scrapesUnderLoad' | 'loadErrors'>> => {
+): Promise<Pick<ScaleResult, 'p999Ms' | 'p999ScrapedMs' | 'scrapesUnderLoad' | 'loadErrors'> & Readonly<{ quiet: Load[]; scraped: Load[] }>> => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-scale-wrk-'))
   const script = await wrkScript(dir, models)
   await predictLoad(options, port, script, options.warmupSeconds)
@@ -277,6 +285,8 @@ const underLoad = async (
     p999ScrapedMs: pooledP999(scraped),
     scrapesUnderLoad: scraped.reduce((sum, { scrapes }) => sum + scrapes, 0),
     loadErrors: [...quiet, ...scraped].reduce((sum, { errors }) => sum + errors, 0),
+    quiet,
+    scraped,
   }
 }
 
@@ -331,7 +341,7 @@ export const measureScale = async (options: ScaleOptions, models: number): Promi
     const samples = lines.length
     const processSamples = lines.filter((line) => PROCESS_SERIES.test(line)).length
     const scraped = await scrapes(options, service.port, scraper)
-    const loaded = await underLoad(options, service.port, models, scraper)
+    const { quiet: _, scraped: __, ...loaded } = await underLoad(options, service.port, models, scraper)
     service.process.kill('SIGKILL')
     const drift = await driftChecks(options, store, models)
     return { models, samples, processSamples, bodyBytes: Buffer.byteLength(body), rssMiB: median(readings), ...scraped, ...loaded, ...drift }

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { PACKAGE_VERSION } from '../fixtures/package-version.js'
+import { readmeBlocks } from '../fixtures/readme-blocks.js'
 import { ROOT, spawnProgram, UNTAPPED_ENV as ENV } from '../fixtures/spawn.js'
 
 t.setTimeout(10 * 60_000)
@@ -83,6 +84,10 @@ t.test('packed, linked for a developer, installed for an operator from the npm r
 
   const svc = join(prefix, 'bin', 'svc')
   t.same(await run(svc, ['--version'], dir, 30_000), { code: 0, output: `${PACKAGE_VERSION}\n` })
+  // ops/README.md's drop-in that turns V8's memory reducer off names the installed CLI's path.
+  const [dropIn = ''] = readmeBlocks('ops/README.md', '### 3. Run one instance per core', 'ini')
+  const flagged = /^ExecStart=\/usr\/bin\/node (.+) --port %i$/m.exec(dropIn)?.[1]?.replaceAll('/usr/local/', `${prefix}/`) ?? ''
+  t.same(await run(process.execPath, [...flagged.split(' '), '--version'], dir, 30_000), { code: 0, output: `${PACKAGE_VERSION}\n` }, flagged)
   const backends = await run(
     process.execPath,
     ['--input-type=module', '-e', "const ort = await import('onnxruntime-node'); console.log(ort.listSupportedBackends().map((b) => b.name).join(','))"],

@@ -7,6 +7,7 @@ import { dirname, join, posix } from 'node:path'
 import t, { type Test } from 'tap'
 import { readConfig } from '../../lib/config/config.js'
 import { SPAN_FLUSH_TIMEOUT_MS } from '../../lib/process/shutdown.js'
+import { readmeBlocks } from '../fixtures/readme-blocks.js'
 import { findTool } from '../fixtures/tools.js'
 import { OPS, run, said, tempDir } from './fixtures/ops.js'
 
@@ -66,6 +67,22 @@ t.test('systemd-analyze verify: both units and the drop-in, not a single warning
   if (analyze === undefined) return
   const root = await unitRoot(t)
   const result = await run(analyze, ['verify', `--root=${root}`, '--man=no', ...INSTANCES])
+  t.equal(result.code, 0, said('systemd-analyze verify', result))
+  t.equal(result.stdout + result.stderr, '', 'warnings are failures too')
+})
+
+t.test("ops/README.md's drop-in turning V8's memory reducer off: node and the flag before the installed CLI, verified", async (t) => {
+  const [dropIn = ''] = readmeBlocks('ops/README.md', '### 3. Run one instance per core', 'ini')
+  const flagged = '/usr/bin/node --no-memory-reducer /usr/local/lib/node_modules/svc/dist/bin/svc.js --port %i'
+  t.same(directives(dropIn, 'ExecStart'), ['', flagged], "the unit's ExecStart= reset, then the flagged one")
+  const analyze = await findTool(t, 'systemd-analyze', 'systemd')
+  if (analyze === undefined) return
+  const root = await unitRoot(t)
+  await mkdir(join(root, 'etc/systemd/system/svc@.service.d'))
+  await writeFile(join(root, 'etc/systemd/system/svc@.service.d/override.conf'), dropIn)
+  await mkdir(join(root, 'usr/bin'), { recursive: true })
+  await writeFile(join(root, 'usr/bin/node'), '#!/bin/sh\n', { mode: 0o755 })
+  const result = await run(analyze, ['verify', `--root=${root}`, '--man=no', 'svc@8000.service'])
   t.equal(result.code, 0, said('systemd-analyze verify', result))
   t.equal(result.stdout + result.stderr, '', 'warnings are failures too')
 })
