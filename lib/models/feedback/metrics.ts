@@ -37,8 +37,12 @@ import {
 export const FEEDBACK_REFUSALS = ['invalid_token', 'expired', 'invalid_truth', 'unknown_version', 'duplicate'] as const
 export type FeedbackRefusal = (typeof FEEDBACK_REFUSALS)[number]
 
-/** A minute to about two months: labels come minutes (a click) to weeks (a return, a chargeback) later. */
-export const DELAY_BUCKETS = [60, 300, 900, 3600, 14_400, 43_200, 86_400, 259_200, 604_800, 1_209_600, 2_592_000, 5_184_000] as const
+/**
+ * A second to about two months: labels come seconds (a click) to weeks (a return, a chargeback)
+ * later. Below a minute too, or histogram_quantile interpolates within 0–60 s: labels 5 s late read
+ * 30 s at P50 and 57 s at P95.
+ */
+export const DELAY_BUCKETS = [1, 5, 15, 30, 60, 300, 900, 3600, 14_400, 43_200, 86_400, 259_200, 604_800, 1_209_600, 2_592_000, 5_184_000] as const
 
 /** Past this many classes a version's confusion series are 2·C, not C² (1 024 series at 32). */
 export const MAX_CONFUSION_CLASSES = 32

@@ -27,7 +27,7 @@ export type FeedbackItem = Readonly<{ token: string; truth: unknown }>
 export type Refused = Readonly<{ index: number; reason: FeedbackRefusal; expected?: readonly string[] | 'number' }>
 export type FeedbackResult = Readonly<{ accepted: number; refused: readonly Refused[] }>
 
-/** An accepted label, as the payload log writes it: the token joins it to the answer that carried it. */
+/** An accepted label, as the payload log writes it (its `svc.label` event): the token joins it to the answer that carried it. */
 export type AcceptedLabel = Readonly<{
   token: string
   model: string

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ServedModel } from '../registry/registry.js'
 import type { Prediction } from '../runtime.js'
+import type { AcceptedLabel } from '../feedback/score.js'
 
 export type Role = 'default' | 'canary' | 'named'
 
@@ -30,18 +31,6 @@ export type PredictionCapture = Readonly<{
   tokens: string | undefined
   durationMs: number
   traceId: string | undefined
-}>
-
-/** What an accepted label's event says. */
-export type LabelCapture = Readonly<{
-  token: string
-  model: string
-  version: string
-  build: string
-  truth: string | number
-  /** The answer the token carries: a class name, or a regressor's value. */
-  predicted: string | number
-  delayS: number
 }>
 
 /** How one input column of a row is written: its member's key, and its levels' JSON for a categorical one. */
@@ -143,7 +132,7 @@ export type PayloadEvents = Readonly<{
   /** The `svc.prediction` event's JSON text, at `timeMs`. */
   prediction(capture: PredictionCapture, timeMs: number): string
   /** The `svc.label` event's JSON text, at `timeMs`. */
-  label(capture: LabelCapture, timeMs: number): string
+  label(capture: AcceptedLabel, timeMs: number): string
 }>
 
 export type PayloadEventsOptions = Readonly<{

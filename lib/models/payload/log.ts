@@ -12,10 +12,11 @@
 // event is built later still, in the writer's drain turn (writer.ts).
 import type { Ctx } from '../../core/http/context.js'
 import { keyPoint, prefixState } from '../registry/rollout.js'
-import type { LabelCapture, PayloadEvents, PredictionCapture } from './events.js'
+import type { AcceptedLabel } from '../feedback/score.js'
+import type { PayloadEvents, PredictionCapture } from './events.js'
 import type { PayloadWriter } from './writer.js'
 
-export type { LabelCapture, PredictionCapture, Role } from './events.js'
+export type { PredictionCapture, Role } from './events.js'
 
 export type PayloadLog = Readonly<{
   /** hot path: whether a request with routing key `key` is logged, to a model whose manifest sets `modelPercent` (undefined: none). */
@@ -23,7 +24,7 @@ export type PayloadLog = Readonly<{
   /** Queues `capture`'s event once `ctx`'s reply is written, unless the server wrote another reply. */
   prediction(ctx: Ctx, capture: PredictionCapture): void
   /** Queues an accepted label's event. */
-  label(capture: LabelCapture): void
+  label(capture: AcceptedLabel): void
 }>
 
 export type PayloadLogOptions = Readonly<{

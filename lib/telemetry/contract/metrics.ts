@@ -211,7 +211,7 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'histogram',
     labels: ['model', 'environment'],
     help: 'Time from a prediction to its label being scored, in seconds.',
-    doc: '`model`, `environment`: prediction to label, 60 s to 60 days',
+    doc: '`model`, `environment`: prediction to label, 1 s to 60 days',
   },
   {
     name: 'svc_feedback_refused_total',

@@ -278,3 +278,14 @@ t.test('the keys of a build this instance does not know are derived once while k
   for (let i = 0; i < 255; i++) versions.ring('iris', `v${i}`, 'abcdef012345', 'class')
   t.not(versions.ring('iris', '9', 'abcdef012345', 'class'), first, 'forgotten, derived again')
 })
+
+t.test('a label a few seconds late is told apart from one a minute late by the delay buckets', async (t) => {
+  const { feedback, iris, clock, text } = await setup()
+  const { tokens } = tokensFor(feedback, iris, IRIS_ROWS)
+  clock.ms += 5000
+  feedback.score([{ token: tokens[0] as string, truth: 'setosa' }])
+  const body = await text()
+  t.equal(sample(body, 'svc_model_feedback_delay_seconds_bucket', { model: 'iris', le: '1' }), 0)
+  t.equal(sample(body, 'svc_model_feedback_delay_seconds_bucket', { model: 'iris', le: '5' }), 1)
+  t.equal(sample(body, 'svc_model_feedback_delay_seconds_bucket', { model: 'iris', le: '60' }), 1)
+})

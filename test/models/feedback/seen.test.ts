@@ -45,3 +45,25 @@ t.test("a seen id is 48 bits of a tag, never 0 (the table's empty slot)", async 
   t.equal(seenId(Buffer.from([1, 2, 3, 4, 5, 6, 7]), 0), 0x010203040506)
   t.equal(seenId(Buffer.from([255, 255, 255, 255, 255, 255]), 0), 2 ** 48 - 1)
 })
+
+t.test('the set grows as ids come: a large capacity takes no memory at start, and every id stays findable', async (t) => {
+  const before = process.memoryUsage().arrayBuffers
+  const seen = createSeenSet(100_000_000)
+  t.ok(process.memoryUsage().arrayBuffers - before < 1 << 20, 'under 1 MiB for the largest SVC_FEEDBACK_SEEN, not 2.4 GB')
+  const ids = Array.from({ length: 5000 }, (_, i) => 1 + i * 7919)
+  t.ok(
+    ids.every((id) => seen.add(id)),
+    'each id is new',
+  )
+  t.equal(seen.size(), 5000)
+  t.ok(ids.every(seen.has), 'each id found after the table doubled')
+  t.equal(seen.add(ids[0] as number), false)
+  t.equal(seen.has(2), false)
+})
+
+t.test('a set grown to its capacity forgets the oldest id first', async (t) => {
+  const seen = createSeenSet(1500)
+  for (let id = 1; id <= 1600; id++) seen.add(id)
+  t.equal(seen.size(), 1500)
+  t.same([1, 100, 101, 1600].map(seen.has), [false, false, true, true])
+})
