@@ -186,8 +186,18 @@ const listenersOf = (
 const payloadWriterOf = (config: Config, logger: Logger, metricsRegistry: MetricsRegistry, shedding: Shedding): PayloadWriter | undefined => {
   const log = config.models.payloadLog
   if (log === undefined) return undefined
-  const { target, queue: capacity, flushMs, maxBytes, files } = log
-  return createPayloadWriter({ target, capacity, flushMs, maxBytes, files, metrics: metricsRegistry.prom, logger, isUnderPressure: shedding.isUnderPressure })
+  const { target, queue: capacity, queueBytes: capacityBytes, flushMs, maxBytes, files } = log
+  return createPayloadWriter({
+    target,
+    capacity,
+    capacityBytes,
+    flushMs,
+    maxBytes,
+    files,
+    metrics: metricsRegistry.prom,
+    logger,
+    isUnderPressure: shedding.isUnderPressure,
+  })
 }
 
 /**

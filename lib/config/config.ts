@@ -142,6 +142,7 @@ export type ModelsConfig = Readonly<{
 export type PayloadLogConfig = Readonly<{
   target: PayloadTarget
   queue: number
+  queueBytes: number
   maxBytes: number
   files: number
   flushMs: number
@@ -309,6 +310,7 @@ const readPayloadLog = (r: Reader): PayloadLogConfig | undefined => {
   const target = r.read('SVC_PAYLOAD_LOG')
   const settings = {
     queue: r.read('SVC_PAYLOAD_LOG_QUEUE'),
+    queueBytes: r.read('SVC_PAYLOAD_LOG_QUEUE_BYTES'),
     maxBytes: r.read('SVC_PAYLOAD_LOG_MAX_BYTES'),
     files: r.read('SVC_PAYLOAD_LOG_FILES'),
     flushMs: r.read('SVC_PAYLOAD_LOG_FLUSH_MS'),

@@ -169,6 +169,11 @@ export const VARIABLES = {
     redact: redactStoreSpec,
   },
   SVC_PAYLOAD_LOG_QUEUE: { help: 'most payload events waiting to be written; more are dropped and counted', default: '10000', parse: integer(1, 1_000_000) },
+  SVC_PAYLOAD_LOG_QUEUE_BYTES: {
+    help: 'most bytes the waiting payload events hold (their rows, answers and tokens); more are dropped and counted',
+    default: String(64 * MIB),
+    parse: integer(MIB, 4096 * MIB),
+  },
   SVC_PAYLOAD_LOG_MAX_BYTES: {
     help: 'size in bytes past which the payload log file is rotated',
     default: String(100 * MIB),

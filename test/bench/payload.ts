@@ -15,6 +15,7 @@ import { Registry } from 'prom-client'
 import { encodeInputs } from '../../lib/models/inference/features.js'
 import { readPredictRequest } from '../../lib/models/inference/request.js'
 import { createPayloadEvents, type PredictionCapture } from '../../lib/models/payload/events.js'
+import { heldBytes } from '../../lib/models/payload/log.js'
 import { createPayloadWriter } from '../../lib/models/payload/writer.js'
 import { createModelRegistry } from '../../lib/models/registry/registry.js'
 import type { Prediction } from '../../lib/models/runtime.js'
@@ -76,6 +77,7 @@ export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
   const writer = createPayloadWriter({
     target: log.target,
     capacity: log.queue,
+    capacityBytes: log.queueBytes,
     flushMs: log.flushMs,
     maxBytes: log.maxBytes,
     files: log.files,
@@ -84,13 +86,14 @@ export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
     isUnderPressure: () => false,
   })
   const builder = (): string => event
+  const EVENT_HELD_BYTES = heldBytes(capture)
   let enqueueMs = 0
   const turns = async (count: number, withEvents: boolean): Promise<number> => {
     const before = cpuUs()
     for (let t = 0; t < count; t++) {
       if (withEvents) {
         const start = performance.now()
-        for (let e = 0; e < PER_TURN; e++) writer.enqueue(builder)
+        for (let e = 0; e < PER_TURN; e++) writer.enqueue(builder, EVENT_HELD_BYTES)
         enqueueMs += performance.now() - start
       }
       await nextTurn()

@@ -316,6 +316,7 @@ t.test('the payload log: unset, nothing; a file path or an http(s) sink, its que
   t.same(readConfig({ SVC_PAYLOAD_LOG: '/var/log/svc/payload.jsonl' }).models.payloadLog, {
     target: { kind: 'file', path: '/var/log/svc/payload.jsonl' },
     queue: 10_000,
+    queueBytes: 64 * 1024 * 1024,
     maxBytes: 100 * 1024 * 1024,
     files: 5,
     flushMs: 1000,

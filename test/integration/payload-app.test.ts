@@ -11,7 +11,7 @@ import t, { type Test } from 'tap'
 import { PAYLOAD_FLUSH_TIMEOUT_MS, stopOnSignals } from '../../lib/process/shutdown.js'
 import { startApp } from '../fixtures/app.js'
 import { sample } from '../fixtures/metrics-text.js'
-import { eventually } from '../fixtures/payload.js'
+import { EVENT_BYTES, eventually } from '../fixtures/payload.js'
 
 const event = (i: number): string => JSON.stringify({ specversion: '1.0', id: `e-${i}`, type: 'svc.prediction' })
 
@@ -32,7 +32,7 @@ t.test('with a file, the writer is on App, its series at 0 from start-up, and wh
   for (const outcome of ['written', 'dropped', 'failed']) t.equal(sample(before, 'svc_payload_log_events_total', { outcome, environment: 'dev' }), 0, outcome)
   t.equal(sample(before, 'svc_payload_log_queue_depth', { environment: 'dev' }), 0)
   t.equal(sample(before, 'svc_payload_log_write_duration_seconds_count', { environment: 'dev' }), 0)
-  running.app.payloadLog?.enqueue(() => event(1))
+  running.app.payloadLog?.enqueue(() => event(1), EVENT_BYTES)
   await eventually(async () => (await readFile(path, 'utf8').catch(() => '')) === `${event(1)}\n`)
   await eventually(async () => sample(await metricsOf(running.base), 'svc_payload_log_events_total', { outcome: 'written', environment: 'dev' }) === 1)
 })
@@ -79,7 +79,7 @@ const terminate = async (t: Test, running: Awaited<ReturnType<typeof startApp>>)
 t.test('on SIGTERM, queued events are written before the process exits, without waiting for the flush interval', async (t) => {
   const sink = await slowSink(t, 300)
   const running = await startApp(t, { SVC_PAYLOAD_LOG: sink.url, SVC_PAYLOAD_LOG_FLUSH_MS: '60000' })
-  for (let i = 0; i < 5; i++) running.app.payloadLog?.enqueue(() => event(i))
+  for (let i = 0; i < 5; i++) running.app.payloadLog?.enqueue(() => event(i), EVENT_BYTES)
   const { code } = await terminate(t, running)
   t.equal(code, 0)
   t.same(sink.bodies, [[0, 1, 2, 3, 4].map((i) => JSON.parse(event(i)))], 'the sink had them when the process exited')
@@ -110,9 +110,9 @@ t.test('a prediction answered just before SIGTERM is written at the flush, its s
 t.test('on SIGTERM against a sink that hangs, the flush keeps to its budget and what is left is dropped', async (t) => {
   const sink = await slowSink(t, 'never')
   const running = await startApp(t, { SVC_PAYLOAD_LOG: sink.url, SVC_PAYLOAD_LOG_FLUSH_MS: '10' })
-  running.app.payloadLog?.enqueue(() => event(0))
+  running.app.payloadLog?.enqueue(() => event(0), EVENT_BYTES)
   await eventually(() => sink.hung.length === 1)
-  for (let i = 1; i < 5; i++) running.app.payloadLog?.enqueue(() => event(i))
+  for (let i = 1; i < 5; i++) running.app.payloadLog?.enqueue(() => event(i), EVENT_BYTES)
   const { code, ms } = await terminate(t, running)
   t.equal(code, 0)
   t.ok(ms >= PAYLOAD_FLUSH_TIMEOUT_MS - 100 && ms < PAYLOAD_FLUSH_TIMEOUT_MS + 2000, `exit after ${Math.round(ms)} ms`)

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { MAX_BATCH } from '../../lib/models/payload/writer.js'
-import { eventually, payloadHarness } from '../fixtures/payload.js'
+import { EVENT_BYTES, eventually, payloadHarness } from '../fixtures/payload.js'
 
 type Posted = Readonly<{ contentType: string | undefined; authorization: string | undefined; body: unknown }>
 type Behaviour = 'ok' | 'hang' | number
@@ -42,7 +42,7 @@ t.test('a batch is a JSON array of events, POSTed as application/cloudevents-bat
   const { url, posted } = await sink(t)
   const { writer, outcomes } = payloadHarness(t, { target: { kind: 'http', url }, flushMs: 200 })
   const started = performance.now()
-  for (let i = 0; i < 3; i++) writer.enqueue(() => event(i))
+  for (let i = 0; i < 3; i++) writer.enqueue(() => event(i), EVENT_BYTES)
   await eventually(() => posted.length === 1)
   const waited = performance.now() - started
   t.ok(waited >= 150 && waited < 1000, `one POST after the flush interval (${Math.round(waited)} ms)`)
@@ -54,7 +54,7 @@ t.test('a batch is a JSON array of events, POSTed as application/cloudevents-bat
 t.test('once MAX_BATCH events wait, they are POSTed at once, without waiting for the flush interval', async (t) => {
   const { url, posted } = await sink(t)
   const { writer, outcomes } = payloadHarness(t, { target: { kind: 'http', url }, flushMs: 60_000, capacity: 3 * MAX_BATCH })
-  for (let i = 0; i < 2 * MAX_BATCH + 1; i++) writer.enqueue(() => event(i))
+  for (let i = 0; i < 2 * MAX_BATCH + 1; i++) writer.enqueue(() => event(i), EVENT_BYTES)
   await eventually(async () => (await outcomes()).written === 2 * MAX_BATCH)
   t.same(
     posted.map((p) => (p.body as unknown[]).length),
@@ -67,14 +67,14 @@ t.test('a sink answering 500 fails its batches, logged once, retried; once it re
   const { url, posted, behaviour } = await sink(t)
   behaviour.now = 500
   const { writer, outcomes, logs } = payloadHarness(t, { target: { kind: 'http', url }, flushMs: 20, retryDelaysMs: [10, 10] })
-  writer.enqueue(() => event(1))
+  writer.enqueue(() => event(1), EVENT_BYTES)
   await eventually(async () => (await outcomes()).failed === 1)
   t.equal(posted.length, 3, 'one POST and two retries')
-  writer.enqueue(() => event(2))
+  writer.enqueue(() => event(2), EVENT_BYTES)
   await eventually(async () => (await outcomes()).failed === 2)
   t.equal(posted.length, 4, 'a sink that is down: one attempt a batch')
   behaviour.now = 'ok'
-  writer.enqueue(() => event(3))
+  writer.enqueue(() => event(3), EVENT_BYTES)
   await eventually(async () => (await outcomes()).written === 1)
   t.same(await outcomes(), { written: 1, dropped: 0, failed: 2 })
   t.same(logs(), [
@@ -82,7 +82,7 @@ t.test('a sink answering 500 fails its batches, logged once, retried; once it re
     { event: 'payload_log_recovered', level: 'info', sink: 'http' },
   ])
   behaviour.now = 503
-  writer.enqueue(() => event(4))
+  writer.enqueue(() => event(4), EVENT_BYTES)
   await eventually(() => logs().length === 3)
   t.same(logs()[2], { event: 'payload_log_failed', level: 'warning', sink: 'http', reason: 'HTTP 503' }, 'a new reason is logged')
 })
@@ -91,10 +91,10 @@ t.test('a sink that hangs: each POST ends at its timeout, one in flight; events 
   const s = await sink(t)
   s.behaviour.now = 'hang'
   const { writer, outcomes, logs } = payloadHarness(t, { target: { kind: 'http', url: s.url }, flushMs: 10, capacity: 100, timeoutMs: 300, retryDelaysMs: [] })
-  writer.enqueue(() => event(0))
+  writer.enqueue(() => event(0), EVENT_BYTES)
   await eventually(() => s.hung.length === 1)
   const started = performance.now()
-  for (let i = 0; i < 100_000; i++) writer.enqueue(() => event(i))
+  for (let i = 0; i < 100_000; i++) writer.enqueue(() => event(i), EVENT_BYTES)
   const perEvent = ((performance.now() - started) * 1000) / 100_000
   t.ok(perEvent < 5, `${perEvent.toFixed(3)} µs an enqueue while the sink hangs`)
   t.same(await outcomes(), { written: 0, dropped: 100_000 - 100, failed: 0 }, 'the queue filled, the rest dropped')
@@ -115,7 +115,7 @@ t.test('a sink that refuses connections is counted failed, with why', async (t) 
   closed.port = String((probe.address() as AddressInfo).port)
   await new Promise<void>((resolve) => probe.close(() => resolve()))
   const { writer, outcomes, logs } = payloadHarness(t, { target: { kind: 'http', url: closed }, flushMs: 10, retryDelaysMs: [] })
-  writer.enqueue(() => event(1))
+  writer.enqueue(() => event(1), EVENT_BYTES)
   await eventually(async () => (await outcomes()).failed === 1)
   t.equal(logs()[0]?.reason, 'connection refused')
 })
@@ -126,7 +126,7 @@ t.test("the URL's credentials are sent as Basic auth, never in the URL", async (
   secured.username = 'user'
   secured.password = 'p%40ss'
   const { writer } = payloadHarness(t, { target: { kind: 'http', url: secured }, flushMs: 10 })
-  writer.enqueue(() => event(1))
+  writer.enqueue(() => event(1), EVENT_BYTES)
   await eventually(() => posted.length === 1)
   t.equal(posted[0]?.authorization, `Basic ${Buffer.from('user:p@ss').toString('base64')}`)
 })
@@ -134,7 +134,7 @@ t.test("the URL's credentials are sent as Basic auth, never in the URL", async (
 t.test('stop flushes what is queued at once, without the flush interval; against a hung sink, what is left at the budget is dropped', async (t) => {
   const ok = await sink(t)
   const flushed = payloadHarness(t, { target: { kind: 'http', url: ok.url }, flushMs: 60_000 })
-  for (let i = 0; i < 10; i++) flushed.writer.enqueue(() => event(i))
+  for (let i = 0; i < 10; i++) flushed.writer.enqueue(() => event(i), EVENT_BYTES)
   const started = performance.now()
   await flushed.writer.stop(2000)
   t.ok(performance.now() - started < 1000, 'written without waiting for the interval')
@@ -143,9 +143,9 @@ t.test('stop flushes what is queued at once, without the flush interval; against
   const stuck = await sink(t)
   stuck.behaviour.now = 'hang'
   const left = payloadHarness(t, { target: { kind: 'http', url: stuck.url }, flushMs: 10, timeoutMs: 60_000 })
-  left.writer.enqueue(() => event(0))
+  left.writer.enqueue(() => event(0), EVENT_BYTES)
   await eventually(() => stuck.hung.length === 1)
-  for (let i = 1; i < 5; i++) left.writer.enqueue(() => event(i))
+  for (let i = 1; i < 5; i++) left.writer.enqueue(() => event(i), EVENT_BYTES)
   const at = performance.now()
   await left.writer.stop(200)
   const took = performance.now() - at

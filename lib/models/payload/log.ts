@@ -43,16 +43,29 @@ const LOG_STATE = prefixState('log:')
 export const isLogged = (percent: number, key: string | undefined): boolean =>
   percent >= 100 || (key === undefined ? Math.random() * 100 : keyPoint(key, LOG_STATE)) < percent
 
+/**
+ * What a queued event keeps alive besides its arrays and token text: the closure, the capture, its
+ * strings (ids, names); a round figure, well above what they take.
+ */
+export const EVENT_OVERHEAD_BYTES = 512
+
+/** What a queued prediction holds until its event is built: its features, its answers' arrays, its tokens' text (a byte a character, as V8 keeps ASCII). */
+export const heldBytes = ({ features, prediction, tokens }: PredictionCapture): number =>
+  EVENT_OVERHEAD_BYTES +
+  features.byteLength +
+  ('values' in prediction ? prediction.values.byteLength : prediction.labels.byteLength + prediction.probabilities.byteLength) +
+  (tokens?.length ?? 0)
+
 export const createPayloadLog = ({ writer, events, percent, now = Date.now }: PayloadLogOptions): PayloadLog => ({
   isSampled: (modelPercent, key) => isLogged(modelPercent ?? percent, key),
   prediction: (ctx, capture) =>
     ctx.whenWritten((_, error) => {
       if (error !== undefined) return
       const timeMs = now()
-      writer.enqueue(() => events.prediction(capture, timeMs))
+      writer.enqueue(() => events.prediction(capture, timeMs), heldBytes(capture))
     }),
   label: (capture) => {
     const timeMs = now()
-    writer.enqueue(() => events.label(capture, timeMs))
+    writer.enqueue(() => events.label(capture, timeMs), EVENT_OVERHEAD_BYTES + capture.token.length)
   },
 })

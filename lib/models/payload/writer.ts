@@ -3,9 +3,10 @@
 // an answer:
 // - `enqueue` is O(1) and allocates nothing: the caller's builder goes into a ring allocated once
 //   (lib/core/ring.ts), and the event's JSON text is built in the drain turn, not the request's.
-// - Bounded. At most SVC_PAYLOAD_LOG_QUEUE events wait; past that, or while the service is near
-//   shedding (`isUnderPressure`, the shedding layer's half-way marks), an event is dropped and
-//   counted, before any request is shed.
+// - Bounded, in events and in bytes. At most SVC_PAYLOAD_LOG_QUEUE events wait, holding at most
+//   SVC_PAYLOAD_LOG_QUEUE_BYTES (what each keeps alive, as its caller estimates it: rows, answers,
+//   tokens); past either, or while the service is near shedding (`isUnderPressure`, the shedding
+//   layer's half-way marks), an event is dropped and counted by reason, before any request is shed.
 // - Drained from a later turn, outside the request's store, as lib/models/shadow/copies.ts does and
 //   for the same reasons: a drain's log lines are not the request's, and no request's context is
 //   kept alive by a queued event; `requestStore.exit` only inside a store (~0.4 µs on Node 20).
@@ -30,7 +31,7 @@ import type { Logger } from '../../telemetry/logger.js'
 import { requestStore } from '../../telemetry/request-store.js'
 import { createFileSink } from './file-sink.js'
 import { createHttpSink } from './http-sink.js'
-import { createPayloadMetrics, type PayloadCells } from './metrics.js'
+import { createPayloadMetrics, type DropReason, type PayloadCells } from './metrics.js'
 import { type Sink, SinkError } from './sink.js'
 
 /** Most events in one write: a sink's POST body stays around a megabyte at ~1 kB an event. */
@@ -42,10 +43,11 @@ export const RETRY_DELAYS_MS: readonly number[] = [100, 500, 2000]
 
 export type PayloadWriter = Readonly<{
   /**
-   * hot path: after the reply; queues `event` (a function building the event's JSON text, run in
-   * the drain turn) or drops it (queue full, under pressure). Never throws.
+   * hot path: after the reply; queues `build` (a function building the event's JSON text, run in
+   * the drain turn), holding about `bytes` until then, or drops it (queue full in events or bytes,
+   * under pressure). Never throws.
    */
-  enqueue(build: () => string): void
+  enqueue(build: () => string, bytes: number): void
   /** Shutdown: writes what is queued within budgetMs; what is left is counted dropped. */
   stop(budgetMs: number): Promise<void>
 }>
@@ -54,6 +56,8 @@ export type PayloadWriterOptions = Readonly<{
   target: PayloadTarget
   /** Most events waiting (SVC_PAYLOAD_LOG_QUEUE). */
   capacity: number
+  /** Most bytes the waiting events hold (SVC_PAYLOAD_LOG_QUEUE_BYTES). */
+  capacityBytes: number
   /** Longest an event waits for a sink's POST (SVC_PAYLOAD_LOG_FLUSH_MS); a file's batch waits FILE_LINGER_MS. */
   flushMs: number
   /** A file's size past which it is rotated (SVC_PAYLOAD_LOG_MAX_BYTES). */
@@ -96,20 +100,65 @@ const failureLog = (logger: Logger, sink: PayloadTarget['kind']): FailureLog => 
 }
 
 export const createPayloadWriter = (options: PayloadWriterOptions): PayloadWriter => {
-  const { capacity, metrics, isUnderPressure } = options
-  const queue = createRing<() => string>(capacity)
+  const { capacity, capacityBytes, metrics, isUnderPressure } = options
+  const queue = createQueue(capacity)
   const cells = createPayloadMetrics(metrics, () => queue.size)
   const drain = new Drain(sinkFor(options), queue, cells, options)
   return {
-    enqueue: (build) => {
-      if (drain.isStopping || isUnderPressure() || !queue.put(build)) cells.outcomes.dropped.value++
-      else drain.queued()
+    enqueue: (build, bytes) => {
+      const reason: DropReason | undefined = drain.isStopping
+        ? 'shutdown'
+        : isUnderPressure()
+          ? 'pressure'
+          : queue.bytes + bytes > capacityBytes
+            ? 'bytes'
+            : queue.put(build, bytes)
+              ? undefined
+              : 'queue'
+      if (reason === undefined) drain.queued()
+      else drop(cells, reason, 1)
     },
     stop: (budgetMs) => (drain.stopped ??= drain.stop(budgetMs)),
   }
 }
 
-type Queue = Ring<() => string>
+/** Counts `count` events dropped for `reason`. */
+const drop = (cells: PayloadCells, reason: DropReason, count: number): void => {
+  cells.outcomes.dropped.value += count
+  cells.drops[reason].value += count
+}
+
+/** The builders waiting, and what they hold: each one's bytes in a ring beside it, their sum kept. */
+type Queue = Readonly<{
+  readonly size: number
+  readonly bytes: number
+  put(build: () => string, bytes: number): boolean
+  take(): () => string
+}>
+
+const createQueue = (capacity: number): Queue => {
+  const builds: Ring<() => string> = createRing(capacity)
+  const sizes: Ring<number> = createRing(capacity)
+  let bytes = 0
+  return {
+    get size() {
+      return builds.size
+    },
+    get bytes() {
+      return bytes
+    },
+    put: (build, size) => {
+      if (!builds.put(build)) return false
+      sizes.put(size)
+      bytes += size
+      return true
+    },
+    take: () => {
+      bytes -= sizes.take()
+      return builds.take()
+    },
+  }
+}
 
 /** Builds up to MAX_BATCH events; a builder that throws fails its event alone. */
 const take = (queue: Queue, cells: PayloadCells, log: FailureLog): string[] => {
@@ -125,11 +174,10 @@ const take = (queue: Queue, cells: PayloadCells, log: FailureLog): string[] => {
   return events
 }
 
-const dropQueued = (queue: Queue, cells: PayloadCells): void => {
-  while (queue.size > 0) {
-    queue.take()
-    cells.outcomes.dropped.value++
-  }
+const dropQueued = (queue: Queue, cells: PayloadCells, reason: DropReason): void => {
+  const count = queue.size
+  while (queue.size > 0) queue.take()
+  drop(cells, reason, count)
 }
 
 /**
@@ -196,9 +244,9 @@ class Drain {
     clearTimeout(deadline)
     this.#isClosed = true
     clearTimeout(this.#wake)
-    this.#cells.outcomes.dropped.value += this.#batch?.length ?? 0
+    drop(this.#cells, 'shutdown', this.#batch?.length ?? 0)
     this.#batch = undefined
-    dropQueued(this.#queue, this.#cells)
+    dropQueued(this.#queue, this.#cells, 'shutdown')
     await this.#sink.close()
   }
 
@@ -221,7 +269,7 @@ class Drain {
   readonly #drain = (): void => {
     this.#wake = undefined
     if (this.#batch === undefined) {
-      if (this.#isUnderPressure() && !this.isStopping) dropQueued(this.#queue, this.#cells)
+      if (this.#isUnderPressure() && !this.isStopping) dropQueued(this.#queue, this.#cells, 'pressure')
       this.#batch = take(this.#queue, this.#cells, this.#log)
       this.#attempts = 0
       this.#oldestAt = performance.now()

@@ -235,6 +235,13 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     doc: '`outcome` (`written`, `dropped`, `failed`), `environment`; at 0 from start-up ([Payload log](#payload-log))',
   },
   {
+    name: 'svc_payload_log_dropped_total',
+    type: 'counter',
+    labels: ['reason', 'environment'],
+    help: 'Payload log events dropped, by reason: queue (SVC_PAYLOAD_LOG_QUEUE events waiting), bytes (SVC_PAYLOAD_LOG_QUEUE_BYTES held), pressure (near shedding) or shutdown (left at its budget).',
+    doc: '`reason` (`queue`, `bytes`, `pressure`, `shutdown`), `environment`; each also in `svc_payload_log_events_total{outcome="dropped"}`; at 0 from start-up',
+  },
+  {
     name: 'svc_payload_log_queue_depth',
     type: 'gauge',
     labels: ['environment'],

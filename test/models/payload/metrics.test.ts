@@ -2,7 +2,7 @@
 // returns being the ones scraped.
 import { Registry } from 'prom-client'
 import t from 'tap'
-import { createPayloadMetrics, PAYLOAD_OUTCOMES, WRITE_DURATION_BUCKETS } from '../../../lib/models/payload/metrics.js'
+import { createPayloadMetrics, DROP_REASONS, PAYLOAD_OUTCOMES, WRITE_DURATION_BUCKETS } from '../../../lib/models/payload/metrics.js'
 import { count, observe } from '../../../lib/telemetry/metrics/cells.js'
 import { sample } from '../../fixtures/metrics-text.js'
 
@@ -11,6 +11,7 @@ t.test('every outcome at 0, the depth as the callback says, before anything is w
   createPayloadMetrics(registry, () => 7)
   const text = await registry.metrics()
   for (const outcome of PAYLOAD_OUTCOMES) t.equal(sample(text, 'svc_payload_log_events_total', { outcome }), 0, outcome)
+  for (const reason of DROP_REASONS) t.equal(sample(text, 'svc_payload_log_dropped_total', { reason }), 0, reason)
   t.equal(sample(text, 'svc_payload_log_queue_depth', {}), 7)
   t.equal(sample(text, 'svc_payload_log_write_duration_seconds_count', {}), 0)
   t.match(text, '# TYPE svc_payload_log_events_total counter')
