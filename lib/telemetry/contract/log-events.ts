@@ -127,7 +127,7 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     members: ['sink', 'reason'],
     fields:
       '`sink` (`file`, `http`), `reason` (an errno code such as `ENOSPC`, `HTTP 503`, `connection refused`, `no answer within ' +
-      '5000 ms`, `event not built: …`): once per new reason, outside any request; its events count as `failed`',
+      '5000 ms`, `disk not answering`, `event not built: …`): once per new reason, outside any request; its events count as `failed`',
   },
   {
     events: ['payload_log_recovered'],
