@@ -23,11 +23,11 @@ import { createModelRegistry, type ModelRegistry } from './models/registry/regis
 import { servedRuntimes } from './models/registry/runtimes.js'
 import { createStore } from './models/store/open.js'
 import type { Runtime } from './models/runtime.js'
-import { createShadowCopies, type ShadowCopies } from './models/shadow/copies.js'
-import { createFeedback, type Feedback } from './models/feedback/feedback.js'
-import { createPayloadWriter, type PayloadWriter } from './models/payload/writer.js'
-import { createPayloadEvents } from './models/payload/events.js'
-import { createPayloadLog, type PayloadLog } from './models/payload/log.js'
+import { createShadowCopies, type ShadowCopies } from './serving/shadow/copies.js'
+import { createFeedback, type Feedback } from './serving/feedback/feedback.js'
+import { createPayloadWriter, type PayloadWriter } from './serving/payload/writer.js'
+import { createPayloadEvents } from './serving/payload/events.js'
+import { createPayloadLog, type PayloadLog } from './serving/payload/log.js'
 import { feedbackRoutes } from './endpoints/feedback.js'
 import { createFigures } from './insights/figures.js'
 import { getRoot, ROOT_DOC } from './endpoints/root.js'
@@ -75,9 +75,9 @@ export type App = Readonly<{
   drift: Readonly<{ monitor: DriftMonitor; scheduler: DriftScheduler }> | undefined
   /** Load shedding; `stop` ends its event-loop sampler (shutdown). */
   shedding: Shedding
-  /** The shadow copies waiting or running (lib/models/shadow/). */
+  /** The shadow copies waiting or running (lib/serving/shadow/). */
   shadows: ShadowCopies
-  /** The payload log's writer (lib/models/payload/), undefined when SVC_PAYLOAD_LOG is unset; `stop` flushes it (shutdown). */
+  /** The payload log's writer (lib/serving/payload/), undefined when SVC_PAYLOAD_LOG is unset; `stop` flushes it (shutdown). */
   payloadLog: PayloadWriter | undefined
 }>
 

@@ -16,23 +16,23 @@
 // against the version that answered, which the answer's `model_version` and the request_completed
 // line (`model`, `model_version`) name. Only the default version's rows enter the drift window (what
 // svc_drift_psi scores); another version's count in its own bin counters. A share of the answered
-// requests is copied to the shadow after the reply (lib/models/shadow/).
+// requests is copied to the shadow after the reply (lib/serving/shadow/).
 //
 // hot path: a predictor that answers synchronously (the kernel) is never awaited: the answer is
 // built in the same turn as the call, and only a Promise from an async runtime is waited on.
 import { performance } from 'node:perf_hooks'
 import type { Ctx } from '../core/http/context.js'
 import type { DriftMonitor } from '../drift/monitor.js'
-import type { Feedback } from '../models/feedback/feedback.js'
+import type { Feedback } from './feedback/feedback.js'
 import { encodeInputs } from '../models/inference/features.js'
 import { RequestError } from '../models/inference/request-error.js'
 import type { InferRequest, RequestOptions } from '../models/inference/request.js'
 import { inferResponseJson, selectedResponseJson, selectOutputs } from '../models/inference/response.js'
-import type { PayloadLog, Role } from '../models/payload/log.js'
+import type { PayloadLog, Role } from './payload/log.js'
 import type { ModelRegistry, ModelSlot, ServedModel } from '../models/registry/registry.js'
 import { isInShare, routeOf } from '../models/registry/rollout.js'
 import type { Prediction } from '../models/runtime.js'
-import type { ShadowCopies } from '../models/shadow/copies.js'
+import type { ShadowCopies } from './shadow/copies.js'
 import { notFound, notReady } from './lookup-error.js'
 import type { ModelCells, ModelMetrics } from './metrics.js'
 

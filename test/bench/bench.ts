@@ -23,18 +23,18 @@
 // off (SVC_DRIFT_ENABLED=false) and, at batch 64, without the bin series (SVC_DRIFT_BIN_SERIES=false),
 // each on-and-off pair back to back in the same rounds; and in process (predict.ts), each part alone.
 //
-// Rollouts (lib/models/registry/rollout.ts, lib/models/shadow/): the CLI's batch-1 predict of iris
+// Rollouts (lib/models/registry/rollout.ts, lib/serving/shadow/): the CLI's batch-1 predict of iris
 // from stores holding iris 1 and the same artifact re-signed as 2 (rollout-store.ts), with no
 // rollout, a 5 % canary and a 100 % shadow, in the same rounds, each scraped for the share version 2
 // answered or copied; and in process (rollout.ts), a routing decision and a shadow copy.
 //
-// Feedback tokens (lib/models/feedback/): the CLI's predict at batch 1 and 64 with SVC_FEEDBACK_SECRET
+// Feedback tokens (lib/serving/feedback/): the CLI's predict at batch 1 and 64 with SVC_FEEDBACK_SECRET
 // set, each just before its feedback-off twin in every round; POST /api/v1/feedback with 64 labels,
 // fresh tokens in every request (a wrk script turning through bodies minted for the run,
 // feedback.ts), and the same 64 replayed (every label then a duplicate); and in process, minting and
 // reading tokens.
 //
-// The payload log (lib/models/payload/): the CLI's batch-1 predict with SVC_PAYLOAD_LOG set to a file
+// The payload log (lib/serving/payload/): the CLI's batch-1 predict with SVC_PAYLOAD_LOG set to a file
 // and every request sampled out (SVC_PAYLOAD_LOG_PERCENT=0), and with every one logged, on either
 // side of its logging-off twin in every round; and in process, building an event and the writer.
 //

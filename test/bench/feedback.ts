@@ -1,4 +1,4 @@
-// Feedback tokens (lib/models/feedback/), for the benchmark: the labels its feedback variants send,
+// Feedback tokens (lib/serving/feedback/), for the benchmark: the labels its feedback variants send,
 // and the in-process figures. Everything is built as the service builds it: the shipped iris loaded
 // from the default store, its build published to createFeedback under the run's secret, so a token
 // minted here is checked by a server started with the same SVC_FEEDBACK_SECRET.
@@ -10,10 +10,10 @@
 //   and the reference the token's design replaced: one HMAC-SHA256 of a token's bytes per row.
 import { createHmac } from 'node:crypto'
 import { Registry } from 'prom-client'
-import { createFeedback, type Feedback } from '../../lib/models/feedback/feedback.js'
-import { createFeedbackMetrics } from '../../lib/models/feedback/metrics.js'
-import { mintTokens, readToken } from '../../lib/models/feedback/token.js'
-import { createFeedbackVersions } from '../../lib/models/feedback/versions.js'
+import { createFeedback, type Feedback } from '../../lib/serving/feedback/feedback.js'
+import { createFeedbackMetrics } from '../../lib/serving/feedback/metrics.js'
+import { mintTokens, readToken } from '../../lib/serving/feedback/token.js'
+import { createFeedbackVersions } from '../../lib/serving/feedback/versions.js'
 import { encodeRows } from '../../lib/models/inference/features.js'
 import { createModelRegistry, type ServedModel } from '../../lib/models/registry/registry.js'
 import type { ClassPrediction } from '../../lib/models/runtime.js'

@@ -1,4 +1,4 @@
-// The payload log (lib/models/payload/) in process, for the benchmark, on the shipped iris as the
+// The payload log (lib/serving/payload/) in process, for the benchmark, on the shipped iris as the
 // service serves it, CPU µs:
 // - building one batch-1 `svc.prediction` event (`events.prediction`, what the writer's drain turn
 //   runs for each queued request), the median of 5 quarter-second samples;
@@ -14,9 +14,9 @@ import { performance } from 'node:perf_hooks'
 import { Registry } from 'prom-client'
 import { encodeInputs } from '../../lib/models/inference/features.js'
 import { readPredictRequest } from '../../lib/models/inference/request.js'
-import { createPayloadEvents, type PredictionCapture } from '../../lib/models/payload/events.js'
-import { heldBytes } from '../../lib/models/payload/log.js'
-import { createPayloadWriter } from '../../lib/models/payload/writer.js'
+import { createPayloadEvents, type PredictionCapture } from '../../lib/serving/payload/events.js'
+import { heldBytes } from '../../lib/serving/payload/log.js'
+import { createPayloadWriter } from '../../lib/serving/payload/writer.js'
 import { createModelRegistry } from '../../lib/models/registry/registry.js'
 import type { Prediction } from '../../lib/models/runtime.js'
 import { createStore } from '../../lib/models/store/open.js'

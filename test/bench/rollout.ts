@@ -1,4 +1,4 @@
-// Rollouts in process (lib/models/registry/rollout.ts, lib/models/shadow/copies.ts), on registries
+// Rollouts in process (lib/models/registry/rollout.ts, lib/serving/shadow/copies.ts), on registries
 // built as the service builds them: createModelRegistry over a memory store of rollout-store.ts's
 // files, the kernel's iris as versions 1 and 2.
 //
@@ -23,7 +23,7 @@ import { readPredictRequest } from '../../lib/models/inference/request.js'
 import { createModelRegistry, type ModelRegistry, type ServedModel } from '../../lib/models/registry/registry.js'
 import { keyPoint, routeOf } from '../../lib/models/registry/rollout.js'
 import type { Prediction } from '../../lib/models/runtime.js'
-import { createShadowCopies } from '../../lib/models/shadow/copies.js'
+import { createShadowCopies } from '../../lib/serving/shadow/copies.js'
 import { createMemoryStore } from '../../lib/models/store/memory.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { metricTotal } from './load-tools.js'

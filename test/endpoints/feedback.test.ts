@@ -2,8 +2,8 @@
 // items it is handed, its result answered as is, a malformed body or a batch too large refused as
 // a 400 problem, and the route answering 404 FEEDBACK_DISABLED when feedback is off.
 import t from 'tap'
-import type { Feedback } from '../../lib/models/feedback/feedback.js'
-import type { FeedbackItem } from '../../lib/models/feedback/score.js'
+import type { Feedback } from '../../lib/serving/feedback/feedback.js'
+import type { FeedbackItem } from '../../lib/serving/feedback/score.js'
 import { FEEDBACK_DOC, feedbackRoutes } from '../../lib/endpoints/feedback.js'
 import { startServer } from '../fixtures/raw-http.js'
 

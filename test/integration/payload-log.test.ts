@@ -1,4 +1,4 @@
-// The payload log's events over real HTTP to a real file (lib/models/payload/): every logged
+// The payload log's events over real HTTP to a real file (lib/serving/payload/): every logged
 // prediction and accepted label is a CloudEvents 1.0 event (validated against the specification's
 // attributes, test/fixtures/cloudevents-schema.ts) holding the rows sent, the answers given, the
 // role of the version that answered and the tokens that join a label to it; an excluded input is in
@@ -10,8 +10,8 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { App } from '../../lib/app.js'
 import type { RouteDef } from '../../lib/core/pipeline.js'
-import { createPayloadEvents } from '../../lib/models/payload/events.js'
-import { createPayloadLog } from '../../lib/models/payload/log.js'
+import { createPayloadEvents } from '../../lib/serving/payload/events.js'
+import { createPayloadLog } from '../../lib/serving/payload/log.js'
 import { keyPoint } from '../../lib/models/registry/rollout.js'
 import type { ServedModel } from '../../lib/models/registry/registry.js'
 import type { Prediction } from '../../lib/models/runtime.js'

@@ -1,4 +1,4 @@
-// The payload log to an HTTP sink (lib/models/payload/http-sink.ts) over a real socket: batches
+// The payload log to an HTTP sink (lib/serving/payload/http-sink.ts) over a real socket: batches
 // POSTed as CloudEvents' JSON batch format at the flush interval, or at once when MAX_BATCH wait; a
 // sink answering 500 then recovering (failed, then written, each logged once); a sink that hangs
 // (each POST bounded by its timeout, one in flight, events dropped, enqueue still O(1)); one that
@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { MAX_BATCH } from '../../lib/models/payload/writer.js'
+import { MAX_BATCH } from '../../lib/serving/payload/writer.js'
 import { EVENT_BYTES, eventually, payloadHarness } from '../fixtures/payload.js'
 
 type Posted = Readonly<{ contentType: string | undefined; authorization: string | undefined; body: unknown }>

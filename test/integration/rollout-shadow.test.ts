@@ -1,4 +1,4 @@
-// Shadow copies over real HTTP (lib/models/shadow/): every copied request is predicted again by the
+// Shadow copies over real HTTP (lib/serving/shadow/): every copied request is predicted again by the
 // shadow version after its reply is written, compared row by row with what the client was given,
 // and counted in the shadow's own series and drift bin counters, never in the prediction series or
 // the default version's window. A shadow that throws or hangs never touches a reply; copies past

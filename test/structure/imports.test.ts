@@ -63,7 +63,8 @@ const RANKS: Ranks = [
   ['lib/models/'],
   // The domains: each reads models or telemetry, none another.
   ['lib/drift/', 'lib/rates/', 'lib/health/', 'lib/insights/'],
-  // A prediction as one call: models, their drift window, shadow, feedback and payload log.
+  // A prediction as one call over models and their drift window, and what follows the reply:
+  // shadow copies, feedback, the payload log.
   ['lib/serving/'],
   ['lib/pages/'],
   // What the service and its commands offer: /openapi.json, the endpoints, the CLI's tools.
@@ -138,4 +139,11 @@ t.test("the imports between lib/'s top-level folders (app.ts counting as one) fo
   }
   t.ok(folders.size > 10, [...folders.keys()].join(' '))
   t.same(findCycles(folders), [])
+})
+
+t.test('lib/models/ knows no HTTP: it imports nothing of lib/core/http/', async (t) => {
+  const http = [...graph].flatMap(([module, targets]) =>
+    module.startsWith('lib/models/') ? targets.filter((target) => target.startsWith('lib/core/http/')).map((target) => `${module} → ${target}`) : [],
+  )
+  t.same(http, [])
 })

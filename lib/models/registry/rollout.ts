@@ -1,6 +1,6 @@
 // A model's rollout (lib/README.md §10): the canary that answers a share of the requests naming no
-// version, and the shadow that predicts a share of them again after the reply (lib/models/shadow/);
-// with them, the share of its requests the payload log writes (lib/models/payload/). All are
+// version, and the shadow that predicts a share of them again after the reply (lib/serving/shadow/);
+// with them, the share of its requests the payload log writes (lib/serving/payload/). All are
 // declared in the manifest (lib/models/store/manifest.ts), which checks them against its own
 // members; here they are checked against what loaded, and a request is routed.
 //

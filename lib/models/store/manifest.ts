@@ -7,9 +7,9 @@
 //   canary           optional: `{"version": "3", "percent": 5}`, the listed version that answers
 //                    that share of the requests naming no version (the default takes the rest)
 //   shadow           optional: `{"version": "3", "percent": 100}`, the listed version that also
-//                    predicts that share of requests, after the reply (lib/models/shadow/)
+//                    predicts that share of requests, after the reply (lib/serving/shadow/)
 //   log              optional: `{"percent": 10}`, the share of this model's requests the payload log
-//                    writes, instead of SVC_PAYLOAD_LOG_PERCENT (lib/models/payload/)
+//                    writes, instead of SVC_PAYLOAD_LOG_PERCENT (lib/serving/payload/)
 //
 // Checked as strictly as the artifact itself: any other member is refused, so a misspelt
 // `versoins` stops the model with a reason instead of silently serving fewer versions. What is

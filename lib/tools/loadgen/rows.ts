@@ -12,7 +12,7 @@
 // input's member (a missing value is written null), a value of the wrong kind, a level the model
 // does not know.
 //
-// A payload log the service wrote (lib/models/payload/) is read as it stands: its svc.prediction
+// A payload log the service wrote (lib/serving/payload/) is read as it stands: its svc.prediction
 // events of the model give their logged rows, and every other event is skipped and counted
 // (table.ts). An input a logged row lacks was excluded from the log (SVC_PAYLOAD_LOG_EXCLUDE): its
 // value is drawn from the model's reference distribution (lib/tools/profile/fill.ts), and the run

@@ -1,5 +1,5 @@
 // The inputs a payload log left out, and how a tool fills them. The service writes every input of
-// a row but those SVC_PAYLOAD_LOG_EXCLUDE names (lib/models/payload/events.ts), a missing value as
+// a row but those SVC_PAYLOAD_LOG_EXCLUDE names (lib/serving/payload/events.ts), a missing value as
 // null: so an input absent from a logged row was excluded, never missing. `svc profile --model` and
 // `svc loadgen --rows` read such a log whole: each row's value of an excluded input is drawn from
 // the model's reference distribution of that input (seeded, so a run repeats), and both say so.

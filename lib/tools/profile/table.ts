@@ -10,7 +10,7 @@
 // Only finite numbers count as numbers (`1e400` does not), so a numerical column never holds
 // Infinity.
 //
-// A payload log (lib/models/payload/) is read as the service writes it: an NDJSON line that is a
+// A payload log (lib/serving/payload/) is read as the service writes it: an NDJSON line that is a
 // CloudEvent (it has `specversion`) stands for the rows of its `data.rows` when it is an
 // `svc.prediction` event of the model read for (all models when none is named), and is skipped
 // otherwise (labels, other models), counted in `skipped`.
@@ -42,7 +42,7 @@ export type TableSource = Readonly<{
 /** What a scan read: the rows, and the payload log events it skipped (not a prediction of the model). */
 export type Scanned = Readonly<{ rows: number; skipped: number }>
 
-/** The type of a payload log's prediction events (lib/models/payload/events.ts). */
+/** The type of a payload log's prediction events (lib/serving/payload/events.ts). */
 export const PREDICTION_EVENT = 'svc.prediction'
 
 /** A record's cells: a CSV record's fields, or an NDJSON line's object. */

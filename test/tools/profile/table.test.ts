@@ -54,7 +54,7 @@ t.test('NDJSON: every object is a row', async (t) => {
   t.equal((await failure(scan(source('e.ndjson', '\n \n', 'ndjson')))).message, 'e.ndjson:1: the file is empty: expected one JSON object per line')
 })
 
-/** A payload log line (lib/models/payload/events.ts): a CloudEvent of `type`, data `data`. */
+/** A payload log line (lib/serving/payload/events.ts): a CloudEvent of `type`, data `data`. */
 const event = (type: string, data: Record<string, unknown>): string =>
   JSON.stringify({ specversion: '1.0', id: 'a', source: 'svc://h:1', type, subject: 'm/1', data })
 
