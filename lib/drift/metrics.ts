@@ -7,7 +7,9 @@
 //
 // The PSI gauges and svc_drift_last_check_timestamp_seconds go at the first check that finds the
 // model's default without a reference, or the model no longer served, so SvcDriftStale clears; a
-// column no longer scored loses its gauge and alert counters; otherwise the drift counters stay.
+// column no longer scored loses its gauge and alert counters; a model the registry removed
+// (removed from the store) loses every series at the next check (`dropModel`); otherwise the drift
+// counters stay.
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { gaugeSeries, registerSeries } from '../telemetry/metrics/cells.js'
 import { DRIFT_CHECK_RESULTS } from './status.js'
@@ -72,4 +74,18 @@ export const createDriftMetrics = (metrics: Registry, windowSamples: WindowSampl
     }),
   ])
   return { features: { psi, alerts }, predictions: { psi: predictionPsi, alerts: predictionAlerts }, checks, lastCheck }
+}
+
+/** Every series of a model the registry no longer holds: its columns' (`features`, `output`) scores and alert counters, its checks, its last check. */
+export const dropModel = (metrics: DriftMetrics, model: string, features: Iterable<string>, output: string | undefined): void => {
+  for (const feature of features) {
+    metrics.features.psi.remove({ model, feature })
+    for (const severity of ALERT_KINDS) metrics.features.alerts.remove({ model, feature, severity })
+  }
+  if (output !== undefined) {
+    metrics.predictions.psi.remove({ model, output })
+    for (const severity of ALERT_KINDS) metrics.predictions.alerts.remove({ model, output, severity })
+  }
+  for (const result of DRIFT_CHECK_RESULTS) metrics.checks.remove({ model, result })
+  metrics.lastCheck.remove({ model })
 }

@@ -28,7 +28,7 @@ import type { Logger } from '../telemetry/logger.js'
 import type { ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import type { Prediction } from '../models/runtime.js'
 import type { BinCounters } from './bin-counters.js'
-import { createDriftMetrics } from './metrics.js'
+import { createDriftMetrics, dropModel } from './metrics.js'
 import type { Thresholds } from './psi.js'
 import { createScoring, dropScores, scoreModel, unchecked, type FeatureDrift, type ModelDrift } from './score.js'
 import { FeatureWindow } from './window.js'
@@ -219,8 +219,16 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
         checkModel(served, at)
         checked.add(name)
       }
-      // A model served no more is scored no more.
-      for (const [name, drift] of drifts) if (!checked.has(name)) dropScores(scoring, name, drift)
+      // A model served no more is scored no more; one the registry removed loses every series.
+      const held = new Set(models.entries().map((entry) => entry.name))
+      for (const [name, drift] of drifts) {
+        if (checked.has(name)) continue
+        if (held.has(name)) dropScores(scoring, name, drift)
+        else {
+          dropModel(series, name, drift.seriesFeatures, drift.seriesOutput)
+          drifts.delete(name)
+        }
+      }
       prune(models, windows, windowFor)
       logger.debug('drift_check_completed', { models: checked.size, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 })
     },

@@ -148,6 +148,15 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
       if (cells === undefined) resolved.set(served, (cells = byVersion.of(served)))
       return cells
     },
-    track: (served) => byVersion.publish(served, 0),
+    track: (served) => {
+      byVersion.publish(served, 0)
+      // A model served no more (removed from the store) loses its batch-size series too.
+      const names = new Set(served.map((build) => build.name))
+      for (const model of byName.keys()) {
+        if (names.has(model)) continue
+        byName.delete(model)
+        batchSizes.delete(model)
+      }
+    },
   }
 }

@@ -386,54 +386,59 @@ t.test('a jump in the answers between two checks of one build is a spike, logged
   t.equal(sample(await s.text(), 'svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'spike', environment: 'test' }), 1)
 })
 
-t.test('a default without a reference, or a model served no more, loses its PSI gauges and timestamp; its counters stay', async (t) => {
-  const s = await setup(t)
-  const iris = s.iris()
-  const bare = { ...iris, model: { ...iris.model, reference: undefined } } as unknown as ServedModel
-  let [isBare, isGone] = [false, false]
-  const models = {
-    entries: () => s.registry.entries().filter((entry) => !(isGone && entry.name === 'iris')),
-    resolve: (name: string, version?: string) => (name === 'iris' && isBare ? bare : s.registry.resolve(name, version)),
-  }
-  const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
-  const { Registry } = await import('prom-client')
-  const metrics = new Registry()
-  const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
-  const rows = irisRows(iris, 1000)
-  const scoreIris = async (): Promise<string> => {
-    isBare = isGone = false
-    monitor.record(iris, rows, 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
-    await monitor.check()
-    const text = await metrics.metrics()
-    t.ok(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }) !== undefined, 'iris is scored')
-    t.ok(sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species' }) !== undefined)
-    return text
-  }
-  const counters = [
-    ['svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'moderate' }],
-    ['svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe' }],
-    ['svc_drift_checks_total', { model: 'iris', result: 'ok' }],
-  ] as const
-  const gone = async (what: string, before: string): Promise<void> => {
-    await monitor.check()
-    const text = await metrics.metrics()
-    t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }), undefined, `${what}: no timestamp`)
-    t.notMatch(text, /svc_drift_psi\{[^}]*model="iris"/, `${what}: no input PSI`)
-    t.notMatch(text, /svc_drift_prediction_psi\{[^}]*model="iris"/, `${what}: no answers' PSI`)
-    for (const [name, labels] of counters) {
-      const value = sample(before, name, labels)
-      t.ok(value !== undefined && sample(text, name, labels) === value, `${what}: ${name} stays at ${value}`)
+t.test(
+  'a default without a reference loses its PSI gauges and timestamp, its counters staying; a model removed from the registry loses them all',
+  async (t) => {
+    const s = await setup(t)
+    const iris = s.iris()
+    const bare = { ...iris, model: { ...iris.model, reference: undefined } } as unknown as ServedModel
+    let [isBare, isGone] = [false, false]
+    const models = {
+      entries: () => s.registry.entries().filter((entry) => !(isGone && entry.name === 'iris')),
+      resolve: (name: string, version?: string) => (name === 'iris' && isBare ? bare : s.registry.resolve(name, version)),
     }
-  }
-  const first = await scoreIris()
-  isBare = true
-  await gone('promoted to a version without a reference', first)
-  t.equal(sample(await metrics.metrics(), 'svc_drift_checks_total', { model: 'iris', result: 'no_reference' }), 1)
+    const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
+    const { Registry } = await import('prom-client')
+    const metrics = new Registry()
+    const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
+    const rows = irisRows(iris, 1000)
+    const scoreIris = async (): Promise<string> => {
+      isBare = isGone = false
+      monitor.record(iris, rows, 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
+      await monitor.check()
+      const text = await metrics.metrics()
+      t.ok(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }) !== undefined, 'iris is scored')
+      t.ok(sample(text, 'svc_drift_prediction_psi', { model: 'iris', output: 'species' }) !== undefined)
+      return text
+    }
+    const counters = [
+      ['svc_drift_alerts_total', { model: 'iris', feature: 'petal_length', severity: 'moderate' }],
+      ['svc_drift_prediction_alerts_total', { model: 'iris', output: 'species', severity: 'severe' }],
+      ['svc_drift_checks_total', { model: 'iris', result: 'ok' }],
+    ] as const
+    const gone = async (what: string, before: string, isKept = true): Promise<void> => {
+      await monitor.check()
+      const text = await metrics.metrics()
+      t.equal(sample(text, 'svc_drift_last_check_timestamp_seconds', { model: 'iris' }), undefined, `${what}: no timestamp`)
+      t.notMatch(text, /svc_drift_psi\{[^}]*model="iris"/, `${what}: no input PSI`)
+      t.notMatch(text, /svc_drift_prediction_psi\{[^}]*model="iris"/, `${what}: no answers' PSI`)
+      for (const [name, labels] of counters) {
+        const value = sample(before, name, labels)
+        if (isKept) t.ok(value !== undefined && sample(text, name, labels) === value, `${what}: ${name} stays at ${value}`)
+        else t.ok(value !== undefined && sample(text, name, labels) === undefined, `${what}: ${name} goes`)
+      }
+      if (!isKept) t.notMatch(text, /model="iris"/, `${what}: no series of iris at all`)
+    }
+    const first = await scoreIris()
+    isBare = true
+    await gone('promoted to a version without a reference', first)
+    t.equal(sample(await metrics.metrics(), 'svc_drift_checks_total', { model: 'iris', result: 'no_reference' }), 1)
 
-  const again = await scoreIris()
-  isGone = true
-  await gone('no longer listed', again)
-})
+    const again = await scoreIris()
+    isGone = true
+    await gone('removed from the registry', again, false)
+  },
+)
 
 t.test('a check of hundreds of models lets the loop run between them, and checks every one', async (t) => {
   const s = await setup(t)

@@ -3,6 +3,8 @@
 // versions still listed keep theirs; and a promotion to a version with no reference (an ONNX model
 // served without a profile) takes the drift gauges and the last-check timestamp away, so
 // SvcDriftStale has nothing to fire on, while the drift counters stay.
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import t from 'tap'
 import { BIN_METRICS } from '../../lib/drift/bin-counters.js'
 import { startApp } from '../fixtures/app.js'
@@ -117,4 +119,62 @@ t.test('a promotion to a version with no reference takes the drift gauges and th
   t.ok(severe !== undefined && severeAfter === severe, `the alert counters stay (${severe} → ${severeAfter})`)
   const [answers, answersAfter] = alerts('svc_drift_prediction_alerts_total', { ...env, output: 'species', severity: 'severe' })
   t.ok(answers !== undefined && answersAfter === answers, `the answers' alert counters stay (${answers} → ${answersAfter})`)
+})
+
+t.test('a model removed from the store leaves the registry at the second reload without it, and every series of it goes', async (t) => {
+  const root = await tempTree(t, {
+    ...irisVersions({ default_version: '1', versions: ['1'] }),
+    'cars/manifest.json': '{"default_version":"1"}',
+    'cars/1/model.json': artifactBytes('cars'),
+  })
+  const running = await startApp(t, { SVC_MODEL_STORE: root, SVC_DRIFT_MIN_SAMPLES: '1' })
+  const monitor = running.app.drift?.monitor as NonNullable<typeof running.app.drift>['monitor']
+  for (let i = 0; i < 5; i++) t.equal((await predictIris(running.base, { instances: [irisRow(i)] })).status, 200)
+  await monitor.check()
+  const irisLines = (text: string): string[] => text.split('\n').filter((line) => !line.startsWith('#') && line.includes('model="iris"'))
+  const before = irisLines(await scrape(running))
+  for (const family of ['svc_model_ready', 'svc_model_predictions_total', 'svc_drift_checks_total', 'svc_drift_alerts_total', 'svc_drift_psi'])
+    t.ok(
+      before.some((line) => line.startsWith(family)),
+      `iris has ${family}`,
+    )
+
+  await rm(join(root, 'iris'), { recursive: true })
+  await running.app.models.reload()
+  t.equal((await predictIris(running.base)).status, 200, 'one listing without it: iris still serves')
+  t.same(
+    running.lines().filter((line) => line.event === 'model_removed'),
+    [],
+  )
+
+  await running.app.models.reload()
+  t.equal(running.app.models.entry('iris'), undefined, 'the second listing without it removes it')
+  t.equal((await predictIris(running.base)).status, 404, 'and it answers as an unknown model')
+  t.match(
+    running.lines().filter((line) => line.event === 'model_removed'),
+    [{ level: 'info', model: 'iris' }],
+  )
+  t.equal(running.app.models.entry('cars')?.state, 'READY', 'the other model serves on')
+  await monitor.check()
+  t.same(irisLines(await scrape(running)), [], 'no series of iris is left, the drift counters included')
+})
+
+t.test('a model missing from one listing only is never removed', async (t) => {
+  const files = irisVersions({ default_version: '1', versions: ['1'] })
+  const root = await tempTree(t, files)
+  const running = await startApp(t, { SVC_MODEL_STORE: root })
+  await rm(join(root, 'iris'), { recursive: true })
+  await running.app.models.reload()
+  for (const [path, bytes] of Object.entries(files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true })
+    await writeFile(join(root, path), bytes)
+  }
+  await running.app.models.reload()
+  await rm(join(root, 'iris'), { recursive: true })
+  await running.app.models.reload()
+  t.equal(running.app.models.entry('iris')?.state, 'READY', 'two misses, but not in a row: still served')
+  t.same(
+    running.lines().filter((line) => line.event === 'model_removed'),
+    [],
+  )
 })

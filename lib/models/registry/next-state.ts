@@ -15,6 +15,8 @@
 //   READY model's previous slot serving, split included, with `rolloutError` on its entry; a model
 //   becoming READY serves its default alone. `model_rollout_refused` is logged when the reason is new.
 // - A listing that fails changes nothing served; it is logged when its message is new.
+// - A model the listing leaves out serves on; left out of the next one too, it is removed
+//   (`model_removed`), its builds disposed, and its series go at that publish.
 //
 // While a manifest cannot be read, its versions' states are the last ones known (none for a model
 // never READY).
@@ -228,15 +230,29 @@ export const nextState = (previous: RegistryState, snapshot: Snapshot): Transiti
   if (!snapshot.ok) return listingFailed(previous, snapshot.reason)
   const events: RegistryEvent[] = []
   const slots = new Map<string, ModelSlot>()
-  for (const read of snapshot.value) slots.set(read.name, nextSlot(read, previous.slots.get(read.name), events))
+  const unlisted = new Set<string>()
+  const kept: ModelRead[] = []
+  for (const read of snapshot.value) {
+    if (read.isUnlisted === true) {
+      // The second listing in a row without it: out of the registry, its builds retired below.
+      if (previous.unlisted?.has(read.name) === true) {
+        events.push({ event: 'model_removed', fields: { model: read.name } })
+        continue
+      }
+      unlisted.add(read.name)
+    }
+    kept.push(read)
+    slots.set(read.name, nextSlot(read, previous.slots.get(read.name), events))
+  }
   const entries = Object.freeze([...slots.values()].map((slot) => slot.entry))
   const state: RegistryState = Object.freeze({
     slots,
     entries,
     isReady: entries.some((entry) => entry.state === 'READY'),
-    manifests: remember<Manifest>(snapshot.value.map((read) => read.manifest)),
-    versions: remember<ServedModel>(snapshot.value.flatMap((read) => read.versions)),
+    manifests: remember<Manifest>(kept.map((read) => read.manifest)),
+    versions: remember<ServedModel>(kept.flatMap((read) => read.versions)),
     listFailure: undefined,
+    unlisted,
   })
   const after = held(state)
   return { state, events, retired: [...held(previous)].filter((build) => !after.has(build)) }

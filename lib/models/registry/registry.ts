@@ -9,8 +9,8 @@
 // never a half-loaded one. What a failed reload finds broken is left out: the version it replaces
 // keeps serving, and the model stays READY.
 //
-// - A model the store stops listing is still polled and keeps serving what it has. Removing a
-//   model takes a restart.
+// - A model the store stops listing is still polled and serves what it has for one pass; the next
+//   listing without it removes it (next-state.ts), so a listing that misses it once never does.
 // - A build neither served nor kept for its etags any more is disposed once the pass that dropped
 //   it has published (runtime.ts: `dispose`).
 import type { Registry } from 'prom-client'
@@ -88,6 +88,8 @@ const log = (logger: Logger, { event, fields }: RegistryEvent): void => {
       return logger.info('model_loaded', fields)
     case 'model_reloaded':
       return logger.info('model_reloaded', fields)
+    case 'model_removed':
+      return logger.info('model_removed', fields)
     case 'model_reload_failed':
       return logger.warning('model_reload_failed', fields)
     case 'model_rollout_refused':

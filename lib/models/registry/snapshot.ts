@@ -9,8 +9,8 @@
 //   no etag, so it is not kept and is retried on the next pass.
 // - A version read again with the sha256 already served keeps that build (`sameBuild`): loading is
 //   the one step here with a cost beyond I/O, and a reuse must come before it.
-// - Every model the store lists is read, and every model served before: a listing that misses one
-//   for a moment (a manifest being replaced) must not take it out of service.
+// - Every model the store lists is read, and every model served before, marked `isUnlisted` when
+//   the listing left it out: next-state.ts removes it only when the next listing leaves it out too.
 // - Models are read MODELS_AT_ONCE at a time (lib/core/schedule/limited.ts says why).
 import { errorMessage } from '../../core/errors.js'
 import { mapLimited } from '../../core/schedule/limited.js'
@@ -204,5 +204,11 @@ export const readSnapshot = async (source: Source, previous: RegistryState): Pro
     const { code, message } = storeErrorOf(error)
     return failed({ store: source.store.description, code, message })
   }
-  return succeeded(await mapLimited(modelNames(listed, previous), MODELS_AT_ONCE, (name) => readModel(source, name, previous)))
+  const isListed = new Set(listed)
+  return succeeded(
+    await mapLimited(modelNames(listed, previous), MODELS_AT_ONCE, async (name) => {
+      const read = await readModel(source, name, previous)
+      return isListed.has(name) ? read : { ...read, isUnlisted: true as const }
+    }),
+  )
 }

@@ -94,6 +94,11 @@ export type RegistryState = Readonly<{
   manifests: ReadonlyMap<string, Seen<Manifest>>
   versions: ReadonlyMap<string, Seen<ServedModel>>
   listFailure: string | undefined
+  /**
+   * Models served though the store's last listing left them out: one more listing without them
+   * removes them (a listing that misses a model once, a manifest being replaced, must not).
+   */
+  unlisted?: ReadonlySet<string>
 }>
 
 export const EMPTY: RegistryState = Object.freeze({
@@ -123,6 +128,8 @@ export type ModelRead = Readonly<{
   versions: readonly VersionRead[]
   /** The platform of a model whose manifest failed: the first runtime's. */
   platform: string
+  /** True for a model served before that the store's listing left out this time. */
+  isUnlisted?: true
 }>
 
 /** Why the store could not list its models. */
@@ -133,7 +140,7 @@ export type Snapshot = Result<readonly ModelRead[], ListFailure>
 
 /** A log line a pass decided on, written by the holder at the event's own level (lib/README.md §5). */
 export type RegistryEvent = Readonly<{
-  event: 'model_loaded' | 'model_reloaded' | 'model_reload_failed' | 'model_rollout_refused' | 'model_unavailable' | 'model_store_failed'
+  event: 'model_loaded' | 'model_reloaded' | 'model_removed' | 'model_reload_failed' | 'model_rollout_refused' | 'model_unavailable' | 'model_store_failed'
   fields: Readonly<Record<string, unknown>>
 }>
 

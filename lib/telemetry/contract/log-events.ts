@@ -39,7 +39,7 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     events: ['stream_stalled', 'reply_stalled'],
     levels: ['warning'],
     members: ['path', 'stalled_ms'],
-    fields: '`path`, `stalled_ms`: a client read none of a stream, or of a reply, that long: dropped',
+    fields: '`path`, `stalled_ms`: a stream or reply left unread that long: dropped',
   },
   {
     events: ['request_started'],
@@ -89,6 +89,12 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     levels: ['info'],
     members: ['model', 'version', 'sha256'],
     fields: "`model`, `version`, `sha256` (first 12 hex digits: the drift bin series' `build`)",
+  },
+  {
+    events: ['model_removed'],
+    levels: ['info'],
+    members: ['model'],
+    fields: '`model`: left out of two store listings in a row; its series go',
   },
   {
     events: ['model_reloaded'],

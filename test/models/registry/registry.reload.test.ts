@@ -95,7 +95,7 @@ t.test('a new default version that fails keeps the old default serving', async (
   t.same(await readiness(), { 'cars/1': 1, 'iris/2': 1 }, 'the series of the version dropped is removed')
 })
 
-t.test('a manifest that turns invalid, or goes missing, keeps the model serving', async (t) => {
+t.test('a manifest that turns invalid, or goes missing from one listing, keeps the model serving; from two in a row, removes it', async (t) => {
   const { registry, files, events } = harness()
   await registry.load()
   const old = registry.resolve('iris')
@@ -109,19 +109,24 @@ t.test('a manifest that turns invalid, or goes missing, keeps the model serving'
 
   files.remove('iris/manifest.json') // the store no longer lists iris
   await registry.reload()
-  t.equal(registry.resolve('iris'), old, 'a model once loaded is not dropped by a reload')
+  t.equal(registry.resolve('iris'), old, 'a model once loaded is not dropped by one listing without it')
   t.match(events('model_reload_failed').at(-1), {
     model: 'iris',
     reason: 'iris/manifest.json: not found in the model store',
     detail: 'iris/manifest.json not found in memory',
   })
+  t.same(events('model_removed'), [])
   await registry.reload()
   t.equal(events('model_reload_failed').length, 2)
+  t.equal(registry.resolve('iris'), undefined, 'the second listing in a row without it removes it')
+  t.equal(registry.entry('iris'), undefined)
+  t.match(events('model_removed'), [{ level: 'info', model: 'iris' }])
+  t.ok(registry.resolve('cars'), 'the other model serves on')
 
   files.put('iris/manifest.json', manifest('1'))
   await registry.reload()
-  t.equal(registry.resolve('iris'), old, 'back as it was: nothing to swap')
-  t.same(events('model_reloaded'), [])
+  t.equal(registry.resolve('iris')?.model.sha256, old?.model.sha256, 'listed again: loaded afresh')
+  t.equal(events('model_removed').length, 1)
 })
 
 t.test('an UNAVAILABLE model becomes READY once its artifact is fixed', async (t) => {
