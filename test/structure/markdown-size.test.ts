@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const MAX_MARKDOWN_BYTES = 185_000
+// 185 000 until README.md's new contract rows of the same round (readme-size.test.ts): raised by
+// 1 350 bytes, less than their 1 664.
+const MAX_MARKDOWN_BYTES = 186_350
 
 /** The Markdown files of the repository, as git tracks them. */
 const markdownFiles = (): string[] =>
