@@ -78,7 +78,7 @@ t.test("ops/README.md's drop-in turning V8's memory reducer off: node and the fl
   const analyze = await findTool(t, 'systemd-analyze', 'systemd')
   if (analyze === undefined) return
   const root = await unitRoot(t)
-  await mkdir(join(root, 'etc/systemd/system/svc@.service.d'))
+  await mkdir(join(root, 'etc/systemd/system/svc@.service.d'), { recursive: true })
   await writeFile(join(root, 'etc/systemd/system/svc@.service.d/override.conf'), dropIn)
   await mkdir(join(root, 'usr/bin'), { recursive: true })
   await writeFile(join(root, 'usr/bin/node'), '#!/bin/sh\n', { mode: 0o755 })
