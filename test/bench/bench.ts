@@ -36,7 +36,8 @@
 //
 // The payload log (lib/serving/payload/): the CLI's batch-1 predict with SVC_PAYLOAD_LOG set to a file
 // and every request sampled out (SVC_PAYLOAD_LOG_PERCENT=0), and with every one logged, on either
-// side of its logging-off twin in every round; and in process, building an event and the writer.
+// side of its logging-off twin in every round; and in process, building an event and the writer;
+// named by BENCH_ONLY, a backlog of 100-row events drained once its sink recovers (the longest turn).
 //
 // Scale (scale.ts): stores of 1, 10, 100 and 500 iris copies, each size a service of its own: the
 // samples and time of a scrape, the stall it causes, RSS, a drift check, and p99.9 under scrapes.
@@ -56,7 +57,7 @@ import { startCollector } from './collector.js'
 import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
 import { FEEDBACK_SECRET, feedbackBodies, inProcessFeedbackUs, LABELS_PER_REQUEST } from './feedback.js'
-import { inProcessPayloadUs } from './payload.js'
+import { BACKLOG_NAME, inProcessPayloadUs, payloadBacklog } from './payload.js'
 import { postPathPieces } from './post-path.js'
 import { inProcessDriftNs, inProcessOnnxUs, inProcessRowNs } from './predict.js'
 import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rollout.js'
@@ -793,6 +794,15 @@ if (scaleSizes.length > 0) {
   }
   process.stdout.write(scaleReport(results))
   if (results.some((r) => r.loadErrors > 0)) process.exitCode = 1
+}
+// The payload log draining a backlog of 100-row events (payload.ts), only when BENCH_ONLY names it.
+if (only?.test(BACKLOG_NAME) === true) {
+  const backlog = await payloadBacklog()
+  process.stdout.write(
+    `\n${BACKLOG_NAME} (${backlog.written} written in ${backlog.posts} POSTs, drained ${backlog.drainMs.toFixed(0)} ms after the sink came up):\n` +
+      accountRow('longest turn, main-thread CPU ms', backlog.longestCpuMs, 1) +
+      accountRow('longest event-loop delay, wall ms', backlog.longestDelayMs, 1),
+  )
 }
 // V8's memory reducer on and off at 500 models (memory-reducer.ts), only when BENCH_ONLY names it.
 if (only?.test(REDUCER_NAME) === true) {

@@ -7,23 +7,32 @@
 // - the writer per event, all of it: `enqueue`, the drain's timer turn and a write of the event's
 //   bytes to a file (an event built once, so building is not counted twice), 50 a turn, less the
 //   same turns without events. The written share is read from the writer's own series.
+// - and, named by BENCH_ONLY (`payload log: backlog`), a backlog drained: 3 000 `svc.prediction`
+//   events of 100 rows of iris (about 20 kB each) queued while an HTTP sink on loopback refuses
+//   (503), then drained once it answers 202, the writer as the service builds it (its defaults,
+//   retries included); the longest turn of the loop meanwhile, as the main thread's CPU between two
+//   ticks of a 1 ms interval (`loopProbe`: on a loaded machine the wall clock mostly measures the
+//   wait for a core) and as perf_hooks' event-loop delay (wall).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Registry } from 'prom-client'
 import { encodeInputs } from '../../lib/models/inference/features.js'
 import { readPredictRequest } from '../../lib/models/inference/request.js'
 import { createPayloadEvents, type PredictionCapture } from '../../lib/serving/payload/events.js'
 import { heldBytes } from '../../lib/serving/payload/log.js'
-import { createPayloadWriter } from '../../lib/serving/payload/writer.js'
-import { createModelRegistry } from '../../lib/models/registry/registry.js'
+import { createPayloadWriter, type PayloadWriter } from '../../lib/serving/payload/writer.js'
+import { createModelRegistry, type ServedModel } from '../../lib/models/registry/registry.js'
 import type { Prediction } from '../../lib/models/runtime.js'
 import { createStore } from '../../lib/models/store/open.js'
 import { readConfig } from '../../lib/config/config.js'
 import { createLogger } from '../../lib/telemetry/logger.js'
 import { cpuUs, perCallUs } from './feedback.js'
 import { metricTotal } from './load-tools.js'
+import { loopProbe, predictionEvents } from '../fixtures/payload.js'
 
 const TURNS = 20_000
 const PER_TURN = 50
@@ -43,13 +52,38 @@ export type PayloadUs = Readonly<{
   written: number
 }>
 
-/** The payload log's in-process figures for `body`, a batch-1 /api/v1/predict request of iris. */
-export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
+/** The shipped iris, as the service serves it. */
+const shippedIris = async (): Promise<ServedModel> => {
   const config = readConfig({})
   const registry = createModelRegistry({ store: createStore(config.models.store), logger: silent, metrics: new Registry(), reloadIntervalS: 0 })
   await registry.load()
   const served = registry.resolve('iris')
   if (served === undefined) throw new Error('the shipped iris did not load')
+  return served
+}
+
+/** A writer to `target` (SVC_PAYLOAD_LOG) at the service's defaults, as that variable alone set gives them. */
+const writerAt = (target: string): Readonly<{ writer: PayloadWriter; metrics: Registry }> => {
+  const log = readConfig({ SVC_PAYLOAD_LOG: target }).models.payloadLog
+  if (log === undefined) throw new Error('SVC_PAYLOAD_LOG set but no payload log configured')
+  const metrics = new Registry()
+  const writer = createPayloadWriter({
+    target: log.target,
+    capacity: log.queue,
+    capacityBytes: log.queueBytes,
+    flushMs: log.flushMs,
+    maxBytes: log.maxBytes,
+    files: log.files,
+    metrics,
+    logger: silent,
+    isUnderPressure: () => false,
+  })
+  return { writer, metrics }
+}
+
+/** The payload log's in-process figures for `body`, a batch-1 /api/v1/predict request of iris. */
+export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
+  const served = await shippedIris()
   const request = readPredictRequest(JSON.parse(body), { maxBatch: 1000 })
   const features = encodeInputs(request, served.model)
   const prediction = served.predictor.predict(features, request.rows) as Prediction
@@ -70,21 +104,7 @@ export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
   const event = events.prediction(capture, Date.now())
 
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-payload-'))
-  // The service's defaults, as SVC_PAYLOAD_LOG alone set gives them.
-  const log = readConfig({ SVC_PAYLOAD_LOG: join(dir, 'payload.jsonl') }).models.payloadLog
-  if (log === undefined) throw new Error('SVC_PAYLOAD_LOG set but no payload log configured')
-  const metrics = new Registry()
-  const writer = createPayloadWriter({
-    target: log.target,
-    capacity: log.queue,
-    capacityBytes: log.queueBytes,
-    flushMs: log.flushMs,
-    maxBytes: log.maxBytes,
-    files: log.files,
-    metrics,
-    logger: silent,
-    isUnderPressure: () => false,
-  })
+  const { writer, metrics } = writerAt(join(dir, 'payload.jsonl'))
   const builder = (): string => event
   const EVENT_HELD_BYTES = heldBytes(capture)
   let enqueueMs = 0
@@ -117,4 +137,57 @@ export const inProcessPayloadUs = async (body: string): Promise<PayloadUs> => {
     writer: (withEvents - without) / (TURNS * PER_TURN),
     written,
   }
+}
+
+export const BACKLOG_NAME = 'payload log: backlog of 100-row events'
+const BACKLOG_EVENTS = 3000
+/** How long the sink refuses: the default retries (100, 500, 2 000 ms) keep the first batch until it answers. */
+const SINK_DOWN_MS = 1500
+
+export type Backlog = Readonly<{
+  /** The most main-thread CPU in one turn, ms. */
+  longestCpuMs: number
+  /** The event loop's longest delay, ms (wall). */
+  longestDelayMs: number
+  /** From the sink's recovery to the last event written, ms. */
+  drainMs: number
+  written: number
+  posts: number
+}>
+
+/** A backlog of 100-row events, queued while the sink is down, drained once it is up. */
+export const payloadBacklog = async (): Promise<Backlog> => {
+  let isUp = false
+  let posts = 0
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      posts++
+      res.writeHead(isUp ? 202 : 503).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  const { writer, metrics } = writerAt(`http://127.0.0.1:${port}/events`)
+  const { build, bytes } = predictionEvents(await shippedIris(), 100)
+  const written = async (): Promise<number> => metricTotal(await metrics.metrics(), 'svc_payload_log_events_total', { outcome: 'written' })
+  const delay = monitorEventLoopDelay({ resolution: 1 })
+  delay.enable()
+  const probe = loopProbe()
+  // Queued 100 a turn, as replies' hooks would bring them.
+  for (let queued = 0; queued < BACKLOG_EVENTS; queued += 100) {
+    for (let i = 0; i < 100; i++) writer.enqueue(build, bytes)
+    await nextTurn()
+  }
+  await new Promise((resolve) => setTimeout(resolve, SINK_DOWN_MS))
+  isUp = true
+  const upAt = performance.now()
+  while ((await written()) < BACKLOG_EVENTS && performance.now() - upAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 10))
+  const drainMs = performance.now() - upAt
+  const longestCpuMs = probe.stop()
+  delay.disable()
+  const result = { longestCpuMs, longestDelayMs: delay.max / 1e6, drainMs, written: await written(), posts }
+  await writer.stop(1000)
+  server.close()
+  return result
 }

@@ -23,7 +23,7 @@ import { close as closeFd, constants, fstat, lstat, open as openFd, rename, type
 import { Socket } from 'node:net'
 import { promisify } from 'node:util'
 import { errorCode } from '../../core/errors.js'
-import { type Sink, SinkError } from './sink.js'
+import { type Frame, lengthOf, type Sink, SinkError } from './sink.js'
 
 /**
  * How long an event waits for its batch: a tenth of a second, well inside the second a collector
@@ -31,6 +31,9 @@ import { type Sink, SinkError } from './sink.js'
  * (the timer, the promises, the write(2) in the thread pool) are paid once per batch, not per event.
  */
 export const FILE_LINGER_MS = 100
+
+/** One event a line. */
+const LINES: Frame = { open: '', separator: '\n', close: '\n' }
 
 export type FileSinkOptions = Readonly<{ path: string; maxBytes: number; files: number }>
 
@@ -58,19 +61,22 @@ export const DISK_NOT_ANSWERING = 'disk not answering'
 
 type OpenFile = Readonly<{ fd: number; isRegular: boolean; stream: Socket | undefined }>
 
-/** Writes `bytes` to a stream, rejecting with its error (EPIPE: the reader went away) or at `signal`'s abort, which destroys it. */
-const streamWrite = (stream: Socket, bytes: Buffer, signal: AbortSignal): Promise<void> =>
+/** Writes `pieces` to a stream, rejecting with its error (EPIPE: the reader went away) or at `signal`'s abort, which destroys it. */
+const streamWrite = (stream: Socket, pieces: readonly Buffer[], signal: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     const abort = (): void => {
       stream.destroy()
       reject(signal.reason)
     }
     signal.addEventListener('abort', abort, { once: true })
-    stream.write(bytes, (error) => {
+    // The last piece's callback comes once all are out, or with the error that stopped the stream.
+    const done = (error: Error | null | undefined): void => {
       signal.removeEventListener('abort', abort)
-      if (error === undefined || error === null) resolve()
-      else reject(error)
-    })
+      if (error instanceof Error) reject(error)
+      else resolve()
+    }
+    const last = pieces.length - 1
+    for (const [i, piece] of pieces.entries()) stream.write(piece, i === last ? done : undefined)
   })
 
 /** A FIFO's or a socket's descriptor as a stream on the loop; its errors reach the write they fail. */
@@ -151,24 +157,24 @@ export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink
     await close()
   }
 
-  /** Writes all of `bytes`: one write(2) for a regular file, more only when the kernel takes less. */
-  const writeAll = async (open: OpenFile, bytes: Buffer, signal: AbortSignal): Promise<void> => {
-    if (open.stream !== undefined) return streamWrite(open.stream, bytes, signal)
-    for (let offset = 0; offset < bytes.length; ) offset += (await pool(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
+  /** Writes all of `pieces`: one write(2) a piece for a regular file, more only when the kernel takes less. */
+  const writeAll = async (open: OpenFile, pieces: readonly Buffer[], signal: AbortSignal): Promise<void> => {
+    if (open.stream !== undefined) return streamWrite(open.stream, pieces, signal)
+    for (const bytes of pieces)
+      for (let offset = 0; offset < bytes.length; ) offset += (await pool(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
   }
 
   return {
     lingerMs: FILE_LINGER_MS,
-    write: async (events, signal) => {
+    frame: LINES,
+    write: async (pieces, signal) => {
       if (stuck !== undefined) throw new SinkError('SINK_FAILED', DISK_NOT_ANSWERING)
-      let text = ''
-      for (const event of events) text += `${event}\n`
-      const bytes = Buffer.from(text)
+      const length = lengthOf(pieces)
       try {
         // A batch larger than maxBytes still goes to a fresh file whole: an event is never split.
-        if ((await opened(signal)).isRegular && size > 0 && size + bytes.length > maxBytes) await rotate(signal)
-        await writeAll(await opened(signal), bytes, signal)
-        size += bytes.length
+        if ((await opened(signal)).isRegular && size > 0 && size + length > maxBytes) await rotate(signal)
+        await writeAll(await opened(signal), pieces, signal)
+        size += length
       } catch (error: unknown) {
         await close()
         throw error

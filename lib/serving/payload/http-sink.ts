@@ -5,9 +5,12 @@
 // a refused connection or no answer before the writer's timeout fails the batch. Credentials in the
 // URL are sent as Basic auth: fetch refuses a URL that holds them.
 import { describeError, rootCause } from '../../core/net/describe-error.js'
-import { type Sink, SinkError } from './sink.js'
+import { type Frame, lengthOf, type Sink, SinkError } from './sink.js'
 
 export const BATCH_CONTENT_TYPE = 'application/cloudevents-batch+json'
+
+/** A JSON array of events. */
+const JSON_ARRAY: Frame = { open: '[', separator: ',', close: ']' }
 
 export type HttpSinkOptions = Readonly<{ url: URL; flushMs: number }>
 
@@ -27,15 +30,32 @@ const bare = (url: URL): URL => {
   return target
 }
 
+/**
+ * A batch's body, its pieces as they are. Handed one Buffer, fetch (undici, Node 24) copies it whole
+ * and wraps it in a web stream in the caller's turn: 35 to 42 ms of CPU for 20 MB (1 000 events of
+ * 100 rows); as an iterable of pieces, under 2 ms, with the Content-Length given.
+ */
+async function* bodyOf(batch: readonly Buffer[]): AsyncGenerator<Buffer> {
+  yield* batch
+}
+
 export const createHttpSink = ({ url, flushMs }: HttpSinkOptions): Sink => {
   const headers = headersFor(url)
   const target = bare(url)
   return {
     lingerMs: flushMs,
-    write: async (events, signal) => {
+    frame: JSON_ARRAY,
+    write: async (batch, signal) => {
       let status: number
       try {
-        const res = await fetch(target, { method: 'POST', headers, body: `[${events.join(',')}]`, signal, redirect: 'manual' })
+        const res = await fetch(target, {
+          method: 'POST',
+          headers: { ...headers, 'content-length': String(lengthOf(batch)) },
+          body: bodyOf(batch),
+          duplex: 'half',
+          signal,
+          redirect: 'manual',
+        })
         status = res.status
         // Read to the end so the connection is kept for the next batch.
         await res.arrayBuffer()

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
 import { createFileSink, DISK_NOT_ANSWERING, FILE_LINGER_MS } from '../../../lib/serving/payload/file-sink.js'
 import type { Sink } from '../../../lib/serving/payload/sink.js'
-import { eventually } from '../../fixtures/payload.js'
+import { eventually, framed } from '../../fixtures/payload.js'
 
 const NEVER = new AbortController().signal
 
@@ -23,8 +23,8 @@ t.test('each event is one line, appended to what the file already holds', async 
   await writeFile(path, '{"old":1}\n')
   const sink = createFileSink({ path, maxBytes: 1 << 20, files: 2 })
   t.equal(sink.lingerMs, FILE_LINGER_MS)
-  await sink.write(['{"a":1}', '{"b":2}'], NEVER)
-  await sink.write(['{"c":3}'], NEVER)
+  await sink.write(framed(sink, ['{"a":1}', '{"b":2}']), NEVER)
+  await sink.write(framed(sink, ['{"c":3}']), NEVER)
   await sink.close()
   t.equal(await readFile(path, 'utf8'), '{"old":1}\n{"a":1}\n{"b":2}\n{"c":3}\n')
 })
@@ -33,7 +33,7 @@ t.test('past maxBytes the file shifts to .1, .1 to .2, and the oldest kept is ov
   const dir = await tempDir(t)
   const path = join(dir, 'p.ndjson')
   const sink = createFileSink({ path, maxBytes: 10, files: 2 })
-  for (const event of ['"11111"', '"22222"', '"33333"', '"44444"']) await sink.write([event], NEVER)
+  for (const event of ['"11111"', '"22222"', '"33333"', '"44444"']) await sink.write(framed(sink, [event]), NEVER)
   await sink.close()
   t.same((await readdir(dir)).sort(), ['p.ndjson', 'p.ndjson.1', 'p.ndjson.2'])
   t.equal(await readFile(path, 'utf8'), '"44444"\n')
@@ -48,13 +48,13 @@ t.test('a rotation that fails part way: the next one fills the gap it left, and 
   await writeFile(`${path}.2`, 'two\n')
   await writeFile(`${path}.3`, 'three\n')
   const sink = createFileSink({ path, maxBytes: 10, files: 3 })
-  await sink.write(['"a"'], NEVER)
+  await sink.write(framed(sink, ['"a"']), NEVER)
   // The live file goes away under the sink: the rotation shifts .2 to .3 and .1 to .2, then fails.
   await rm(path)
-  await t.rejects(sink.write(['"bbbbbbbbbb"'], NEVER), { code: 'ENOENT' })
+  await t.rejects(sink.write(framed(sink, ['"bbbbbbbbbb"']), NEVER), { code: 'ENOENT' })
   t.same((await readdir(dir)).sort(), ['p.ndjson.2', 'p.ndjson.3'], 'a gap at .1')
-  await sink.write(['"bbbbbbbbbb"'], NEVER)
-  await sink.write(['"c"'], NEVER)
+  await sink.write(framed(sink, ['"bbbbbbbbbb"']), NEVER)
+  await sink.write(framed(sink, ['"c"']), NEVER)
   await sink.close()
   t.equal(await readFile(path, 'utf8'), '"c"\n')
   t.equal(await readFile(`${path}.1`, 'utf8'), '"bbbbbbbbbb"\n')
@@ -67,8 +67,8 @@ t.test('a rotated file that cannot be looked at fails the rotation, and renames 
   const dir = await tempDir(t)
   const path = join(dir, 'p'.repeat(254))
   const sink = createFileSink({ path, maxBytes: 1, files: 2 })
-  await sink.write(['"x"'], NEVER)
-  await t.rejects(sink.write(['"y"'], NEVER), { code: 'ENAMETOOLONG' })
+  await sink.write(framed(sink, ['"x"']), NEVER)
+  await t.rejects(sink.write(framed(sink, ['"y"']), NEVER), { code: 'ENAMETOOLONG' })
   await sink.close()
   t.equal(await readFile(path, 'utf8'), '"x"\n', 'the live file kept as it was')
 })
@@ -76,8 +76,8 @@ t.test('a rotated file that cannot be looked at fails the rotation, and renames 
 t.test('a batch larger than maxBytes goes whole into a fresh file', async (t) => {
   const path = join(await tempDir(t), 'p.ndjson')
   const sink = createFileSink({ path, maxBytes: 4, files: 1 })
-  await sink.write(['"first"'], NEVER)
-  await sink.write(['"a long event"', '"another"'], NEVER)
+  await sink.write(framed(sink, ['"first"']), NEVER)
+  await sink.write(framed(sink, ['"a long event"', '"another"']), NEVER)
   await sink.close()
   t.equal(await readFile(path, 'utf8'), '"a long event"\n"another"\n')
   t.equal(await readFile(`${path}.1`, 'utf8'), '"first"\n')
@@ -89,8 +89,8 @@ t.test('a device is written, never rotated', async (t) => {
   const path = join(await tempDir(t), 'null')
   await symlink('/dev/null', path)
   const sink = createFileSink({ path, maxBytes: 1, files: 1 })
-  await sink.write(['"x"'], NEVER)
-  await sink.write(['"y"'], NEVER)
+  await sink.write(framed(sink, ['"x"']), NEVER)
+  await sink.write(framed(sink, ['"y"']), NEVER)
   await sink.close()
   t.ok((await lstat(path)).isSymbolicLink(), 'still the link to the device')
   t.same(await readdir(dirname(path)), ['null'], 'no rotated file')
@@ -100,9 +100,9 @@ t.test('a failed write throws, and the next write opens the file again', async (
   const dir = await tempDir(t)
   const path = join(dir, 'sub', 'p.ndjson')
   const sink = createFileSink({ path, maxBytes: 1 << 20, files: 1 })
-  await t.rejects(sink.write(['"lost"'], NEVER), { code: 'ENOENT' })
+  await t.rejects(sink.write(framed(sink, ['"lost"']), NEVER), { code: 'ENOENT' })
   await mkdir(join(dir, 'sub'))
-  await sink.write(['"kept"'], NEVER)
+  await sink.write(framed(sink, ['"kept"']), NEVER)
   await sink.close()
   t.equal(await readFile(path, 'utf8'), '"kept"\n')
 })
@@ -119,10 +119,10 @@ const stalledFifo = async (t: Test, dir: string): Promise<string> => {
 t.test('a FIFO whose reader stalled: the write fails at its timeout, and close returns at once', async (t) => {
   const path = await stalledFifo(t, await tempDir(t))
   const sink = createFileSink({ path, maxBytes: 1, files: 1 })
-  await sink.write(['"small"'], NEVER)
+  await sink.write(framed(sink, ['"small"']), NEVER)
   // Past the pipe's buffer (64 KiB on Linux): the reader never reads, so the write cannot finish.
   const started = performance.now()
-  await t.rejects(sink.write(['x'.repeat(1 << 20)], AbortSignal.timeout(200)), { name: 'TimeoutError' })
+  await t.rejects(sink.write(framed(sink, ['x'.repeat(1 << 20)]), AbortSignal.timeout(200)), { name: 'TimeoutError' })
   t.ok(performance.now() - started < 1000, `failed after ${Math.round(performance.now() - started)} ms`)
   const closing = performance.now()
   await sink.close()
@@ -134,7 +134,7 @@ t.test('a FIFO without a reader fails at once (ENXIO), where a blocking open wou
   const path = join(await tempDir(t), 'fifo')
   execFileSync('mkfifo', [path])
   const sink = createFileSink({ path, maxBytes: 1, files: 1 })
-  await t.rejects(sink.write(['"x"'], AbortSignal.timeout(2000)), { code: 'ENXIO' })
+  await t.rejects(sink.write(framed(sink, ['"x"']), AbortSignal.timeout(2000)), { code: 'ENXIO' })
   await sink.close()
 })
 
@@ -144,19 +144,32 @@ t.test('a reader that goes away fails the write (EPIPE), and the next write open
   execFileSync('mkfifo', [path])
   const reader = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
   const sink = createFileSink({ path, maxBytes: 1, files: 1 })
-  await sink.write(['"a"'], NEVER)
+  await sink.write(framed(sink, ['"a"']), NEVER)
   await reader.close()
-  await t.rejects(sink.write(['"b"'], NEVER), { code: 'EPIPE' })
+  await t.rejects(sink.write(framed(sink, ['"b"']), NEVER), { code: 'EPIPE' })
   const again = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
   t.teardown(() => again.close())
-  await sink.write(['"c"'], NEVER)
+  await sink.write(framed(sink, ['"c"']), NEVER)
   await sink.close()
   t.equal((await again.read(Buffer.alloc(16), 0, 16, null)).bytesRead, 4, 'the new reader got "c"\\n')
 })
 
+t.test('a batch in several pieces reaches a FIFO whole and in order', async (t) => {
+  const path = join(await tempDir(t), 'fifo')
+  execFileSync('mkfifo', [path])
+  const reader = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  t.teardown(() => reader.close())
+  const sink = createFileSink({ path, maxBytes: 1, files: 1 })
+  await sink.write([Buffer.from('"a"\n"b'), Buffer.from('"\n'), Buffer.from('"c"\n')], NEVER)
+  await sink.close()
+  const bytes = Buffer.alloc(64)
+  const { bytesRead } = await reader.read(bytes, 0, 64, null)
+  t.equal(bytes.subarray(0, bytesRead).toString(), '"a"\n"b"\n"c"\n')
+})
+
 /** Whether `sink` took `event`. */
 const isWritten = (sink: Sink, event: string): Promise<boolean> =>
-  sink.write([event], NEVER).then(
+  sink.write(framed(sink, [event]), NEVER).then(
     () => true,
     () => false,
   )
@@ -198,12 +211,12 @@ t.test('a regular file whose disk stops answering: the batch fails at its timeou
   const dir = await tempDir(t)
   const path = join(dir, 'p.ndjson')
   const sink = createFileSink({ path, maxBytes: 1 << 20, files: 1 })
-  await sink.write(['"before"'], NEVER)
+  await sink.write(framed(sink, ['"before"']), NEVER)
   const pool = await heldPool(t, dir)
   const started = performance.now()
-  await t.rejects(sink.write(['"stuck"'], AbortSignal.timeout(100)), { name: 'TimeoutError' })
+  await t.rejects(sink.write(framed(sink, ['"stuck"']), AbortSignal.timeout(100)), { name: 'TimeoutError' })
   t.ok(performance.now() - started < 1000, `failed after ${Math.round(performance.now() - started)} ms`)
-  await t.rejects(sink.write(['"next"'], NEVER), { code: 'SINK_FAILED', message: DISK_NOT_ANSWERING }, 'no second call into the pool')
+  await t.rejects(sink.write(framed(sink, ['"next"']), NEVER), { code: 'SINK_FAILED', message: DISK_NOT_ANSWERING }, 'no second call into the pool')
   const closing = performance.now()
   await sink.close()
   t.ok(performance.now() - closing < 50, 'close waits for nothing')
@@ -219,7 +232,7 @@ t.test('a disk that stops answering while the file is opened: the open is abando
   const path = join(dir, 'p.ndjson')
   const sink = createFileSink({ path, maxBytes: 1 << 20, files: 1 })
   const pool = await heldPool(t, dir)
-  await t.rejects(sink.write(['"x"'], AbortSignal.timeout(50)), { name: 'TimeoutError' })
+  await t.rejects(sink.write(framed(sink, ['"x"']), AbortSignal.timeout(50)), { name: 'TimeoutError' })
   await pool.free()
   await eventually(() => isWritten(sink, '"y"'))
   t.equal(openCount(path), 1, "the abandoned open's descriptor was closed once it returned: one open file, the live one")

@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import t, { type Test } from 'tap'
 import { BATCH_CONTENT_TYPE, createHttpSink } from '../../../lib/serving/payload/http-sink.js'
 import { SinkError } from '../../../lib/serving/payload/sink.js'
+import { framed } from '../../fixtures/payload.js'
 import { closedPort, httpServer } from '../../fixtures/tcp.js'
 
 type Received = Readonly<{ url: string; headers: IncomingHttpHeaders; body: string }>
@@ -28,7 +29,7 @@ t.test('a batch is one POST of a JSON array, typed as a CloudEvents batch', asyn
   const { port, received } = await collector(t, 202)
   const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${port}/events?x=1`), flushMs: 250 })
   t.equal(sink.lingerMs, 250)
-  await sink.write(['{"id":"a"}', '{"id":"b"}'], AbortSignal.timeout(5000))
+  await sink.write(framed(sink, ['{"id":"a"}', '{"id":"b"}']), AbortSignal.timeout(5000))
   t.equal(received.length, 1)
   t.equal(received[0]?.url, '/events?x=1')
   t.equal(received[0]?.headers['content-type'], BATCH_CONTENT_TYPE)
@@ -40,24 +41,24 @@ t.test('a batch is one POST of a JSON array, typed as a CloudEvents batch', asyn
 t.test("the URL's credentials go as Basic auth, decoded, and not in the URL", async (t) => {
   const { port, received } = await collector(t, 200)
   const sink = createHttpSink({ url: new URL(`http://us%40er:p%3Ass@127.0.0.1:${port}/`), flushMs: 10 })
-  await sink.write(['{}'], AbortSignal.timeout(5000))
+  await sink.write(framed(sink, ['{}']), AbortSignal.timeout(5000))
   t.equal(received[0]?.headers.authorization, `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`)
 })
 
 t.test('a status outside 2xx fails the batch with the status', async (t) => {
   const { port } = await collector(t, 503)
   const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${port}/`), flushMs: 10 })
-  await t.rejects(sink.write(['{}'], AbortSignal.timeout(5000)), new SinkError('SINK_FAILED', 'HTTP 503'))
+  await t.rejects(sink.write(framed(sink, ['{}']), AbortSignal.timeout(5000)), new SinkError('SINK_FAILED', 'HTTP 503'))
 })
 
 t.test('a redirect is not followed: it fails the batch', async (t) => {
   const { port, received } = await collector(t, 307)
   const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${port}/`), flushMs: 10 })
-  await t.rejects(sink.write(['{}'], AbortSignal.timeout(5000)), { code: 'SINK_FAILED', message: 'HTTP 307' })
+  await t.rejects(sink.write(framed(sink, ['{}']), AbortSignal.timeout(5000)), { code: 'SINK_FAILED', message: 'HTTP 307' })
   t.equal(received.length, 1)
 })
 
 t.test('a refused connection fails the batch, naming the cause', async (t) => {
   const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${await closedPort()}/`), flushMs: 10 })
-  await t.rejects(sink.write(['{}'], AbortSignal.timeout(5000)), { name: 'SinkError', code: 'SINK_FAILED', message: /refused|ECONNREFUSED/i })
+  await t.rejects(sink.write(framed(sink, ['{}']), AbortSignal.timeout(5000)), { name: 'SinkError', code: 'SINK_FAILED', message: /refused|ECONNREFUSED/i })
 })
