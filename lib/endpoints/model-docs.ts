@@ -36,7 +36,8 @@ const IRIS_SUMMARY = {
       version: '3',
       state: 'FAILED',
       reason:
-        'iris/3/model.json: sha256: does not match the content: the file was changed or damaged after training; if it was edited on purpose, sign it: svc sign iris/3/model.json',
+        'iris/3/model.json: sha256: does not match the content: the file was changed or damaged after training; ' +
+        'if it was edited on purpose, sign it: svc sign iris/3/model.json',
     },
   ],
   default_version: '1',

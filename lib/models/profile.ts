@@ -166,8 +166,11 @@ export const checkBins = (entry: Readonly<Json>, field: string, fault: Reference
   if (problem !== undefined) throw fault('INVALID_REFERENCE', field, problem)
 }
 
-/** One reference entry; when `input` is given, it must describe that input (name, type, levels). */
-const checkFeature = (value: unknown, field: string, input: Input | undefined): FeatureReference => {
+/**
+ * One reference entry; when `input` is given, it must describe that input (name, type, levels). A
+ * profile's entries, and the references a tool reads from the service (`svc loadgen`'s draws).
+ */
+export const checkFeature = (value: unknown, field: string, input: Input | undefined): FeatureReference => {
   if (!isObject(value)) throw schema(field, 'must be an object')
   const type = value['type']
   if (type !== 'numerical' && type !== 'categorical') throw schema(`${field}.type`, "must be 'numerical' or 'categorical'")

@@ -117,27 +117,24 @@ const confusionOf = (cells: readonly CounterCell[], classes: number): ((actual: 
     ? (actual, predicted) => cellAt(cells, actual * 2 + (actual === predicted ? 0 : 1))
     : (actual, predicted) => cellAt(cells, actual * classes + predicted)
 
-export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
-  const families: Families = {
-    rows: new Map(),
-    confusion: new Map(),
-    absolute: new Map(),
-    squared: new Map(),
-    overestimate: new Map(),
-    quality: new Map(),
-  }
-  const delays = new Map<string, HistogramCell>()
-  const refused: Record<FeedbackRefusal, CounterCell> = {
-    invalid_token: counterCell({ reason: 'invalid_token' }),
-    expired: counterCell({ reason: 'expired' }),
-    invalid_truth: counterCell({ reason: 'invalid_truth' }),
-    unknown_version: counterCell({ reason: 'unknown_version' }),
-    duplicate: counterCell({ reason: 'duplicate' }),
-  }
+/** The refusal counters at 0, one a reason. */
+const refusalCells = (): Readonly<Record<FeedbackRefusal, CounterCell>> => ({
+  invalid_token: counterCell({ reason: 'invalid_token' }),
+  expired: counterCell({ reason: 'expired' }),
+  invalid_truth: counterCell({ reason: 'invalid_truth' }),
+  unknown_version: counterCell({ reason: 'unknown_version' }),
+  duplicate: counterCell({ reason: 'duplicate' }),
+})
+
+/** Registers the feedback families, each render reading the cells `families` and `delays` hold then. */
+const registerFamilies = (
+  registry: Registry,
+  families: Families,
+  delays: Map<string, HistogramCell>,
+  refused: Readonly<Record<FeedbackRefusal, CounterCell>>,
+): void => {
   // /metrics lists the series in FEEDBACK_REFUSALS' order.
   const refusedCells = new Map<FeedbackRefusal, CounterCell>(FEEDBACK_REFUSALS.map((reason) => [reason, refused[reason]]))
-  /** Each tracked version's rows, and its error sums once a regressor build was published. */
-  const tracked = new Map<string, { rows: CounterCell; errors: VersionFeedback['errors'] }>()
   registerSeries(registry, [
     counterSeries('svc_model_feedback_rows_total', 'Labels scored against the answers of a model version.', families.rows),
     counterSeries(
@@ -154,6 +151,22 @@ export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
       for (const { labels, text, value } of flat(families.quality).values()) yield { labels, labelText: text, value }
     }),
   ])
+}
+
+export const createFeedbackMetrics = (registry: Registry): FeedbackMetrics => {
+  const families: Families = {
+    rows: new Map(),
+    confusion: new Map(),
+    absolute: new Map(),
+    squared: new Map(),
+    overestimate: new Map(),
+    quality: new Map(),
+  }
+  const delays = new Map<string, HistogramCell>()
+  const refused = refusalCells()
+  /** Each tracked version's rows, and its error sums once a regressor build was published. */
+  const tracked = new Map<string, { rows: CounterCell; errors: VersionFeedback['errors'] }>()
+  registerFamilies(registry, families, delays, refused)
 
   /** The version's series at 0, made once. */
   const versionOf = (key: string, labels: Readonly<{ model: string; version: string }>): { rows: CounterCell; errors: VersionFeedback['errors'] } => {

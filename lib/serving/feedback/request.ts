@@ -11,13 +11,17 @@ const MEMBERS = new Set(['token', 'truth'])
 
 const invalid = (message: string): RequestError => new RequestError('INVALID_REQUEST', message)
 
-/** What is wrong with an item, as `.member: reason` (empty for the item itself), or undefined when it is a label. */
-const itemFault = (item: unknown): readonly [string, string] | undefined => {
+/** What is wrong with an item: the member (`.token`; empty for the item itself) and why. A mutable tuple, so Array.isArray tells it from a label. */
+type Fault = [member: string, reason: string]
+
+/** The label an item holds, or its fault. */
+const readItem = (item: unknown): FeedbackItem | Fault => {
   if (!isObject(item)) return ['', 'expected an object { token, truth }']
   for (const member of Object.keys(item)) if (!MEMBERS.has(member)) return [`.${member}`, 'unknown member; expected token and truth']
-  if (typeof item['token'] !== 'string') return ['.token', 'expected the string an answer carried in feedback_tokens']
+  const token = item['token']
+  if (typeof token !== 'string') return ['.token', 'expected the string an answer carried in feedback_tokens']
   if (!('truth' in item)) return ['.truth', "missing; expected the class name, or a regressor's number"]
-  return undefined
+  return { token, truth: item['truth'] }
 }
 
 /**
@@ -40,13 +44,12 @@ export const readFeedbackRequest = (body: unknown, maxBatch: number): readonly F
   const faults = new Map<string, string[]>()
   const items: FeedbackItem[] = []
   feedback.forEach((item: unknown, i) => {
-    const fault = itemFault(item)
-    if (fault === undefined) {
-      const { token, truth } = item as { token: string; truth: unknown }
-      items.push({ token, truth })
+    const read = readItem(item)
+    if (!Array.isArray(read)) {
+      items.push(read)
       return
     }
-    const [member, reason] = fault
+    const [member, reason] = read
     const named = faults.get(reason)
     if (named === undefined) faults.set(reason, [`feedback[${i}]${member}`])
     else named.push(`feedback[${i}]${member}`)

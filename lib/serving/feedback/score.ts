@@ -81,9 +81,9 @@ const count = (build: KnownBuild, claims: TokenClaims, truth: number): void => {
 }
 
 /** An item that passed every check: the build and claims it is counted with, and its truth as a class index or value. */
-type Checked = readonly [KnownBuild, TokenClaims, number]
+type Checked = Readonly<{ item: FeedbackItem; build: KnownBuild; claims: TokenClaims; truth: number }>
 /** An item whose token checks, with a truth its build cannot take. */
-type BadTruth = Readonly<{ build: KnownBuild }>
+type BadTruth = Readonly<{ build: KnownBuild; truth: undefined }>
 
 export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refusedCells, onLabel }: ScorerOptions): FeedbackScorer => {
   /** The reason an item is refused, or the build and truth it is scored with; `batch` holds the ids accepted before it in its batch. */
@@ -95,13 +95,13 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
     // A token of a class index the version does not have can only come from another build with the same sha256 prefix.
     if (build === undefined || (build.classes !== undefined && claims.answer >= build.classes.length)) return 'unknown_version'
     const truth = truthOf(build, item.truth)
-    if (truth === undefined) return { build }
+    if (truth === undefined) return { build, truth }
     if (seen.has(claims.id) || batch.has(claims.id)) return 'duplicate'
-    return [build, claims, truth]
+    return { item, build, claims, truth }
   }
 
   /** Counts an accepted item, then remembers it and hands it on. */
-  const accept = (item: FeedbackItem, [build, claims, truth]: Checked, nowS: number): void => {
+  const accept = ({ item, build, claims, truth }: Checked, nowS: number): void => {
     count(build, claims, truth)
     const delayS = Math.max(0, nowS - claims.issuedS)
     observe(build.delay, delayS, undefined)
@@ -120,7 +120,7 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
       const batch = new Set<number>()
       const checked = items.map((item) => {
         const verdict = check(item, nowS, batch)
-        if (Array.isArray(verdict)) batch.add((verdict as Checked)[1].id)
+        if (typeof verdict !== 'string' && verdict.truth !== undefined) batch.add(verdict.claims.id)
         return verdict
       })
       let accepted = 0
@@ -131,12 +131,12 @@ export const createFeedbackScorer = ({ versions, seen, maxAgeS, refused: refused
           refused.push({ index, reason: verdict })
           return
         }
-        if (!Array.isArray(verdict)) {
+        if (verdict.truth === undefined) {
           refusedCells.invalid_truth.value++
-          refused.push({ index, reason: 'invalid_truth', expected: (verdict as BadTruth).build.classes ?? 'number' })
+          refused.push({ index, reason: 'invalid_truth', expected: verdict.build.classes ?? 'number' })
           return
         }
-        accept(items[index] as FeedbackItem, verdict as Checked, nowS)
+        accept(verdict, nowS)
         accepted++
       })
       return { accepted, refused }

@@ -70,6 +70,15 @@ const feedbackSeries = (maxAgeS: number, metrics: FeedbackMetrics) =>
     },
   })
 
+/** Deletes a map's first key in insertion order: its oldest, for a map whose entries are never set again. */
+const dropOldest = (map: Map<string, unknown>): void => {
+  // The loop reads the first key, typed string: `keys().next().value` is typed `string | undefined`.
+  for (const key of map.keys()) {
+    map.delete(key)
+    break
+  }
+}
+
 export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number, metrics: FeedbackMetrics): FeedbackVersions => {
   const series = feedbackSeries(maxAgeS, metrics)
   const builds = new Map<string, KnownBuild>()
@@ -89,7 +98,7 @@ export const createFeedbackVersions = (secrets: FeedbackSecrets, maxAgeS: number
     const id = `${keyName(model, version, build)}\0${kind}`
     let keys = strangers.get(id)
     if (keys !== undefined) return keys
-    if (strangers.size === STRANGERS_KEPT) strangers.delete(strangers.keys().next().value as string)
+    if (strangers.size === STRANGERS_KEPT) dropOldest(strangers)
     strangers.set(id, (keys = derive(model, version, build, kind)))
     return keys
   }

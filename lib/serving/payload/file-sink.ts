@@ -82,52 +82,82 @@ const streamWrite = (stream: Socket, pieces: readonly Buffer[], signal: AbortSig
 /** A FIFO's or a socket's descriptor as a stream on the loop; its errors reach the write they fail. */
 const streamOf = (fd: number): Socket => new Socket({ fd, readable: false, writable: true }).on('error', () => {})
 
+/**
+ * Calls into the thread pool that a timeout abandons: the one abandoned last is `stuck` until it
+ * returns: the sink makes no call while one is, so a dead disk holds one pool thread, never more.
+ */
+type Pool = {
+  stuck: Promise<unknown> | undefined
+  /** `call`, rejecting at `signal`'s abort; `late` gets what an abandoned call returns (an open's descriptor, to close). */
+  run<T>(call: Promise<T>, signal: AbortSignal, late?: (value: T) => void): Promise<T>
+}
+
+const createPool = (): Pool => {
+  const pool: Pool = {
+    stuck: undefined,
+    run: <T>(call: Promise<T>, signal: AbortSignal, late?: (value: T) => void): Promise<T> =>
+      new Promise<T>((resolve, reject) => {
+        const abort = (): void => {
+          const settled = (): void => {
+            if (pool.stuck === call) pool.stuck = undefined
+          }
+          pool.stuck = call
+          call.then(late, () => {}).then(settled)
+          reject(signal.reason)
+        }
+        signal.addEventListener('abort', abort, { once: true })
+        call.then(
+          (value) => {
+            signal.removeEventListener('abort', abort)
+            resolve(value)
+          },
+          (error: unknown) => {
+            signal.removeEventListener('abort', abort)
+            reject(error)
+          },
+        )
+      }),
+  }
+  return pool
+}
+
+/** Whether `name` exists: anything but ENOENT is a failure. */
+const exists = (pool: Pool, name: string, signal: AbortSignal): Promise<boolean> =>
+  pool.run(lstatAsync(name), signal).then(
+    () => true,
+    (error: unknown) => {
+      if (errorCode(error) === 'ENOENT') return false
+      throw error
+    },
+  )
+
+/**
+ * Shifts `<path>.1` … up to the first missing rotated file (`<path>.N` when none is missing, which is
+ * overwritten), then the file to `<path>.1`. A rotation that failed part way left a gap: the next
+ * fills it, and renames no file over another that was not already the oldest kept.
+ */
+const rotateFiles = async (pool: Pool, path: string, files: number, signal: AbortSignal): Promise<void> => {
+  let gap = 1
+  while (gap < files && (await exists(pool, `${path}.${gap}`, signal))) gap++
+  for (let i = gap - 1; i >= 1; i--) await pool.run(renameAsync(`${path}.${i}`, `${path}.${i + 1}`), signal)
+  await pool.run(renameAsync(path, `${path}.1`), signal)
+}
+
+/** Writes all of `pieces`: one write(2) a piece for a regular file, more only when the kernel takes less. */
+const writeAll = async (pool: Pool, open: OpenFile, pieces: readonly Buffer[], signal: AbortSignal): Promise<void> => {
+  if (open.stream !== undefined) return streamWrite(open.stream, pieces, signal)
+  for (const bytes of pieces)
+    for (let offset = 0; offset < bytes.length; ) offset += (await pool.run(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
+}
+
 export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink => {
   let file: OpenFile | undefined
   let size = 0
-  /** A call into the thread pool abandoned past its timeout, until it returns. */
-  let stuck: Promise<unknown> | undefined
-
-  /**
-   * `call` (into the thread pool), rejecting at `signal`'s abort; an abandoned call is `stuck` until
-   * it settles, and `late` gets what it returns then (an open's descriptor, to close).
-   */
-  const pool = <T>(call: Promise<T>, signal: AbortSignal, late?: (value: T) => void): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const abort = (): void => {
-        const settled = (): void => {
-          if (stuck === call) stuck = undefined
-        }
-        stuck = call
-        call.then(late, () => {}).then(settled)
-        reject(signal.reason)
-      }
-      signal.addEventListener('abort', abort, { once: true })
-      call.then(
-        (value) => {
-          signal.removeEventListener('abort', abort)
-          resolve(value)
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', abort)
-          reject(error)
-        },
-      )
-    })
-
-  /** Whether `name` exists: anything but ENOENT is a failure. */
-  const exists = (name: string, signal: AbortSignal): Promise<boolean> =>
-    pool(lstatAsync(name), signal).then(
-      () => true,
-      (error: unknown) => {
-        if (errorCode(error) === 'ENOENT') return false
-        throw error
-      },
-    )
+  const pool = createPool()
 
   const opened = async (signal: AbortSignal): Promise<OpenFile> => {
     if (file !== undefined) return file
-    const { fd, stat } = await pool(openWithStat(path), signal, (late) => closer(late.fd)())
+    const { fd, stat } = await pool.run(openWithStat(path), signal, (late) => closer(late.fd)())
     size = stat.size
     const isStream = stat.isFIFO() || stat.isSocket()
     file = { fd, isRegular: stat.isFile(), stream: isStream ? streamOf(fd) : undefined }
@@ -140,40 +170,25 @@ export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink
     if (closing === undefined) return
     if (closing.stream !== undefined) return void closing.stream.destroy()
     // Closed once the abandoned call has returned: a close would wait for it, in another pool thread.
-    if (stuck !== undefined) return void stuck.then(closer(closing.fd), closer(closing.fd))
+    if (pool.stuck !== undefined) return void pool.stuck.then(closer(closing.fd), closer(closing.fd))
     await closeAsync(closing.fd).catch(() => {})
   }
 
-  /**
-   * Shifts `<path>.1` … up to the first missing rotated file (`<path>.N` when none is missing, which is
-   * overwritten), then the file to `<path>.1`. A rotation that failed part way left a gap: the next
-   * fills it, and renames no file over another that was not already the oldest kept.
-   */
   const rotate = async (signal: AbortSignal): Promise<void> => {
-    let gap = 1
-    while (gap < files && (await exists(`${path}.${gap}`, signal))) gap++
-    for (let i = gap - 1; i >= 1; i--) await pool(renameAsync(`${path}.${i}`, `${path}.${i + 1}`), signal)
-    await pool(renameAsync(path, `${path}.1`), signal)
+    await rotateFiles(pool, path, files, signal)
     await close()
-  }
-
-  /** Writes all of `pieces`: one write(2) a piece for a regular file, more only when the kernel takes less. */
-  const writeAll = async (open: OpenFile, pieces: readonly Buffer[], signal: AbortSignal): Promise<void> => {
-    if (open.stream !== undefined) return streamWrite(open.stream, pieces, signal)
-    for (const bytes of pieces)
-      for (let offset = 0; offset < bytes.length; ) offset += (await pool(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
   }
 
   return {
     lingerMs: FILE_LINGER_MS,
     frame: LINES,
     write: async (pieces, signal) => {
-      if (stuck !== undefined) throw new SinkError('SINK_FAILED', DISK_NOT_ANSWERING)
+      if (pool.stuck !== undefined) throw new SinkError('SINK_FAILED', DISK_NOT_ANSWERING)
       const length = lengthOf(pieces)
       try {
         // A batch larger than maxBytes still goes to a fresh file whole: an event is never split.
         if ((await opened(signal)).isRegular && size > 0 && size + length > maxBytes) await rotate(signal)
-        await writeAll(await opened(signal), pieces, signal)
+        await writeAll(pool, await opened(signal), pieces, signal)
         size += length
       } catch (error: unknown) {
         await close()

@@ -48,7 +48,8 @@ export const createPayloadMetrics = (registry: Registry, depth: () => number): P
     ),
     counterSeries(
       'svc_payload_log_dropped_total',
-      'Payload log events dropped, by reason: queue (SVC_PAYLOAD_LOG_QUEUE events waiting), bytes (SVC_PAYLOAD_LOG_QUEUE_BYTES held), pressure (near shedding) or shutdown (left at its budget).',
+      'Payload log events dropped, by reason: queue (SVC_PAYLOAD_LOG_QUEUE events waiting), bytes (SVC_PAYLOAD_LOG_QUEUE_BYTES held), ' +
+        'pressure (near shedding) or shutdown (left at its budget).',
       { values: () => Object.values(drops) },
     ),
     gaugeSeries('svc_payload_log_queue_depth', 'Payload log events waiting to be written.', () => [{ labels: {}, value: depth() }]),

@@ -225,7 +225,9 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     type: 'gauge',
     labels: ['model', 'version', 'metric', 'environment'],
     help: 'Quality of a model version measured on labelled held-out rows, by metric.',
-    doc: "`model`, `version`, `metric`, `environment`: the artifact's `provenance.metrics` or a profile's `quality`, of the build last published (a rebuild or a profile added updates it); with `SVC_FEEDBACK_SECRET` only",
+    doc:
+      "`model`, `version`, `metric`, `environment`: the artifact's `provenance.metrics` or a profile's `quality`, of the build last published " +
+      '(a rebuild or a profile added updates it); with `SVC_FEEDBACK_SECRET` only',
   },
   {
     name: 'svc_payload_log_events_total',
@@ -238,8 +240,12 @@ export const METRIC_FAMILIES: readonly MetricFamily[] = [
     name: 'svc_payload_log_dropped_total',
     type: 'counter',
     labels: ['reason', 'environment'],
-    help: 'Payload log events dropped, by reason: queue (SVC_PAYLOAD_LOG_QUEUE events waiting), bytes (SVC_PAYLOAD_LOG_QUEUE_BYTES held), pressure (near shedding) or shutdown (left at its budget).',
-    doc: '`reason` (`queue`, `bytes`, `pressure`, `shutdown`), `environment`; each also in `svc_payload_log_events_total{outcome="dropped"}`; at 0 from start-up',
+    help:
+      'Payload log events dropped, by reason: queue (SVC_PAYLOAD_LOG_QUEUE events waiting), bytes (SVC_PAYLOAD_LOG_QUEUE_BYTES held), ' +
+      'pressure (near shedding) or shutdown (left at its budget).',
+    doc:
+      '`reason` (`queue`, `bytes`, `pressure`, `shutdown`), `environment`; each also in `svc_payload_log_events_total{outcome="dropped"}`; ' +
+      'at 0 from start-up',
   },
   {
     name: 'svc_payload_log_queue_depth',

@@ -1,9 +1,10 @@
 // `svc loadgen --feedback`: the labels of the rows answered, sent back to the fleet. Each answer's
 // `feedback_tokens` are paired, in row order, with the truths of the rows the request carried (with
-// the noise of the version that answered, its `model_version`: labels.ts), and go to the instance after the one that answered (instance k's to k + 1 mod n; with one instance,
-// back to itself): a label scored where its prediction was not made is what fleet feedback is
-// for. Labels wait in one queue per instance and are POSTed to /api/v1/feedback FEEDBACK_BATCH at a
-// time, as a queue fills; what is left is sent when the run's predictions are all answered.
+// the noise of the version that answered, its `model_version`: labels.ts), and go to the instance
+// after the one that answered (instance k's to k + 1 mod n; with one instance, back to itself): a
+// label scored where its prediction was not made is what fleet feedback is for. Labels wait in one
+// queue per instance and are POSTed to /api/v1/feedback FEEDBACK_BATCH at a time, as a queue fills;
+// what is left is sent when the run's predictions are all answered.
 import { isObject } from '../../core/json.js'
 import { failureStatus } from './errors.js'
 import type { Truth } from './labels.js'

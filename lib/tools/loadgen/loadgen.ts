@@ -23,8 +23,10 @@ import { extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Invalid, token as bearerToken } from '../../config/parsers.js'
 import { argsProblem } from '../../core/args.js'
+import { itemAt } from '../../core/items.js'
 import { isObject, type JsonObject } from '../../core/json.js'
-import type { FeatureReference, Input } from '../../models/runtime.js'
+import { checkFeature } from '../../models/profile.js'
+import type { Input } from '../../models/runtime.js'
 import { type Draw, FILL_SEED, filledNote, referenceDraw } from '../profile/fill.js'
 import { FORMAT_OF_EXTENSION, type TableSource } from '../profile/table.js'
 import { failureStatus, LoadgenUsageError } from './errors.js'
@@ -350,9 +352,6 @@ const checkVersions = (options: LoadgenOptions, served: readonly string[]): void
     if (!served.includes(version)) throw new LoadgenUsageError(`--label-noise ${version}=${options.versionNoise.get(version)}: ${serves}`)
 }
 
-/** An element within an array's length (noUncheckedIndexedAccess types every read `| undefined`). */
-const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
-
 const withSlash = (url: URL): URL => new URL(url.pathname.endsWith('/') ? url.href : `${url.href}/`)
 
 /** An instance as lines name it: its origin and base path, never a user name or password. */
@@ -546,14 +545,19 @@ const labelColumn = (options: LoadgenOptions, model: Described): LabelColumn | u
   return { name: output, classes, namedBy: `the model's output; --label COLUMN names another` }
 }
 
-/** The draw of each input from the reference the service describes (fill.ts), for the inputs a payload log left out. */
-const referenceDraws = (model: Described, seed: number): ((name: string) => Draw | undefined) => {
+/**
+ * The draw of each input from the reference the service describes (fill.ts), for the inputs a payload
+ * log left out. Each reference is checked as a profile's entry is (a ProfileError naming the member).
+ */
+const referenceDraws = (model: Described, name: string, seed: number): ((name: string) => Draw | undefined) => {
   const random = mulberry32(seed ^ FILL_SEED)
   const draws = new Map<string, Draw>()
-  for (const input of model.inputs)
-    if (isObject(input.reference))
-      draws.set(input.name, referenceDraw(input, { ...input.reference, name: input.name, type: input.type } as FeatureReference, random))
-  return (name) => draws.get(name)
+  model.inputs.forEach((input, j) => {
+    if (!isObject(input.reference)) return
+    const reference = checkFeature({ ...input.reference, name: input.name, type: input.type }, `model ${name} inputs[${j}].reference`, input)
+    draws.set(input.name, referenceDraw(input, reference, random))
+  })
+  return (input) => draws.get(input)
 }
 
 /** Seeds the label noise apart from the order, so the rows sent are the same with or without noise. */
@@ -564,7 +568,7 @@ export const runLoadgen = async (options: LoadgenOptions, write: (line: string) 
   const shifted = shiftedInputs(model.inputs, options.features, options.shift, options.model)
   const source = options.rows ?? (await shippedRows(options.model, model.version, model.sha256))
   const label = labelColumn(options, model)
-  const { rows, truths, skipped, filled } = await readRows(source, model.inputs, options.model, label, referenceDraws(model, options.seed))
+  const { rows, truths, skipped, filled } = await readRows(source, model.inputs, options.model, label, referenceDraws(model, options.model, options.seed))
   const bases = options.urls.map(withSlash)
   const headers = { ...options.headers, 'content-type': 'application/json' }
   const random = mulberry32(options.seed ^ NOISE_SEED)

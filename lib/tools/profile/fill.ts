@@ -4,6 +4,7 @@
 // `svc loadgen --rows` read such a log whole: each row's value of an excluded input is drawn from
 // the model's reference distribution of that input (seeded, so a run repeats), and both say so.
 // `svc profile` keeps the model's reference of that input as it was: drawn values are no evidence.
+import { itemAt } from '../../core/items.js'
 import type { FeatureReference, Input } from '../../models/runtime.js'
 
 /** A draw of one value of an input. */
@@ -17,9 +18,11 @@ const uniform = (low: number, high: number, random: () => number): number => low
 /** The bin drawn by its proportion. */
 const binOf = (proportions: readonly number[], random: () => number): number => {
   let point = random() * proportions.reduce((sum, p) => sum + p, 0)
-  for (let i = 0; i < proportions.length; i++) {
-    point -= proportions[i] as number
-    if (point < 0) return i
+  let bin = 0
+  for (const proportion of proportions) {
+    point -= proportion
+    if (point < 0) return bin
+    bin++
   }
   return proportions.length - 1
 }
@@ -30,15 +33,15 @@ const binOf = (proportions: readonly number[], random: () => number): number => 
  * the reference predates it), rounded for an integer datatype.
  */
 export const referenceDraw = (input: Input, reference: FeatureReference, random: () => number): Draw => {
-  if (reference.type === 'categorical') return () => reference.levels[binOf(reference.proportions, random)] as string
+  if (reference.type === 'categorical') return () => itemAt(reference.levels, binOf(reference.proportions, random))
   const { edges, min, max } = reference
   const first = edges[0] ?? min ?? max ?? 0
   const last = edges[edges.length - 1] ?? first
   const isInteger = input.type === 'numerical' && input.datatype !== undefined && input.datatype !== 'FP64' && input.datatype !== 'FP32'
   return () => {
     const bin = binOf(reference.proportions, random)
-    const low = bin === 0 ? (min ?? first) : (edges[bin - 1] as number)
-    const high = bin === edges.length ? (max ?? last) : (edges[bin] as number)
+    const low = bin === 0 ? (min ?? first) : itemAt(edges, bin - 1)
+    const high = bin === edges.length ? (max ?? last) : itemAt(edges, bin)
     const value = uniform(low, high, random)
     return isInteger ? Math.round(value) : value
   }

@@ -11,6 +11,11 @@ const INPUTS = [
   { name: 'c', type: 'categorical', levels: ['a', 'b'] },
 ]
 const DETAIL = { name: 'm', version: '3', versions: ['3'], sha256: 'f'.repeat(64), inputs: INPUTS }
+/** Inputs described with references: a sound one for x, one whose shares sum to 0.9 for c. */
+const SKEWED_INPUTS = [
+  { ...INPUTS[0], reference: { edges: [1, 2], proportions: [0.25, 0.5, 0.25] } },
+  { ...INPUTS[1], reference: { levels: ['a', 'b'], proportions: [0.5, 0.4] } },
+]
 
 const rowsFile = async (): Promise<string> => join(await tempTree(t, { 'rows.csv': 'x,c,extra\n0,a,1\n1,b,1\n2,a,1\n3,b,1\n' }), 'rows.csv')
 
@@ -47,6 +52,8 @@ const fake = (predict: (req: IncomingMessage, res: ServerResponse, body: any) =>
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: 'broken', state: 'UNAVAILABLE' }))
       if (req.method === 'GET' && req.url === '/api/v1/models/gone')
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: 'gone' }))
+      if (req.method === 'GET' && req.url === '/api/v1/models/skewed')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...DETAIL, name: 'skewed', inputs: SKEWED_INPUTS }))
       if (req.method === 'GET' && req.url === '/api/v1/models/null') return void res.writeHead(200, { 'content-type': 'application/json' }).end('null')
       if (req.method === 'GET' && req.url === '/base/api/v1/models/m') return void res.writeHead(500).end('{}')
       if (req.method === 'GET')
@@ -165,6 +172,11 @@ t.test('a model that cannot be described, or has nothing to replay, stops the ru
   await t.rejects(
     runLoadgen(options(server.port, rows, { model: 'gone' }), () => {}),
     /^model gone is not served: nothing to predict with$/,
+  )
+  await t.rejects(
+    runLoadgen(options(server.port, rows, { model: 'skewed' }), () => {}),
+    { name: 'ProfileError', message: /^model skewed inputs\[1\]\.reference\.proportions: must sum to 1 \(within 1e-9\), sum to 0\.9/ },
+    'a reference described unsound, checked as a profile entry is',
   )
   await t.rejects(
     runLoadgen(options(server.port, rows, { model: 'null' }), () => {}),
