@@ -28,9 +28,9 @@ import type { Logger } from '../telemetry/logger.js'
 import type { ModelRegistry, ServedModel } from '../models/registry/registry.js'
 import type { Prediction } from '../models/runtime.js'
 import type { BinCounters } from './bin-counters.js'
-import { createDriftMetrics, dropModel } from './metrics.js'
+import { createDriftMetrics, type DriftMetrics, dropModel } from './metrics.js'
 import type { Thresholds } from './psi.js'
-import { createScoring, dropScores, scoreModel, unchecked, type FeatureDrift, type ModelDrift } from './score.js'
+import { createScoring, dropScores, type FeatureDrift, type ModelDrift, type Scoring, scoreModel, unchecked } from './score.js'
 import { FeatureWindow } from './window.js'
 
 import { DRIFT_CHECK_RESULTS, type DriftCheckResult, type DriftStatusName } from './status.js'
@@ -153,6 +153,25 @@ const recorders = (windowFor: (served: ServedModel) => SharedWindow, counters: B
 const schemaKey = ({ name, model }: ServedModel): string =>
   `${name}\n${JSON.stringify(model.inputs)}\n${model.task === 'classification' ? JSON.stringify(model.classes) : model.task}`
 
+/** A model served no more is scored no more; one the registry removed loses every series. */
+const forgetUnchecked = (
+  models: DriftMonitorOptions['models'],
+  drifts: Map<string, ModelDrift>,
+  checked: ReadonlySet<string>,
+  scoring: Scoring,
+  series: DriftMetrics,
+): void => {
+  const held = new Set(models.entries().map((entry) => entry.name))
+  for (const [name, drift] of drifts) {
+    if (checked.has(name)) continue
+    if (held.has(name)) dropScores(scoring, name, drift)
+    else {
+      dropModel(series, name, drift.seriesFeatures, drift.seriesOutput)
+      drifts.delete(name)
+    }
+  }
+}
+
 export const createDriftMonitor = ({ models, settings, metrics, logger, now = Date.now, counters }: DriftMonitorOptions): DriftMonitor => {
   const { window: capacity, minSamples, thresholds } = settings
   if (!(Number.isSafeInteger(minSamples) && minSamples >= 1 && minSamples <= capacity)) {
@@ -219,16 +238,7 @@ export const createDriftMonitor = ({ models, settings, metrics, logger, now = Da
         checkModel(served, at)
         checked.add(name)
       }
-      // A model served no more is scored no more; one the registry removed loses every series.
-      const held = new Set(models.entries().map((entry) => entry.name))
-      for (const [name, drift] of drifts) {
-        if (checked.has(name)) continue
-        if (held.has(name)) dropScores(scoring, name, drift)
-        else {
-          dropModel(series, name, drift.seriesFeatures, drift.seriesOutput)
-          drifts.delete(name)
-        }
-      }
+      forgetUnchecked(models, drifts, checked, scoring, series)
       prune(models, windows, windowFor)
       logger.debug('drift_check_completed', { models: checked.size, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 })
     },

@@ -147,7 +147,8 @@ const rotateFiles = async (pool: Pool, path: string, files: number, signal: Abor
 const writeAll = async (pool: Pool, open: OpenFile, pieces: readonly Buffer[], signal: AbortSignal): Promise<void> => {
   if (open.stream !== undefined) return streamWrite(open.stream, pieces, signal)
   for (const bytes of pieces)
-    for (let offset = 0; offset < bytes.length; ) offset += (await pool.run(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
+    for (let offset = 0; offset < bytes.length; )
+      offset += (await pool.run(writeAsync(open.fd, bytes, offset, bytes.length - offset, null), signal)).bytesWritten
 }
 
 export const createFileSink = ({ path, maxBytes, files }: FileSinkOptions): Sink => {
