@@ -153,7 +153,7 @@ export const VARIABLES = {
     redact: SECRET,
   },
   SVC_FEEDBACK_SECRET_FILE: { help: 'a file holding that secret (instead of SVC_FEEDBACK_SECRET)' },
-  SVC_FEEDBACK_SECRET_PREVIOUS: { help: 'the secret before a rotation: tokens it signed are still accepted', parse: feedbackSecret, redact: SECRET },
+  SVC_FEEDBACK_SECRET_PREVIOUS: { help: 'a second secret: tokens it signed are accepted, and none is signed with it', parse: feedbackSecret, redact: SECRET },
   SVC_FEEDBACK_SECRET_PREVIOUS_FILE: { help: 'a file holding the previous secret (instead of SVC_FEEDBACK_SECRET_PREVIOUS)' },
   SVC_FEEDBACK_MAX_AGE_S: { help: 'how long a feedback token is accepted, in seconds', default: '2592000', parse: integer(1, 315_360_000) },
   SVC_FEEDBACK_SEEN: { help: 'feedback tokens remembered to refuse a label sent twice (per process)', default: '1000000', parse: integer(1, 100_000_000) },

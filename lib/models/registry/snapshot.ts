@@ -54,7 +54,7 @@ const refused = (path: string, error: unknown): LoadOutcome<never> => failed({ r
 const unsigned = ({ store }: Source, path: string, error: ArtifactError): LoadOutcome<never> =>
   failed({
     reason: `${path}: ${error.message}; if it was edited on purpose, sign it: svc sign ${path}`,
-    detail: `svc sign ${store.description}${store.description.endsWith('/') ? '' : '/'}${path}`,
+    detail: `svc sign ${store.description.replace(/\/$/, '')}/${path}`,
   })
 
 /** Throws unless a description is of the model and version its path names. */
