@@ -164,11 +164,12 @@ const forgetUnchecked = (
   const held = new Set(models.entries().map((entry) => entry.name))
   for (const [name, drift] of drifts) {
     if (checked.has(name)) continue
-    if (held.has(name)) dropScores(scoring, name, drift)
-    else {
+    if (!held.has(name)) {
       dropModel(series, name, drift.seriesFeatures, drift.seriesOutput)
       drifts.delete(name)
+      continue
     }
+    dropScores(scoring, name, drift)
   }
 }
 
