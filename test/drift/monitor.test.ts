@@ -387,14 +387,18 @@ t.test('a jump in the answers between two checks of one build is a spike, logged
 })
 
 t.test(
-  'a default without a reference loses its PSI gauges and timestamp, its counters staying; a model removed from the registry loses them all',
+  'a default without a reference, or a model held but not READY, loses its PSI gauges and timestamp, its counters staying; a model removed loses them all',
   async (t) => {
     const s = await setup(t)
     const iris = s.iris()
     const bare = { ...iris, model: { ...iris.model, reference: undefined } } as unknown as ServedModel
-    let [isBare, isGone] = [false, false]
+    let [isBare, isGone, isDown] = [false, false, false]
     const models = {
-      entries: () => s.registry.entries().filter((entry) => !(isGone && entry.name === 'iris')),
+      entries: () =>
+        s.registry
+          .entries()
+          .filter((entry) => !(isGone && entry.name === 'iris'))
+          .map((entry) => (isDown && entry.name === 'iris' ? { ...entry, state: 'UNAVAILABLE' as const } : entry)),
       resolve: (name: string, version?: string) => (name === 'iris' && isBare ? bare : s.registry.resolve(name, version)),
     }
     const logger = createLogger({ name: 'svc', level: 'debug', format: 'json', write: () => {} })
@@ -403,7 +407,7 @@ t.test(
     const monitor = createDriftMonitor({ models, settings: SETTINGS, metrics, logger })
     const rows = irisRows(iris, 1000)
     const scoreIris = async (): Promise<string> => {
-      isBare = isGone = false
+      isBare = isGone = isDown = false
       monitor.record(iris, rows, 1000, { labels: new Uint32Array(1000), probabilities: new Float64Array(3000) })
       await monitor.check()
       const text = await metrics.metrics()
@@ -433,6 +437,10 @@ t.test(
     isBare = true
     await gone('promoted to a version without a reference', first)
     t.equal(sample(await metrics.metrics(), 'svc_drift_checks_total', { model: 'iris', result: 'no_reference' }), 1)
+
+    const held = await scoreIris()
+    isDown = true
+    await gone('held but not READY', held)
 
     const again = await scoreIris()
     isGone = true

@@ -44,8 +44,8 @@ const listed = (): Promise<string[]> =>
     ),
   )
 
-t.test('the script runs tap without coverage, leaving files out by --exclude only', async (t) => {
-  t.match(script, /^tap --disable-coverage( --exclude='[^' ]+')+$/)
+t.test('the script runs tap with types stripped and without coverage, leaving files out by --exclude only', async (t) => {
+  t.match(script, /^tap --type-strip-only --disable-coverage( --exclude='[^' ]+')+$/)
   t.ok(excludes.length > 3, excludes.join(' '))
 })
 
