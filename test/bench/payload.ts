@@ -8,17 +8,17 @@
 //   bytes to a file (an event built once, so building is not counted twice), 50 a turn, less the
 //   same turns without events. The written share is read from the writer's own series.
 // - and, named by BENCH_ONLY (`payload log: backlog`), a backlog drained: 3 000 `svc.prediction`
-//   events of 100 rows of iris (about 20 kB each) queued while an HTTP sink on loopback refuses
-//   (503), then drained once it answers 202, the writer as the service builds it (its defaults,
-//   retries included); the longest turn of the loop meanwhile, as the main thread's CPU between two
+//   events of 100 rows of iris (about 20 kB each) queued while an HTTP sink on loopback, on a
+//   worker thread, refuses (503), then drained once it answers 202, the writer as the service builds
+//   it (its defaults, retries included); the longest turn of the loop meanwhile, as the main thread's CPU between two
 //   ticks of a 1 ms interval (`loopProbe`: on a loaded machine the wall clock mostly measures the
 //   wait for a core) and as perf_hooks' event-loop delay (wall).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { once } from 'node:events'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
 import { Registry } from 'prom-client'
 import { encodeInputs } from '../../lib/models/inference/features.js'
 import { readPredictRequest } from '../../lib/models/inference/request.js'
@@ -155,19 +155,38 @@ export type Backlog = Readonly<{
   posts: number
 }>
 
+/**
+ * The sink, on a worker thread of its own: on loopback the kernel delivers a write in the sender's
+ * call, and a sink on the main thread would count its reads as the writer's turns. Answers 503 until
+ * told `up`, then 202; tells each POST's end.
+ */
+const SINK_THREAD = `
+const { createServer } = require('node:http')
+const { parentPort } = require('node:worker_threads')
+let isUp = false
+const server = createServer((req, res) => {
+  req.resume()
+  req.on('end', () => {
+    parentPort.postMessage('post')
+    res.writeHead(isUp ? 202 : 503).end()
+  })
+})
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port))
+parentPort.on('message', (message) => {
+  if (message === 'up') isUp = true
+  else server.close(() => parentPort.close())
+})`
+
 /** A backlog of 100-row events, queued while the sink is down, drained once it is up. */
 export const payloadBacklog = async (): Promise<Backlog> => {
-  let isUp = false
+  const sink = new Worker(SINK_THREAD, { eval: true })
   let posts = 0
-  const server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      posts++
-      res.writeHead(isUp ? 202 : 503).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const port = await new Promise<number>((resolve) =>
+    sink.on('message', (message: unknown) => {
+      if (typeof message === 'number') resolve(message)
+      else posts++
+    }),
+  )
   const { writer, metrics } = writerAt(`http://127.0.0.1:${port}/events`)
   const { build, bytes } = predictionEvents(await shippedIris(), 100)
   const written = async (): Promise<number> => metricTotal(await metrics.metrics(), 'svc_payload_log_events_total', { outcome: 'written' })
@@ -180,7 +199,7 @@ export const payloadBacklog = async (): Promise<Backlog> => {
     await nextTurn()
   }
   await new Promise((resolve) => setTimeout(resolve, SINK_DOWN_MS))
-  isUp = true
+  sink.postMessage('up')
   const upAt = performance.now()
   while ((await written()) < BACKLOG_EVENTS && performance.now() - upAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 10))
   const drainMs = performance.now() - upAt
@@ -188,6 +207,7 @@ export const payloadBacklog = async (): Promise<Backlog> => {
   delay.disable()
   const result = { longestCpuMs, longestDelayMs: delay.max / 1e6, drainMs, written: await written(), posts }
   await writer.stop(1000)
-  server.close()
+  sink.postMessage('stop')
+  await once(sink, 'exit')
   return result
 }

@@ -1,14 +1,9 @@
 // The HTTP check against loopback HTTP and HTTPS servers.
-import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createServer as createHttpsServer } from 'node:https'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { httpCheck } from '../../lib/health/http.js'
 import { closedPort, httpServer, serve } from '../fixtures/tcp.js'
-import { findTool } from '../fixtures/tools.js'
+import { selfSigned } from '../fixtures/tls.js'
 
 const urlOf = (port: number, path = '/'): URL => new URL(`http://127.0.0.1:${port}${path}`)
 
@@ -94,36 +89,12 @@ t.test('a host that does not resolve fails with host not found', async (t) => {
 })
 
 t.test('an https URL speaks TLS: a self-signed certificate fails with a certificate error', async (t) => {
-  const openssl = await findTool(t, 'openssl', 'openssl')
-  if (openssl === undefined) return
-  const dir = await mkdtemp(join(tmpdir(), 'svc-tls-'))
-  t.teardown(() => rm(dir, { recursive: true, force: true }))
-  const keyFile = join(dir, 'key.pem')
-  const certFile = join(dir, 'cert.pem')
-  // The name matches, so the one thing wrong is who signed it.
-  await promisify(execFile)(openssl, [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-  ])
+  const pair = await selfSigned(t)
+  if (pair === undefined) return
   let isRequested = false
   const server = await serve(
     t,
-    createHttpsServer({ key: await readFile(keyFile), cert: await readFile(certFile) }, (_req, res) => {
+    createHttpsServer(pair, (_req, res) => {
       isRequested = true
       res.end('ok')
     }),

@@ -62,3 +62,51 @@ t.test('a refused connection fails the batch, naming the cause', async (t) => {
   const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${await closedPort()}/`), flushMs: 10 })
   await t.rejects(sink.write(framed(sink, ['{}']), AbortSignal.timeout(5000)), { name: 'SinkError', code: 'SINK_FAILED', message: /refused|ECONNREFUSED/i })
 })
+
+t.test('a large batch goes a piece a turn of the loop, whole and in order, and batches share one connection', async (t) => {
+  const bodies: Buffer[] = []
+  const ports = new Set<number>()
+  const server = await httpServer(t, (req, res) => {
+    ports.add(req.socket.remotePort ?? 0)
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => void chunks.push(chunk))
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks))
+      res.writeHead(202).end()
+    })
+  })
+  const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${server.port}/`), flushMs: 10 })
+  t.teardown(() => sink.close())
+  const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(1 << 16, 65 + (i % 26)))
+  let turns = 0
+  let isWriting = true
+  const count = (): void => {
+    turns++
+    if (isWriting) setImmediate(count)
+  }
+  setImmediate(count)
+  await sink.write(pieces, AbortSignal.timeout(5000))
+  isWriting = false
+  t.ok(turns >= pieces.length, `${turns} turns of the loop for ${pieces.length} pieces`)
+  await sink.write(pieces.slice(0, 2), AbortSignal.timeout(5000))
+  t.ok(bodies[0]?.equals(Buffer.concat(pieces)), 'the first batch whole, in order')
+  t.ok(bodies[1]?.equals(Buffer.concat(pieces.slice(0, 2))))
+  t.equal(ports.size, 1, 'the second batch on the first connection')
+})
+
+t.test('a sink that stops reading fails the batch at its timeout; the next batch goes on a new connection', async (t) => {
+  let requests = 0
+  const server = await httpServer(t, (req, res) => {
+    // The first request is never read: its sender fills the socket and waits.
+    if (requests++ === 0) return void req.pause()
+    req.resume()
+    req.on('end', () => res.writeHead(200).end())
+  })
+  const sink = createHttpSink({ url: new URL(`http://127.0.0.1:${server.port}/`), flushMs: 10 })
+  t.teardown(() => sink.close())
+  const signal = AbortSignal.timeout(300)
+  await t.rejects(sink.write([Buffer.alloc(32 << 20, 32)], signal), { name: 'SinkError', code: 'SINK_FAILED' })
+  t.ok(signal.aborted, 'failed by the timeout')
+  await sink.write(framed(sink, ['{}']), AbortSignal.timeout(5000))
+  t.equal(requests, 2)
+})
