@@ -19,9 +19,16 @@ import { streamHeaders } from './headers.js'
 /** Resolves once the stream has ended and the request's written hooks have run; never rejects (a hook that throws goes to `hookFailed`). */
 export type StreamWriter = (ctx: Ctx, res: ServerResponse, reply: StreamReply) => Promise<void>
 
-export const createStreamWriter =
-  (logger: Logger, stallMs: number, hookFailed: HookFailed): StreamWriter =>
-  async (ctx, res, reply) => {
+/** What the written hooks hear when the client read none of the stream for its stall time and was dropped. */
+const STREAM_STALLED = new Error('the client read none of the stream for its stall time: the connection was closed')
+
+export const createStreamWriter = (logger: Logger, stallMs: number, hookFailed: HookFailed): StreamWriter => {
+  const stalled = (ctx: Ctx, res: ServerResponse): Error => {
+    logger.warning('stream_stalled', { path: ctx.path, stalled_ms: stallMs }, ctx)
+    res.destroy()
+    return STREAM_STALLED
+  }
+  return async (ctx, res, reply) => {
     res.writeHead(reply.status, streamHeaders(ctx.requestId, reply.headers))
     const iterator = reply.stream[Symbol.asyncIterator]()
     let failure: unknown
@@ -34,10 +41,7 @@ export const createStreamWriter =
         if (item.done === true || res.destroyed) break
         // Backpressure: a slow reader pauses the stream instead of growing our buffer, and one
         // that reads nothing at all is dropped after stallMs.
-        if (!res.write(item.value) && !(await drained(res, stallMs))) {
-          logger.warning('stream_stalled', { path: ctx.path, stalled_ms: stallMs }, ctx)
-          res.destroy()
-        }
+        if (!res.write(item.value) && !(await drained(res, stallMs))) failure = stalled(ctx, res)
       }
     } catch (error: unknown) {
       failure = error
@@ -52,21 +56,27 @@ export const createStreamWriter =
         logger.error('stream_failed', { path: ctx.path, error: errorFields(error) }, ctx)
       }
       res.end()
+      // The hooks run once the last byte is out: the end of a stream may still wait in Node's buffers.
+      if (res.writableLength > 0 && !res.destroyed && !(await drained(res, stallMs, 'finish'))) failure ??= stalled(ctx, res)
       ctx.replyWritten(failure, hookFailed)
     }
   }
+}
 
-/** Waits until the client has read what is buffered: true then (or when it left), false if it read nothing for `stallMs`. */
-const drained = (res: ServerResponse, stallMs: number): Promise<boolean> =>
+/**
+ * Waits until what is buffered has gone to the socket: `'drain'` mid-stream, `'finish'` after end().
+ * True then (or when the client left), false if it read nothing for `stallMs`.
+ */
+const drained = (res: ServerResponse, stallMs: number, event: 'drain' | 'finish' = 'drain'): Promise<boolean> =>
   new Promise((resolve) => {
     const settle = (isDrained: boolean): void => {
       clearTimeout(timer)
-      res.off('drain', onDrain)
+      res.off(event, onDrain)
       res.off('close', onDrain)
       resolve(isDrained)
     }
     const onDrain = (): void => settle(true)
     const timer = setTimeout(settle, stallMs, false)
-    res.on('drain', onDrain)
+    res.on(event, onDrain)
     res.on('close', onDrain)
   })

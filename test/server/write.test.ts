@@ -11,7 +11,7 @@ import { createLifecycle, type Lifecycle } from '../../lib/core/lifecycle.js'
 import type { Reply } from '../../lib/core/pipeline.js'
 import { createWriter } from '../../lib/server/write.js'
 import { type LoggedLine, logLines } from '../fixtures/log-lines.js'
-import { httpServer } from '../fixtures/tcp.js'
+import { httpServer, stalledClient } from '../fixtures/tcp.js'
 
 type Setup = Readonly<{ base: string; lines: () => LoggedLine[]; lifecycle: Lifecycle; heard: unknown[] }>
 
@@ -31,30 +31,6 @@ const setup = async (t: Test, reply: Reply | ((ctx: Ctx) => Reply), hook?: (erro
     writer.write(ctx, res, typeof reply === 'function' ? reply(ctx) : reply)
   })
   return { base: `http://127.0.0.1:${server.port}`, lines, lifecycle, heard }
-}
-
-/**
- * A client that sends `request` and reads nothing for 300 ms, so the kernel's buffers take a part of
- * a large reply, not all; `resume` reads the rest to the server's FIN and gives the bytes read, a
- * moment after.
- */
-const stalledClient = async (t: Test, base: string, request: string): Promise<() => Promise<number>> => {
-  const socket = connect(Number(new URL(base).port), '127.0.0.1')
-  t.teardown(() => socket.destroy())
-  await once(socket, 'connect')
-  socket.pause()
-  socket.write(request)
-  await sleep(300)
-  return async () => {
-    let received = 0
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.length
-    })
-    socket.resume()
-    await once(socket, 'end')
-    await sleep(20)
-    return received
-  }
 }
 
 t.test('a JSON body is serialised, typed and measured', async (t) => {
