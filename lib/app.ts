@@ -88,7 +88,20 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
   const source = listenerSource()
-  const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(config, logger, metricsRegistry, shedding, runtimes, source.read)
+  const modelRuntimes =
+    runtimes ??
+    servedRuntimes({
+      onnxThreads: config.models.onnxThreads,
+      pool: { settings: config.models.onnxPool, metrics: metricsRegistry.prom, logger, closing: lifecycle.closing, drainTimeoutMs: config.drainTimeoutMs },
+    })
+  const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(
+    config,
+    logger,
+    metricsRegistry,
+    shedding,
+    modelRuntimes,
+    source.read,
+  )
   const checks = { ...configuredChecks(config.health), models: modelsCheck(models) }
   const monitor = createHealthMonitor({ checks, cacheMs: config.health.cacheMs, metrics: metricsRegistry.prom })
   const rates = createRates({ config: config.rates, metrics: createUpstreamMetrics(metricsRegistry.prom, config.rates.providers), logger })
@@ -232,7 +245,7 @@ const createModels = (
   logger: Logger,
   metricsRegistry: MetricsRegistry,
   shedding: Shedding,
-  runtimes: readonly Runtime[] | undefined,
+  runtimes: readonly Runtime[],
   source: () => string,
 ): Readonly<{
   models: ModelRegistry
@@ -256,7 +269,7 @@ const createModels = (
     logger,
     metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,
-    runtimes: runtimes ?? servedRuntimes({ onnxThreads: config.models.onnxThreads }),
+    runtimes,
     // Called once a pass has published, so `shadows` exists by then.
     onPublish: (builds) => {
       predictions.track(builds)

@@ -125,6 +125,8 @@ export type ModelsConfig = Readonly<{
   maxBytes: number
   /** Intra-op threads per ONNX session: one suits a VM that runs one instance per core. */
   onnxThreads: number
+  /** The ONNX worker pool (lib/models/onnx/pool.ts): 0 workers runs every model in process. */
+  onnxPool: Readonly<{ workers: number; maxRows: number; maxDelayUs: number; queueRows: number; timeoutMs: number }>
   /** The lower-case header whose value is a request's routing key for a canary split; undefined: the body's `id`. */
   routingHeader: string | undefined
   /** Shadow copies: most waiting, how long an asynchronous one is awaited, a regressor's relative tolerance. */
@@ -300,6 +302,13 @@ const readModels = (r: Reader): ModelsConfig => ({
   maxBatch: r.read('SVC_MAX_BATCH'),
   maxBytes: r.read('SVC_MODEL_MAX_BYTES'),
   onnxThreads: r.read('SVC_ONNX_THREADS'),
+  onnxPool: {
+    workers: r.read('SVC_ONNX_WORKERS'),
+    maxRows: r.read('SVC_BATCH_MAX_ROWS'),
+    maxDelayUs: r.read('SVC_BATCH_MAX_DELAY_US'),
+    queueRows: r.read('SVC_BATCH_QUEUE_ROWS'),
+    timeoutMs: r.read('SVC_PREDICT_TIMEOUT_MS'),
+  },
   routingHeader: r.read('SVC_ROLLOUT_KEY_HEADER'),
   shadow: { queue: r.read('SVC_SHADOW_QUEUE'), timeoutMs: r.read('SVC_SHADOW_TIMEOUT_MS'), tolerance: r.read('SVC_SHADOW_TOLERANCE') },
   feedback: readFeedback(r),

@@ -141,6 +141,27 @@ export const VARIABLES = {
     parse: integer(1024, 4 * 1024 * 1024 * 1024),
   },
   SVC_ONNX_THREADS: { help: 'threads each ONNX model runs a prediction on (intra-op)', default: '1', parse: integer(1, 256) },
+  SVC_ONNX_WORKERS: {
+    help: 'worker threads that run ONNX models too heavy for the event loop, batching concurrent requests; 0: every model in process',
+    default: '1',
+    parse: integer(0, 64),
+  },
+  SVC_BATCH_MAX_ROWS: { help: 'most rows one pooled ONNX run joins from concurrent requests', default: '64', parse: integer(1, 100_000) },
+  SVC_BATCH_MAX_DELAY_US: {
+    help: 'how long a free ONNX worker waits for more requests when fewer than SVC_BATCH_MAX_ROWS rows wait, in µs; 0: none',
+    default: '0',
+    parse: integer(0, 1_000_000),
+  },
+  SVC_BATCH_QUEUE_ROWS: {
+    help: 'most rows waiting for an ONNX worker; a request past it is answered 503 with Retry-After',
+    default: '4096',
+    parse: integer(1, 10_000_000),
+  },
+  SVC_PREDICT_TIMEOUT_MS: {
+    help: 'longest a pooled ONNX prediction may take from arrival to answer, waiting included; past it, 503 with Retry-After',
+    default: '10000',
+    parse: integer(1, 600_000),
+  },
   SVC_ROLLOUT_KEY_HEADER: {
     help: "request header whose value keeps a client on one side of a canary split (e.g. X-Session-ID); unset: the body's id",
     parse: headerName,

@@ -6,6 +6,7 @@
 // anything else answers 500.
 import { HttpError, oipExtra, type ProblemExtra } from '../core/http/errors.js'
 import { RequestError, type RequestErrorCode } from '../models/inference/request-error.js'
+import { PredictionBusyError } from '../models/onnx/busy-error.js'
 import { ModelLookupError, type ModelLookupErrorCode } from '../serving/lookup-error.js'
 import { UpstreamError, type UpstreamErrorCode } from '../rates/upstream-error.js'
 
@@ -19,6 +20,9 @@ const STATUS: Readonly<Record<RequestErrorCode | ModelLookupErrorCode | Upstream
   BAD_UPSTREAM: 502,
   UPSTREAM_TIMEOUT: 504,
 }
+
+/** A busy worker pool's answer: a second, as load shedding asks (lib/layers/shedding.ts). */
+const BUSY_HEADERS = Object.freeze({ 'retry-after': '1' })
 
 /**
  * What an endpoint throws for a domain error it caught: the HttpError it answers, the domain error
@@ -36,6 +40,9 @@ export const toHttpError = (error: unknown, notReadyExtra?: ProblemExtra): unkno
     return new HttpError(STATUS[error.code], error.code, error.message, { extra, cause: error })
   }
   if (error instanceof UpstreamError) return new HttpError(STATUS[error.code], error.code, error.message, { cause: error })
+  if (error instanceof PredictionBusyError) {
+    return new HttpError(503, error.code, error.message, { extra: oipExtra(error.message, { reason: error.reason }), headers: BUSY_HEADERS, cause: error })
+  }
   return error
 }
 

@@ -153,8 +153,12 @@ export type ModelVersion = Description & (Readonly<{ task: 'classification'; cla
 export type ClassPrediction = Readonly<{ labels: Uint32Array; probabilities: Float64Array }>
 /** One value per row. */
 export type ValuePrediction = Readonly<{ values: Float64Array }>
-/** What a predictor answers for `rows` rows: arrays exactly that long (× the class count), its caller's to keep. */
-export type Prediction = ClassPrediction | ValuePrediction
+/**
+ * What a predictor answers for `rows` rows: arrays exactly that long (× the class count), its
+ * caller's to keep; `waitedS`, the seconds it waited for an ONNX worker before its run (onnx/pool.ts),
+ * which its duration leaves out.
+ */
+export type Prediction = (ClassPrediction | ValuePrediction) & Readonly<{ waitedS?: number }>
 
 /** Predicts for one build of one version; see the contract above. */
 export type Predictor = Readonly<{

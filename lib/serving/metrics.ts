@@ -1,7 +1,7 @@
 // The model-serving series (lib/README.md §10), created once per app:
-//   svc_model_prediction_requests_total{model,version,outcome}   outcome: success, client_error, server_error
+//   svc_model_prediction_requests_total{model,version,outcome}   outcome: success, client_error, server_error, overloaded
 //   svc_model_predictions_total{model,version}                    rows predicted
-//   svc_model_prediction_duration_seconds{model,version}          encode + predict of one request
+//   svc_model_prediction_duration_seconds{model,version}          encode + predict of one request (an ONNX worker's queue left out)
 //   svc_model_prediction_batch_size{model}                        rows per successful request
 // The registry's default labels add `environment`. svc_model_ready belongs to the model registry.
 //
@@ -32,7 +32,7 @@ import { PREDICTION_DURATION_BUCKETS } from '../models/inference/duration-bucket
 import type { ServedModel } from '../models/registry/registry.js'
 import { createVersionFamily, type SeriesPolicy } from '../models/registry/version-series.js'
 
-export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error'] as const
+export const PREDICTION_OUTCOMES = ['success', 'client_error', 'server_error', 'overloaded'] as const
 export type PredictionOutcome = (typeof PREDICTION_OUTCOMES)[number]
 
 /**
@@ -85,11 +85,15 @@ const registerModelSeries = (registry: Registry): SeriesCells => {
   registerSeries(registry, [
     counterSeries(
       'svc_model_prediction_requests_total',
-      'Prediction requests for a served model version, by outcome (success, client_error, server_error).',
+      'Prediction requests for a served model version, by outcome (success, client_error, server_error, overloaded).',
       requests,
     ),
     counterSeries('svc_model_predictions_total', 'Rows predicted by a model version.', predictions),
-    histogramSeries('svc_model_prediction_duration_seconds', 'Time to encode and predict one request batch, in seconds.', durations),
+    histogramSeries(
+      'svc_model_prediction_duration_seconds',
+      'Time to encode and predict one request batch, a wait for an ONNX worker left out, in seconds.',
+      durations,
+    ),
     histogramSeries('svc_model_prediction_batch_size', 'Rows per successful prediction request.', batchSizes),
   ])
   return series
@@ -127,7 +131,12 @@ export const createModelMetrics = (registry: Registry): ModelMetrics => {
     const duration = histogramCell(labels, PREDICTION_DURATION_BUCKETS)
     durations.set(key, duration)
     return Object.freeze({
-      outcomes: Object.freeze({ success: outcome('success'), client_error: outcome('client_error'), server_error: outcome('server_error') }),
+      outcomes: Object.freeze({
+        success: outcome('success'),
+        client_error: outcome('client_error'),
+        server_error: outcome('server_error'),
+        overloaded: outcome('overloaded'),
+      }),
       predictions: counter(rows),
       duration: histogram(duration),
       batchSize: batchSizeOf(name),

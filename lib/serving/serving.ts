@@ -26,6 +26,7 @@ import type { DriftMonitor } from '../drift/monitor.js'
 import type { Feedback } from './feedback/feedback.js'
 import { encodeInputs } from '../models/inference/features.js'
 import { RequestError } from '../models/inference/request-error.js'
+import { PredictionBusyError } from '../models/onnx/busy-error.js'
 import type { InferRequest, RequestOptions } from '../models/inference/request.js'
 import { inferResponseJson, selectedResponseJson, selectOutputs } from '../models/inference/response.js'
 import type { PayloadLog, Role } from './payload/log.js'
@@ -85,15 +86,20 @@ const logMembersOf = (served: ServedModel): string => {
   return members
 }
 
-/** What the client got wrong is a RequestError (a 400); anything else a runtime threw is ours. */
-const isClientError = (error: unknown): boolean => error instanceof RequestError
+/**
+ * What the client got wrong is a RequestError (a 400); the worker pool too busy to answer in time a
+ * PredictionBusyError (a 503, the service's overload, never the version's error); anything else a
+ * runtime threw is ours.
+ */
+const outcomeOf = (cells: ModelCells, error: unknown) =>
+  error instanceof RequestError ? cells.outcomes.client_error : error instanceof PredictionBusyError ? cells.outcomes.overloaded : cells.outcomes.server_error
 
 /**
  * Counts a failure after the model was found; returns what to throw. No try/finally: V8 coverage
  * reports a never-taken branch after a finally whose try and catch both leave the function.
  */
 const counted = (cells: ModelCells, error: unknown): unknown => {
-  ;(isClientError(error) ? cells.outcomes.client_error : cells.outcomes.server_error).inc()
+  outcomeOf(cells, error).inc()
   return error
 }
 
@@ -181,9 +187,9 @@ const driftRecorder = ({ drift }: ServingOptions) =>
         else drift.count(served, features, rows, prediction)
       }
 
-/** Counts a success of `served` in its series; the seconds it took. */
-const countSuccess = (cells: ModelCells, rows: number, start: number): number => {
-  const seconds = (performance.now() - start) / 1000
+/** Counts a success of `served` in its series; the seconds it took, less any wait for an ONNX worker (the pool's own series). */
+const countSuccess = (cells: ModelCells, rows: number, start: number, prediction: Prediction): number => {
+  const seconds = (performance.now() - start) / 1000 - (prediction.waitedS ?? 0)
   cells.duration.observe(seconds)
   cells.predictions.inc(rows)
   cells.batchSize.observe(rows)
@@ -215,7 +221,7 @@ export const createModelServing = (options: ServingOptions, api: Api): ModelServ
     record?.(chosen, features, request.rows, prediction)
     copy?.(ctx, chosen, request, prediction)
     ctx.logMembers = logMembersOf(served)
-    const seconds = countSuccess(cells, request.rows, start)
+    const seconds = countSuccess(cells, request.rows, start, prediction)
     const id = request.id ?? ctx.requestId
     const tokens = feedback?.tokens(served, prediction, request.rows)
     // The members an answer adds after its outputs: the rows' feedback tokens when feedback is on.

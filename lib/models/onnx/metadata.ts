@@ -14,6 +14,8 @@
 //             output [N, 1] is a regressor unless this says otherwise)
 //   type      the model family shown on /api/v1/models/{name} (`GradientBoostingClassifier`);
 //             "onnx" when absent
+//   batch     this version's batching in the worker pool (onnx/pool.ts): `max_rows` (≥ 1) and
+//             `max_delay_us` (≥ 0), each in place of SVC_BATCH_MAX_ROWS and SVC_BATCH_MAX_DELAY_US
 //
 // Checked as strictly as a manifest: an unknown member is refused, so a misspelt `clases` stops the
 // version with a reason instead of serving a model without its labels.
@@ -27,6 +29,8 @@ export type OnnxMetadata = Readonly<{
   levels: Readonly<Record<string, readonly string[]>>
   task: Task | undefined
   type: string
+  /** This version's own batch limits, where set. */
+  batch: Readonly<{ maxRows?: number; maxDelayUs?: number }>
 }>
 
 // Levels are looked up by input name: no prototype, so an input named `constructor` has none.
@@ -36,9 +40,14 @@ export const NO_METADATA: OnnxMetadata = Object.freeze({
   levels: Object.freeze<Record<string, readonly string[]>>(Object.create(null)),
   task: undefined,
   type: 'onnx',
+  batch: Object.freeze({}),
 })
 
-const MEMBERS: readonly string[] = ['features', 'classes', 'levels', 'task', 'type']
+const MEMBERS: readonly string[] = ['features', 'classes', 'levels', 'task', 'type', 'batch']
+const BATCH_MEMBERS: Readonly<Record<string, readonly [key: 'maxRows' | 'maxDelayUs', min: number, max: number]>> = {
+  max_rows: ['maxRows', 1, 100_000],
+  max_delay_us: ['maxDelayUs', 0, 1_000_000],
+}
 const TASKS: readonly Task[] = ['classification', 'regression']
 /** Longer names and labels are a mistake, and would fill every log line and response they appear in. */
 const MAX_NAME_LENGTH = 256
@@ -83,6 +92,21 @@ const levels = (value: unknown): OnnxMetadata['levels'] => {
   return Object.freeze(out)
 }
 
+const batch = (value: unknown): OnnxMetadata['batch'] => {
+  if (!isObject(value)) throw fail('batch', 'must be an object with max_rows and/or max_delay_us')
+  const out: { maxRows?: number; maxDelayUs?: number } = {}
+  for (const [member, given] of Object.entries(value)) {
+    const known = BATCH_MEMBERS[member]
+    if (known === undefined) throw fail(`batch.${member}`, `is not a member of batch (${Object.keys(BATCH_MEMBERS).join(', ')})`)
+    const [key, min, max] = known
+    if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < min || given > max) {
+      throw fail(`batch.${member}`, `must be an integer from ${min} to ${max}`)
+    }
+    out[key] = given
+  }
+  return Object.freeze(out)
+}
+
 /** Parses and checks metadata.json; undefined bytes (no file) is NO_METADATA. Throws OnnxMetadataError. */
 export const parseOnnxMetadata = (bytes: Buffer | undefined): OnnxMetadata => {
   if (bytes === undefined) return NO_METADATA
@@ -101,5 +125,6 @@ export const parseOnnxMetadata = (bytes: Buffer | undefined): OnnxMetadata => {
     levels: value['levels'] === undefined ? NO_METADATA.levels : levels(value['levels']),
     task: checkedTask,
     type: value['type'] === undefined ? NO_METADATA.type : name(value['type'], 'type'),
+    batch: value['batch'] === undefined ? NO_METADATA.batch : batch(value['batch']),
   })
 }

@@ -11,29 +11,44 @@
 // row through it, so a graph whose operators onnxruntime lacks, or whose output disagrees with its
 // classes, is refused at load, while the version it would replace keeps serving.
 //
-// Session options, for a server: `intraOpNumThreads` threads (SVC_ONNX_THREADS, 1 by default: a VM
-// runs one instance per core, and a second thread per request only contends with the next request),
-// one inter-op thread and sequential execution (these graphs have no parallel branches worth a
-// thread), every graph optimisation, and onnxruntime's own logging at fatal only: its warnings go
-// to stderr outside svc's log lines, and its errors come back as exceptions, which svc reports.
+// Session options (session-options.ts), with `intraOpNumThreads` threads (SVC_ONNX_THREADS, 1 by
+// default: a VM runs one instance per core, and a second thread per request only contends with the
+// next request).
 import type { InferenceSession } from 'onnxruntime-node'
 import { errorMessage } from '../../core/errors.js'
+import { describeOnnxError } from './describe.js'
+import { SESSION_OPTIONS } from './session-options.js'
 import { exposeZipMapInputs, inspectGraph } from './graph.js'
 import { parseOnnxMetadata } from './metadata.js'
 import { planOnnx, ONNX_PLATFORM, type OnnxPlan } from './plan.js'
 import { onnxPredictor, type OnnxPredictor } from './predictor.js'
+import { type BatchLimits, OnnxPool, type PoolOptions } from './pool.js'
 import type { ModelVersion, Place, Runtime } from '../runtime.js'
 
 export type OnnxRuntimeOptions = Readonly<{
   /** Intra-op threads per session. */
   threads: number
+  /** The worker pool's settings (pool.ts), made on the first version heavy enough for it; undefined or 0 workers: every version in process. */
+  pool?: Omit<PoolOptions, 'threads' | 'onReplaced'> | undefined
+  /** Where each version runs, and each worker replaced: for the log. */
+  events?: OnnxEvents | undefined
 }>
 
-/** What `read` hands `load`: the bytes onnxruntime gets (ZipMap outputs exposed) and the plan. */
-export type OnnxPayload = Readonly<{ bytes: Uint8Array; plan: OnnxPlan }>
+export type OnnxEvents = Readonly<{
+  placed(model: ModelVersion, runUs: number, where: 'process' | 'workers'): void
+  workerReplaced(cause: string): void
+}>
+
+/** What `read` hands `load`: the bytes onnxruntime gets (ZipMap outputs exposed), the plan and the version's batch limits. */
+export type OnnxPayload = Readonly<{ bytes: Uint8Array; plan: OnnxPlan; limits: Partial<BatchLimits> }>
 
 /** A Runtime (runtime.ts) whose load resolves with an OnnxPredictor. */
-export type OnnxRuntime = Omit<Runtime<OnnxPayload>, 'load'> & Readonly<{ load(model: ModelVersion, payload: OnnxPayload): Promise<OnnxPredictor> }>
+export type OnnxRuntime = Omit<Runtime<OnnxPayload>, 'load'> &
+  Readonly<{
+    load(model: ModelVersion, payload: OnnxPayload): Promise<OnnxPredictor>
+    /** Shutdown: the worker pool's batches go on for `budgetMs`, then what is left is answered 503. */
+    close(budgetMs: number): void
+  }>
 
 type OnnxModule = typeof import('onnxruntime-node')
 let loading: Promise<OnnxModule> | undefined
@@ -41,33 +56,52 @@ let loading: Promise<OnnxModule> | undefined
 /** onnxruntime-node, imported once, on first use. */
 const onnxruntime = (): Promise<OnnxModule> => (loading ??= import('onnxruntime-node'))
 
-/** Longest onnxruntime message kept in a reason: its messages can quote a whole node. */
-const MAX_MESSAGE_LENGTH = 300
-
-/**
- * onnxruntime's message in words fit for a model's reason: its status prefix and any source
- * location dropped, one line, bounded. No native stack reaches a client or a log line.
- */
-export const describeOnnxError = (error: unknown): string => {
-  const text = errorMessage(error)
-    .replace(/\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*/g, '')
-    .replace(/\S*\/[\w./-]+\.(?:cc|cpp|h):\d+\S*/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-  return text.length > MAX_MESSAGE_LENGTH ? `${text.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : text
-}
-
 /** One row of the least surprising features: zeros, a categorical input's first level. */
 const probeRow = (model: ModelVersion): Float64Array => new Float64Array(model.inputs.length)
 
-export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): OnnxRuntime => {
-  const options: InferenceSession.SessionOptions = Object.freeze({
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 4,
-  })
+/**
+ * Where a graph stops being worth a worker: a run of one row under this, in µs of the JavaScript
+ * thread, costs less than a batch's trip to a worker and back (test/bench/README.md, "Heavy models").
+ */
+export const IN_PROCESS_MAX_US = 200
+
+/** The fastest of a few one-row runs, in µs: what a request would hold the event loop for in process. */
+const runUs = async (predictor: OnnxPredictor, model: ModelVersion): Promise<number> => {
+  const row = probeRow(model)
+  let fastest = Infinity
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now()
+    await predictor.predict(row, 1)
+    fastest = Math.min(fastest, (performance.now() - start) * 1000)
+  }
+  return fastest
+}
+
+export const createOnnxRuntime = ({ threads, pool: poolOptions, events }: OnnxRuntimeOptions): OnnxRuntime => {
+  const options: InferenceSession.SessionOptions = Object.freeze({ ...SESSION_OPTIONS, intraOpNumThreads: threads })
+  let pool: OnnxPool | undefined
+  const poolOf = (settings: NonNullable<OnnxRuntimeOptions['pool']>): OnnxPool =>
+    (pool ??= new OnnxPool({ ...settings, threads, onReplaced: (cause) => events?.workerReplaced(cause) }))
+
+  /** A version heavy enough for the pool runs there, its in-process session released; a light one stays. */
+  const toPlace = async (model: ModelVersion, payload: OnnxPayload, predictor: OnnxPredictor): Promise<OnnxPredictor> => {
+    if (poolOptions === undefined || poolOptions.workers === 0) return predictor
+    const us = await runUs(predictor, model)
+    if (us < IN_PROCESS_MAX_US) {
+      events?.placed(model, us, 'process')
+      return predictor
+    }
+    let build: Awaited<ReturnType<OnnxPool['add']>>
+    try {
+      build = await poolOf(poolOptions).add(model, payload.plan, payload.bytes, payload.limits)
+    } catch (error: unknown) {
+      throw new Error(`the ONNX workers cannot load the graph: ${describeOnnxError(error)}`)
+    } finally {
+      await predictor.dispose()
+    }
+    events?.placed(model, us, 'workers')
+    return Object.freeze({ predict: build.predict, dispose: build.retire })
+  }
 
   const read = (files: readonly (Buffer | undefined)[], place: Place) => {
     const [model, metadataBytes, profile] = files as [Buffer, Buffer | undefined, Buffer | undefined]
@@ -81,10 +115,11 @@ export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): OnnxRuntime 
       throw new Error(`metadata.json ${errorMessage(error)}`)
     }
     const planned = planOnnx(graph, original, metadata, { model, metadata: metadataBytes, profile }, place)
-    return Object.freeze({ model: planned.model, payload: Object.freeze({ bytes, plan: planned.plan }) })
+    return Object.freeze({ model: planned.model, payload: Object.freeze({ bytes, plan: planned.plan, limits: metadata.batch }) })
   }
 
-  const load = async (model: ModelVersion, { bytes, plan }: OnnxPayload): Promise<OnnxPredictor> => {
+  const load = async (model: ModelVersion, payload: OnnxPayload): Promise<OnnxPredictor> => {
+    const { bytes, plan } = payload
     const ort = await onnxruntime()
     let session: InferenceSession
     try {
@@ -99,10 +134,11 @@ export const createOnnxRuntime = ({ threads }: OnnxRuntimeOptions): OnnxRuntime 
       await predictor.dispose()
       throw new Error(`a first prediction failed: ${describeOnnxError(error)}`)
     }
-    return predictor
+    return toPlace(model, payload, predictor)
   }
 
   return Object.freeze({
+    close: (budgetMs: number) => pool?.close(budgetMs),
     platform: ONNX_PLATFORM,
     files: Object.freeze(['model.onnx']),
     optional: Object.freeze(['metadata.json', 'profile.json']),

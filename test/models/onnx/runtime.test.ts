@@ -1,26 +1,13 @@
 // The ONNX runtime with the real onnxruntime-node, no HTTP: reading a version's files, loading a
 // session, what a classifier makes of raw scores, and the release of a replaced session.
 import t from 'tap'
-import { describeOnnxError, createOnnxRuntime } from '../../../lib/models/onnx/runtime.js'
+import { createOnnxRuntime } from '../../../lib/models/onnx/runtime.js'
 import type { ClassPrediction } from '../../../lib/models/runtime.js'
 import { onnxGraphs } from '../../fixtures/onnx-graphs.js'
 
 const runtime = createOnnxRuntime({ threads: 1 })
 const place = { name: 'm', version: '1' }
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value))
-
-t.test('describeOnnxError keeps the words and drops status prefixes, source locations, line breaks and length', async (t) => {
-  t.equal(
-    describeOnnxError(
-      new Error('[ONNXRuntimeError] : 10 : INVALID_GRAPH : Load failed at /onnxruntime_src/core/graph/graph.cc:1234 onnxruntime::Graph\n  node X'),
-    ),
-    'Load failed at onnxruntime::Graph node X',
-  )
-  t.equal(describeOnnxError('plain text'), 'plain text', 'a thrown string is its own message')
-  const long = describeOnnxError(new Error('x'.repeat(400)))
-  t.equal(long.length, 300)
-  t.ok(long.endsWith('…'), 'a cut message says it was cut')
-})
 
 t.test('a classifier of raw scores answers shares of non-negative rows and the softmax of rows with a negative score', async (t) => {
   const graphs = await onnxGraphs(t)
