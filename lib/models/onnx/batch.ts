@@ -1,6 +1,7 @@
 // A batch of the worker pool (pool.ts), on the JavaScript thread: the requests' features joined
 // into one table, the graph's tensors cut from it, and the output split back into each request's
 // answer, as if it had run alone.
+import { errorMessage } from '../../core/errors.js'
 import type { FeedTensor } from './messages.js'
 import type { OnnxPlan } from './plan.js'
 import type { ModelVersion, Prediction } from '../runtime.js'
@@ -35,6 +36,6 @@ export const splitAnswer = (model: ModelVersion, plan: OnnxPlan, data: Float32Ar
   try {
     return model.task === 'classification' ? classify(own, rows, plan.width) : regress(own, rows)
   } catch (error: unknown) {
-    throw new Error(`${label}: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    throw new Error(`${label}: ${errorMessage(error)}`, { cause: error })
   }
 }

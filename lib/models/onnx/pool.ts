@@ -169,9 +169,11 @@ export class OnnxPool {
   /** The build whose oldest waiting request arrived first. */
   #oldest(): BuildQueue | undefined {
     let found: BuildQueue | undefined
+    let first = Infinity
+    // A queue is in the set only while it holds a request.
     for (const queue of this.#queues) {
-      const head = queue.waiting[0]
-      if (head !== undefined && (found === undefined || head.arrivedAt < (found.waiting[0] as Pending).arrivedAt)) found = queue
+      const { arrivedAt } = queue.waiting[0] as Pending
+      if (arrivedAt < first) [first, found] = [arrivedAt, queue]
     }
     return found
   }

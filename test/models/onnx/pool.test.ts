@@ -138,3 +138,96 @@ t.test('with a max delay, a free worker waits for company, and a full batch goes
   await Promise.all(Array.from({ length: 4 }, () => s.build.predict(denseRows(1), 1)))
   t.equal(sample(await s.metrics.metrics(), 'svc_onnx_batch_rows_count', {}), 2, 'four rows: one batch, without the wait')
 })
+
+t.test('an answer the graph got wrong fails its own request: a non-finite score, or an output of the wrong width for all', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const metadata = (features: string[]) => Buffer.from(JSON.stringify({ features, classes: ['x', 'y', 'z'] }))
+  const pool = new OnnxPool({ workers: 1, threads: 1, maxRows: 64, maxDelayUs: 0, queueRows: 100, timeoutMs: 10_000, metrics: new Registry(), onReplaced: () => {} })
+  t.teardown(() => pool.close(0))
+  const add = async (features: string[]) => {
+    const { model, payload } = inProcess.read([graphs.bytes('scores'), metadata(features), undefined], { name: 'scores', version: '1' })
+    return pool.add(model, payload.plan, payload.bytes, {})
+  }
+  const three = await add(['a', 'b', 'c'])
+  const settled = await Promise.allSettled([three.predict(Float64Array.of(1, 2, 3), 1), three.predict(Float64Array.of(1, Number.NaN, 3), 1)])
+  t.match(settled, [{ status: 'fulfilled' }, { status: 'rejected', reason: { message: 'model scores version 1: the graph answered a non-finite score in row 0' } }])
+  const four = await add(['a', 'b', 'c', 'd'])
+  await t.rejects(four.predict(Float64Array.of(1, 2, 3, 4), 1), { message: /output scores has 4 values for 1 rows of 3; the graph and its classes disagree/ })
+})
+
+t.test('a graph the workers cannot load is refused with onnxruntime reason', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const pool = new OnnxPool({ workers: 2, threads: 1, maxRows: 64, maxDelayUs: 0, queueRows: 100, timeoutMs: 10_000, metrics: new Registry(), onReplaced: () => {} })
+  t.teardown(() => pool.close(0))
+  const { model, payload } = inProcess.read([graphs.bytes('unknown-operator'), undefined, undefined], { name: 'u', version: '1' })
+  await t.rejects(pool.add(model, payload.plan, payload.bytes, {}), { message: /Mystery/ })
+})
+
+t.test('a worker that exits fails only its batch, naming the cause, and is replaced with its sessions', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const { Worker } = await import('node:worker_threads')
+  const started: InstanceType<typeof Worker>[] = []
+  class Captured extends Worker {
+    constructor(...args: ConstructorParameters<typeof Worker>) {
+      super(...args)
+      started.push(this)
+    }
+  }
+  const workers = await t.mockImport<typeof import('../../../lib/models/onnx/workers.js')>('../../../lib/models/onnx/workers.js', {
+    'node:worker_threads': { Worker: Captured },
+  })
+  const { OnnxPool: Pool } = await t.mockImport<typeof import('../../../lib/models/onnx/pool.js')>('../../../lib/models/onnx/pool.js', {
+    '../../../lib/models/onnx/workers.js': workers,
+  })
+  const replaced: string[] = []
+  const metrics = new Registry()
+  const pool = new Pool({ workers: 1, threads: 1, maxRows: 64, maxDelayUs: 0, queueRows: 4096, timeoutMs: 10_000, metrics, onReplaced: (cause) => replaced.push(cause) })
+  t.teardown(() => pool.close(0))
+  const { model, payload } = inProcess.read([graphs.bytes('dense'), undefined, undefined], { name: 'dense', version: '1' })
+  const build = await pool.add(model, payload.plan, payload.bytes, {})
+  const running = build.predict(denseRows(1000), 1000)
+  await (started[0] as InstanceType<typeof Worker>).terminate()
+  await t.rejects(running, { message: 'model dense version 1: the ONNX worker failed: the worker exited with code 1' })
+  t.same(replaced, ['the worker exited with code 1'])
+  t.equal(started.length, 2, 'a new worker took its place')
+  t.match(await build.predict(denseRows(2), 2), { labels: { length: 2 } }, 'and runs the build it loaded again')
+  t.equal(sample(await metrics.metrics(), 'svc_onnx_worker_restarts_total', {}), 1)
+  // Stopped first: a stopping thread takes no message, so the load posted next is never answered.
+  const stopping = (started[1] as InstanceType<typeof Worker>).terminate()
+  const adding = pool.add({ ...model, version: '2' }, payload.plan, payload.bytes, {})
+  await stopping
+  await t.rejects(adding, { message: 'the ONNX worker failed: the worker exited with code 1' }, 'a worker lost while loading refuses the load')
+  t.match(await build.predict(denseRows(1), 1), { labels: { length: 1 } }, 'the third worker serves the first build')
+})
+
+t.test('builds share the workers: a batch holds one build, the oldest request first; a regressor answers as alone', async (t) => {
+  const graphs = await onnxGraphs(t)
+  if (graphs === undefined) return
+  const pool = new OnnxPool({ workers: 1, threads: 1, maxRows: 64, maxDelayUs: 0, queueRows: 4096, timeoutMs: 10_000, metrics: new Registry(), onReplaced: () => {} })
+  t.teardown(() => pool.close(0))
+  const builds = await Promise.all(
+    (['dense', 'forest'] as const).map(async (graph) => {
+      const { model, payload } = inProcess.read([graphs.bytes(graph), undefined, undefined], { name: graph, version: '1' })
+      const reference = await inProcess.load(model, payload)
+      t.teardown(() => reference.dispose())
+      return { width: model.inputs.length, pooled: await pool.add(model, payload.plan, payload.bytes, {}), reference }
+    }),
+  )
+  const order: number[] = []
+  const requests = Array.from({ length: 30 }, (_, i) => {
+    const { width, pooled, reference } = builds[i % 2 === 0 || i > 20 ? 0 : 1] as (typeof builds)[number]
+    const features = Float64Array.from({ length: width }, (_, j) => ((i + j) % 5) - 2)
+    return pooled.predict(features, 1).then(async (answer) => {
+      order.push(i)
+      t.ok(isClose(Object.values(answer)[0] as ArrayLike<number>, Object.values(await reference.predict(features, 1))[0] as ArrayLike<number>))
+    })
+  })
+  await Promise.all(requests)
+  t.equal(order.length, 30)
+  const idle = builds[1] as (typeof builds)[number]
+  await idle.pooled.retire()
+  await t.rejects(idle.pooled.predict(Float64Array.of(0, 0, 0, 0, 0, 0, 0, 0), 1), { message: /replaced/ }, 'an idle build retires at once')
+})
