@@ -126,7 +126,7 @@ export type ModelsConfig = Readonly<{
   /** Intra-op threads per ONNX session: one suits a VM that runs one instance per core. */
   onnxThreads: number
   /** The ONNX worker pool (lib/models/onnx/pool.ts): 0 workers runs every model in process. */
-  onnxPool: Readonly<{ workers: number; maxRows: number; maxDelayUs: number; queueRows: number; timeoutMs: number }>
+  onnxPool: Readonly<{ workers: number; inlineMaxUs: number; maxRows: number; maxDelayUs: number; queueRows: number; timeoutMs: number }>
   /** The lower-case header whose value is a request's routing key for a canary split; undefined: the body's `id`. */
   routingHeader: string | undefined
   /** Shadow copies: most waiting, how long an asynchronous one is awaited, a regressor's relative tolerance. */
@@ -304,6 +304,7 @@ const readModels = (r: Reader): ModelsConfig => ({
   onnxThreads: r.read('SVC_ONNX_THREADS'),
   onnxPool: {
     workers: r.read('SVC_ONNX_WORKERS'),
+    inlineMaxUs: r.read('SVC_ONNX_INLINE_MAX_US'),
     maxRows: r.read('SVC_BATCH_MAX_ROWS'),
     maxDelayUs: r.read('SVC_BATCH_MAX_DELAY_US'),
     queueRows: r.read('SVC_BATCH_QUEUE_ROWS'),

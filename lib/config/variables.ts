@@ -146,6 +146,11 @@ export const VARIABLES = {
     default: '1',
     parse: integer(0, 64),
   },
+  SVC_ONNX_INLINE_MAX_US: {
+    help: 'an ONNX graph whose one-row run takes less (µs) runs in process, not in a worker; 0: every graph in the workers',
+    default: '200',
+    parse: integer(0, 10_000_000),
+  },
   SVC_BATCH_MAX_ROWS: { help: 'most rows one pooled ONNX run joins from concurrent requests', default: '64', parse: integer(1, 100_000) },
   SVC_BATCH_MAX_DELAY_US: {
     help: 'how long a free ONNX worker waits for more requests when fewer than SVC_BATCH_MAX_ROWS rows wait, in µs; 0: none',

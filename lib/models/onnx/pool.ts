@@ -15,8 +15,9 @@
 // Bounds. At most SVC_BATCH_QUEUE_ROWS rows wait across the pool; a request that would pass it is
 // refused at once (503, Retry-After: PredictionBusyError `queue_full`). A request not answered
 // SVC_PREDICT_TIMEOUT_MS after it arrived is answered 503 (`timeout`), waiting or running; its
-// batch's other requests are unaffected. On shutdown (`close`) queued and running batches go on
-// until the drain's budget is nearly spent; what is left then is answered 503 (`shutting_down`).
+// batch's other requests are unaffected. On shutdown (`close`) queued batches run at once, without
+// waiting for company, until the drain's budget is nearly spent; what is left then is answered 503
+// (`shutting_down`), and each worker ends once idle.
 import { performance } from 'node:perf_hooks'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
@@ -109,6 +110,8 @@ export class OnnxPool {
   #sweep: NodeJS.Timeout | undefined
   #linger: NodeJS.Timeout | undefined
   #closedAt: number | undefined
+  /** The shutdown's budget is spent: nothing more runs. */
+  #isStopped = false
 
   constructor(options: PoolOptions) {
     this.#options = options
@@ -151,6 +154,8 @@ export class OnnxPool {
     clearTimeout(this.#sweep)
     this.#sweep = undefined
     this.#arm()
+    // No more waiting for company: what is queued runs now.
+    this.#pump()
   }
 
   #enqueue(queue: BuildQueue, features: Float64Array, rows: number): Promise<PooledPrediction> {
@@ -180,6 +185,7 @@ export class OnnxPool {
 
   /** Hands batches to free workers while there are both. */
   #pump(): void {
+    if (this.#isStopped) return
     for (let slot = this.#workers.free(); slot !== undefined; slot = this.#workers.free()) {
       const queue = this.#oldest()
       if (queue === undefined || this.#isLingering(queue)) return
@@ -191,7 +197,7 @@ export class OnnxPool {
   #isLingering(queue: BuildQueue): boolean {
     const { maxDelayUs, maxRows } = queue.limits
     const head = queue.waiting[0] as Pending
-    if (maxDelayUs === 0 || head.isAlone) return false
+    if (maxDelayUs === 0 || head.isAlone || this.#closedAt !== undefined) return false
     const dueIn = head.arrivedAt + maxDelayUs / 1000 - performance.now()
     if (dueIn <= 0 || queuedRowsOf(queue) >= maxRows) return false
     this.#linger ??= setTimeout(() => {
@@ -309,8 +315,9 @@ export class OnnxPool {
       if (waiting.length === 0) this.#queues.delete(queue)
       this.#settled(queue)
     }
-    if (isClosing) void this.#workers.terminate()
-    else this.#arm()
+    if (!isClosing) return this.#arm()
+    this.#isStopped = true
+    this.#workers.stop()
   }
 }
 

@@ -30,6 +30,8 @@ export type OnnxRuntimeOptions = Readonly<{
   threads: number
   /** The worker pool's settings (pool.ts), made on the first version heavy enough for it; undefined or 0 workers: every version in process. */
   pool?: Omit<PoolOptions, 'threads' | 'onReplaced'> | undefined
+  /** A graph whose one-row run takes less, in µs, stays in process (IN_PROCESS_MAX_US unless given). */
+  inlineMaxUs?: number | undefined
   /** Where each version runs, and each worker replaced: for the log. */
   events?: OnnxEvents | undefined
 }>
@@ -60,8 +62,9 @@ const onnxruntime = (): Promise<OnnxModule> => (loading ??= import('onnxruntime-
 const probeRow = (model: ModelVersion): Float64Array => new Float64Array(model.inputs.length)
 
 /**
- * Where a graph stops being worth a worker: a run of one row under this, in µs of the JavaScript
- * thread, costs less than a batch's trip to a worker and back (test/bench/README.md, "Heavy models").
+ * Where a graph starts being worth a worker (SVC_ONNX_INLINE_MAX_US's default): a run of one row
+ * under this, in µs of the JavaScript thread, costs less than a batch's trip to a worker and back
+ * (test/bench/README.md, "Heavy models").
  */
 export const IN_PROCESS_MAX_US = 200
 
@@ -77,7 +80,7 @@ const runUs = async (predictor: OnnxPredictor, model: ModelVersion): Promise<num
   return fastest
 }
 
-export const createOnnxRuntime = ({ threads, pool: poolOptions, events }: OnnxRuntimeOptions): OnnxRuntime => {
+export const createOnnxRuntime = ({ threads, pool: poolOptions, inlineMaxUs = IN_PROCESS_MAX_US, events }: OnnxRuntimeOptions): OnnxRuntime => {
   const options: InferenceSession.SessionOptions = Object.freeze({ ...SESSION_OPTIONS, intraOpNumThreads: threads })
   let pool: OnnxPool | undefined
   const poolOf = (settings: NonNullable<OnnxRuntimeOptions['pool']>): OnnxPool =>
@@ -87,7 +90,7 @@ export const createOnnxRuntime = ({ threads, pool: poolOptions, events }: OnnxRu
   const toPlace = async (model: ModelVersion, payload: OnnxPayload, predictor: OnnxPredictor): Promise<OnnxPredictor> => {
     if (poolOptions === undefined || poolOptions.workers === 0) return predictor
     const us = await runUs(predictor, model)
-    if (us < IN_PROCESS_MAX_US) {
+    if (us < inlineMaxUs) {
       events?.placed(model, us, 'process')
       return predictor
     }

@@ -81,9 +81,17 @@ export class Workers {
     for (const slot of this.slots) this.#post(slot, { kind: 'release', id })
   }
 
-  async terminate(): Promise<void> {
+  /**
+   * Ends every thread once it is idle: a thread ended while onnxruntime runs or loads a session in it
+   * aborts the whole process (onnxruntime-node throws from native code into a terminating thread).
+   */
+  stop(): void {
     this.#isClosed = true
-    await Promise.all(this.slots.map((slot) => slot.worker.terminate()))
+    for (const slot of this.slots) this.#endIfIdle(slot)
+  }
+
+  #endIfIdle(slot: Slot): void {
+    if (this.#isClosed && slot.done === undefined && slot.loads.size === 0) void slot.worker.terminate()
   }
 
   #post(slot: Slot, message: ToWorker): void {
@@ -125,11 +133,13 @@ export class Workers {
       slot.done = undefined
       this.#hold(slot)
       done?.(message.kind === 'ran' ? { data: message.data } : { error: message.message, isWorkerLost: false })
+      this.#endIfIdle(slot)
       this.#options.onFree()
       return
     }
     slot.loads.delete(message.id)
     this.#hold(slot)
+    this.#endIfIdle(slot)
     const loading = this.#loading.get(message.id)
     if (loading !== undefined) this.#answered(loading, slot, message.kind === 'load_failed' ? message.message : undefined)
     if (!slot.isReady && slot.loads.size === 0) {

@@ -10,7 +10,7 @@ import { createOnnxRuntime } from '../onnx/runtime.js'
 
 /** A service's pool: its settings (Config.models.onnxPool), series, log, and the drain it ends with. */
 export type PoolWiring = Readonly<{
-  settings: Readonly<{ workers: number; maxRows: number; maxDelayUs: number; queueRows: number; timeoutMs: number }>
+  settings: Readonly<{ workers: number; inlineMaxUs: number; maxRows: number; maxDelayUs: number; queueRows: number; timeoutMs: number }>
   metrics: Registry
   logger: Logger
   /** Aborts when the drain begins (Lifecycle.closing). */
@@ -21,8 +21,11 @@ export type PoolWiring = Readonly<{
 
 export type RuntimesOptions = Readonly<{ onnxThreads: number; pool?: PoolWiring | undefined }>
 
-/** What the pool keeps of the drain for the answers to go out before connections are closed. */
-const answerMarginMs = (drainTimeoutMs: number): number => Math.min(250, drainTimeoutMs / 10)
+/**
+ * What the pool keeps of the drain for its 503s to go out before the connections are closed: a
+ * quarter, up to a second (the loop may be busy reading requests when the pool's timer is due).
+ */
+const answerMarginMs = (drainTimeoutMs: number): number => Math.min(1000, drainTimeoutMs / 4)
 
 export const servedRuntimes = ({ onnxThreads, pool }: RuntimesOptions): readonly Runtime[] => {
   if (pool === undefined) return Object.freeze([kernelRuntime, createOnnxRuntime({ threads: onnxThreads }) as Runtime])
@@ -30,6 +33,7 @@ export const servedRuntimes = ({ onnxThreads, pool }: RuntimesOptions): readonly
   const onnx = createOnnxRuntime({
     threads: onnxThreads,
     pool: { ...settings, metrics },
+    inlineMaxUs: settings.inlineMaxUs,
     events: {
       placed: (model, runUs, where) =>
         logger.info('onnx_model_placed', { model: model.name, version: model.version, run_us: Math.round(runUs), runs_in: where }),
