@@ -88,12 +88,7 @@ export const createApp = ({ config, logger, routes = [], writeConsole, droppedLo
   const lifecycle = createLifecycle()
   const shedding = createShedding({ maxInFlight: config.maxInFlight, maxEventLoopDelayMs: config.maxEventLoopDelayMs, metrics: metricsRegistry.prom })
   const source = listenerSource()
-  const modelRuntimes =
-    runtimes ??
-    servedRuntimes({
-      onnxThreads: config.models.onnxThreads,
-      pool: { settings: config.models.onnxPool, metrics: metricsRegistry.prom, logger, closing: lifecycle.closing, drainTimeoutMs: config.drainTimeoutMs },
-    })
+  const modelRuntimes = runtimes ?? serviceRuntimes(config, metricsRegistry, logger, lifecycle)
   const { models, drift, shadows, predictions, feedback, payload, payloadLog } = createModels(
     config,
     logger,
@@ -232,6 +227,13 @@ const payloadLogOf = (config: Config, writer: PayloadWriter | undefined, source:
   const events = createPayloadEvents({ source, exclude: log.exclude })
   return createPayloadLog({ writer, events, percent: log.percent })
 }
+
+/** The runtimes a service serves with: its ONNX worker pool answers what it holds within the drain. */
+const serviceRuntimes = (config: Config, metricsRegistry: MetricsRegistry, logger: Logger, lifecycle: Lifecycle): readonly Runtime[] =>
+  servedRuntimes({
+    onnxThreads: config.models.onnxThreads,
+    pool: { settings: config.models.onnxPool, metrics: metricsRegistry.prom, logger, closing: lifecycle.closing, drainTimeoutMs: config.drainTimeoutMs },
+  })
 
 /**
  * The model registry, drift monitoring, shadow copies, prediction series, feedback and the payload

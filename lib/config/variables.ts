@@ -142,28 +142,28 @@ export const VARIABLES = {
   },
   SVC_ONNX_THREADS: { help: 'threads each ONNX model runs a prediction on (intra-op)', default: '1', parse: integer(1, 256) },
   SVC_ONNX_WORKERS: {
-    help: 'worker threads that run ONNX models too heavy for the event loop, batching concurrent requests; 0: every model in process',
+    help: 'worker threads for ONNX models too heavy for the event loop; 0: all in process',
     default: '1',
     parse: integer(0, 64),
   },
   SVC_ONNX_INLINE_MAX_US: {
-    help: 'an ONNX graph whose one-row run takes less (µs) runs in process, not in a worker; 0: every graph in the workers',
+    help: 'an ONNX graph whose one-row run takes fewer µs stays in process; 0: none does',
     default: '200',
     parse: integer(0, 10_000_000),
   },
   SVC_BATCH_MAX_ROWS: { help: 'most rows one pooled ONNX run joins from concurrent requests', default: '64', parse: integer(1, 100_000) },
   SVC_BATCH_MAX_DELAY_US: {
-    help: 'how long a free ONNX worker waits for more requests when fewer than SVC_BATCH_MAX_ROWS rows wait, in µs; 0: none',
+    help: 'µs a free ONNX worker waits for more rows to join its batch; 0: none',
     default: '0',
     parse: integer(0, 1_000_000),
   },
   SVC_BATCH_QUEUE_ROWS: {
-    help: 'most rows waiting for an ONNX worker; a request past it is answered 503 with Retry-After',
+    help: 'most rows waiting for an ONNX worker; past it, 503',
     default: '4096',
     parse: integer(1, 10_000_000),
   },
   SVC_PREDICT_TIMEOUT_MS: {
-    help: 'longest a pooled ONNX prediction may take from arrival to answer, waiting included; past it, 503 with Retry-After',
+    help: 'longest a pooled ONNX prediction may take, waiting included; then 503',
     default: '10000',
     parse: integer(1, 600_000),
   },

@@ -6,7 +6,7 @@
 // anything else answers 500.
 import { HttpError, oipExtra, type ProblemExtra } from '../core/http/errors.js'
 import { RequestError, type RequestErrorCode } from '../models/inference/request-error.js'
-import { PredictionBusyError } from '../models/onnx/busy-error.js'
+import { PredictionBusyError } from '../models/onnx/pool/busy-error.js'
 import { ModelLookupError, type ModelLookupErrorCode } from '../serving/lookup-error.js'
 import { UpstreamError, type UpstreamErrorCode } from '../rates/upstream-error.js'
 

@@ -22,7 +22,7 @@ import { exposeZipMapInputs, inspectGraph } from './graph.js'
 import { parseOnnxMetadata } from './metadata.js'
 import { planOnnx, ONNX_PLATFORM, type OnnxPlan } from './plan.js'
 import { onnxPredictor, type OnnxPredictor } from './predictor.js'
-import { type BatchLimits, OnnxPool, type PoolOptions } from './pool.js'
+import { type BatchLimits, OnnxPool, type PoolOptions } from './pool/pool.js'
 import type { ModelVersion, Place, Runtime } from '../runtime.js'
 
 export type OnnxRuntimeOptions = Readonly<{

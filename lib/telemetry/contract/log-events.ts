@@ -97,6 +97,18 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     fields: '`model`: left out of two store listings in a row; its series go',
   },
   {
+    events: ['onnx_model_placed'],
+    levels: ['info'],
+    members: ['model', 'version', 'run_us', 'runs_in'],
+    fields: '`model`, `version`, `run_us` (its fastest one-row run), `runs_in` (`process`, `workers`)',
+  },
+  {
+    events: ['onnx_worker_replaced'],
+    levels: ['error'],
+    members: ['reason'],
+    fields: '`reason`: an ONNX worker threw or exited; its batch failed, a new one loaded every session',
+  },
+  {
     events: ['model_reloaded'],
     levels: ['info'],
     members: ['model', 'version', 'versions', 'canary?', 'shadow?'],

@@ -1,11 +1,11 @@
 // A batch of the worker pool (pool.ts), on the JavaScript thread: the requests' features joined
 // into one table, the graph's tensors cut from it, and the output split back into each request's
 // answer, as if it had run alone.
-import { errorMessage } from '../../core/errors.js'
+import { errorMessage } from '../../../core/errors.js'
 import type { FeedTensor } from './messages.js'
-import type { OnnxPlan } from './plan.js'
-import type { ModelVersion, Prediction } from '../runtime.js'
-import { classify, columnsOf, regress } from './tensors.js'
+import type { OnnxPlan } from '../plan.js'
+import type { ModelVersion, Prediction } from '../../runtime.js'
+import { classify, columnsOf, regress } from '../tensors.js'
 
 /** The features of a batch's requests, in order, as one row-major table of `rows` rows. */
 export const joinFeatures = (batch: readonly Readonly<{ features: Float64Array; rows: number }>[], rows: number, stride: number): Float64Array => {

@@ -8,9 +8,9 @@
 //   run     {id, seq, feeds, fetch}  → ran {seq, data} | run_failed {seq, message}
 //   release {id}                     → nothing
 import type { InferenceSession, Tensor } from 'onnxruntime-node'
-import { describeOnnxError } from './describe.js'
+import { describeOnnxError } from '../describe.js'
 import type { ToPool, ToWorker } from './messages.js'
-import { SESSION_OPTIONS } from './session-options.js'
+import { SESSION_OPTIONS } from '../session-options.js'
 
 type Ort = typeof import('onnxruntime-node')
 

@@ -3,12 +3,12 @@
 // run request by request; the queue's bound, the time limit, a retired build and the shutdown.
 import { Registry } from 'prom-client'
 import t, { type Test } from 'tap'
-import { PredictionBusyError } from '../../../lib/models/onnx/busy-error.js'
-import { OnnxPool, type PoolOptions } from '../../../lib/models/onnx/pool.js'
-import { createOnnxRuntime } from '../../../lib/models/onnx/runtime.js'
-import type { ClassPrediction, Prediction } from '../../../lib/models/runtime.js'
-import { type OnnxGraphName, onnxGraphs } from '../../fixtures/onnx-graphs.js'
-import { sample } from '../../fixtures/metrics-text.js'
+import { PredictionBusyError } from '../../../../lib/models/onnx/pool/busy-error.js'
+import { OnnxPool, type PoolOptions } from '../../../../lib/models/onnx/pool/pool.js'
+import { createOnnxRuntime } from '../../../../lib/models/onnx/runtime.js'
+import type { ClassPrediction, Prediction } from '../../../../lib/models/runtime.js'
+import { type OnnxGraphName, onnxGraphs } from '../../../fixtures/onnx-graphs.js'
+import { sample } from '../../../fixtures/metrics-text.js'
 
 const inProcess = createOnnxRuntime({ threads: 1 })
 
@@ -211,11 +211,11 @@ t.test('a worker that exits fails only its batch, naming the cause, and is repla
       started.push(this)
     }
   }
-  const workers = await t.mockImport<typeof import('../../../lib/models/onnx/workers.js')>('../../../lib/models/onnx/workers.js', {
+  const workers = await t.mockImport<typeof import('../../../../lib/models/onnx/pool/workers.js')>('../../../../lib/models/onnx/pool/workers.js', {
     'node:worker_threads': { Worker: Captured },
   })
-  const { OnnxPool: Pool } = await t.mockImport<typeof import('../../../lib/models/onnx/pool.js')>('../../../lib/models/onnx/pool.js', {
-    '../../../lib/models/onnx/workers.js': workers,
+  const { OnnxPool: Pool } = await t.mockImport<typeof import('../../../../lib/models/onnx/pool/pool.js')>('../../../../lib/models/onnx/pool/pool.js', {
+    '../../../../lib/models/onnx/pool/workers.js': workers,
   })
   const replaced: string[] = []
   const metrics = new Registry()

@@ -20,11 +20,11 @@
 // (`shutting_down`), and each worker ends once idle.
 import { performance } from 'node:perf_hooks'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
-import { PREDICTION_DURATION_BUCKETS } from '../inference/duration-buckets.js'
-import type { ModelVersion, Prediction } from '../runtime.js'
+import { PREDICTION_DURATION_BUCKETS } from '../../inference/duration-buckets.js'
+import type { ModelVersion, Prediction } from '../../runtime.js'
 import { feedsOf, joinFeatures, splitAnswer } from './batch.js'
 import { PredictionBusyError } from './busy-error.js'
-import type { OnnxPlan } from './plan.js'
+import type { OnnxPlan } from '../plan.js'
 import { type RunOutcome, type Slot, Workers } from './workers.js'
 
 export type PoolOptions = Readonly<{

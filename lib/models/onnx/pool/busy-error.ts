@@ -1,7 +1,7 @@
 // A prediction the worker pool (pool.ts) could not take or finish in time: the service's overload,
 // not the model's failure. Answered 503 with Retry-After (lib/endpoints/problems.ts) and counted as
 // the version's `overloaded` outcome, never its `server_error`, so overload never rolls a canary back.
-import { SvcError } from '../../core/errors.js'
+import { SvcError } from '../../../core/errors.js'
 
 /** Why: the queue held SVC_BATCH_QUEUE_ROWS rows; the request passed SVC_PREDICT_TIMEOUT_MS; the process is stopping. */
 export type BusyReason = 'queue_full' | 'timeout' | 'shutting_down'

@@ -6,7 +6,7 @@
 import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { errorMessage } from '../../core/errors.js'
+import { errorMessage } from '../../../core/errors.js'
 import type { FeedTensor, ToPool, ToWorker } from './messages.js'
 
 // worker.js beside this file when compiled, worker.ts under the tests' loader.

@@ -4,9 +4,9 @@
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
-import type { ToPool, ToWorker } from '../../../lib/models/onnx/messages.js'
-import { createWorkerSession } from '../../../lib/models/onnx/worker-session.js'
-import { onnxGraphs } from '../../fixtures/onnx-graphs.js'
+import type { ToPool, ToWorker } from '../../../../lib/models/onnx/pool/messages.js'
+import { createWorkerSession } from '../../../../lib/models/onnx/pool/worker-session.js'
+import { onnxGraphs } from '../../../fixtures/onnx-graphs.js'
 
 /** A handler whose answers come back in order, awaited one at a time. */
 const inThread = () => {
@@ -60,7 +60,7 @@ t.test('a graph onnxruntime cannot load is load_failed, naming why; an output th
 t.test('worker.ts, started as a worker thread, answers the same messages', async (t) => {
   const graphs = await onnxGraphs(t)
   if (graphs === undefined) return
-  const worker = new Worker(new URL('../../../lib/models/onnx/worker.ts', import.meta.url))
+  const worker = new Worker(new URL('../../../../lib/models/onnx/pool/worker.ts', import.meta.url))
   t.teardown(() => worker.terminate())
   worker.postMessage({ kind: 'load', id: 1, bytes: graphs.bytes('dense'), threads: 1 })
   t.same((await once(worker, 'message'))[0], { kind: 'loaded', id: 1 })

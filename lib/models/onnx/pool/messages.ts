@@ -1,5 +1,5 @@
 // What the ONNX pool (pool.ts) and its workers (worker.ts) send each other. Types only.
-import type { ElementKind } from './plan.js'
+import type { ElementKind } from '../plan.js'
 
 /** A graph input, built: its element type as onnxruntime names it, its values and dimensions. */
 export type FeedTensor = Readonly<{
