@@ -42,6 +42,9 @@
 // Scale (scale.ts): stores of 1, 10, 100 and 500 iris copies, each size a service of its own: the
 // samples and time of a scrape, the stall it causes, RSS, a drift check, and p99.9 under scrapes.
 //
+// Heavy models (heavy.ts), named by BENCH_ONLY only: a 34 MB MLP and 300 trees of depth 8, the runtime
+// alone and the CLI at 1, 16 and 64 connections, /health and the event loop's delay under load.
+//
 // Environment: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_LOADGEN (wrk if
 // installed, else autocannon), BENCH_ONLY (a regular expression: only the variants whose names
 // match, with their bare counterparts; the account then prints only the rows it has).
@@ -54,7 +57,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { asItsShebangRuns } from '../fixtures/shebang.js'
 import { startCollector } from './collector.js'
-import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort } from './load-tools.js'
+import { hasCommand, metricTotal, parseAutocannon, parseWrk, run, waitForPort, wrkBodiesScript } from './load-tools.js'
 import { createBenchStore, forestRows } from './onnx-store.js'
 import { FEEDBACK_SECRET, feedbackBodies, inProcessFeedbackUs, LABELS_PER_REQUEST } from './feedback.js'
 import { BACKLOG_NAME, inProcessPayloadUs, payloadBacklog } from './payload.js'
@@ -64,6 +67,7 @@ import { DECISIONS, inProcessRoutingNs, inProcessShadowUs, SAMPLES } from './rol
 import { CANARY_PERCENT, createRolloutStores, SHADOW_PERCENT } from './rollout-store.js'
 import { measureReducer, REDUCER_NAME, reducerReport } from './memory-reducer.js'
 import { measureScale, SCALE_SIZES, scaleName, scaleReport } from './scale.js'
+import { HEAVY_MODELS, heavyName, heavyReport, measureHeavy } from './heavy.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -315,14 +319,7 @@ const writeScript = async (post: Post): Promise<string> => {
     await writeFile(file, `${head}wrk.body = ${JSON.stringify(post.body)}\n`)
     return file
   }
-  const bodies = join(dir, 'bodies.jsonl')
-  await writeFile(bodies, `${post.bodies.join('\n')}\n`)
-  await writeFile(
-    file,
-    `${head}local bodies = {}\nfor line in io.lines(${JSON.stringify(bodies)}) do bodies[#bodies + 1] = line end\n` +
-      'local next = 0\nrequest = function()\n  next = next % #bodies + 1\n  return wrk.format(nil, nil, nil, bodies[next])\nend\n',
-  )
-  return file
+  return wrkBodiesScript(dir, post.bodies)
 }
 const postScript = (post: Post): Promise<string> => {
   const known = scripts.get(post) ?? writeScript(post)
@@ -809,6 +806,14 @@ if (only?.test(REDUCER_NAME) === true) {
   const results = await measureReducer({ root: ROOT, logDir, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, loadgen, pinned, freePort })
   process.stdout.write(reducerReport(results))
   if (results.some((r) => r.loadErrors > 0)) process.exitCode = 1
+}
+// Heavy models (heavy.ts), each only when BENCH_ONLY names it ("heavy: mlp", "heavy: trees").
+const heavyModels = HEAVY_MODELS.filter((model) => only?.test(heavyName(model)) === true)
+if (heavyModels.length > 0 && loadgen !== 'wrk') process.stdout.write('heavy: skipped, it needs wrk\n')
+else if (heavyModels.length > 0) {
+  const results = await measureHeavy({ root: ROOT, logDir, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, loadgen, pinned, freePort }, heavyModels)
+  process.stdout.write(heavyReport(results))
+  if (results.some((r) => r.served.some((s) => s.loads.some((l) => l.errors > 0)))) process.exitCode = 1
 }
 collector.close()
 await store.remove()

@@ -19,7 +19,7 @@ import { mulberry32 } from '../../lib/tools/loadgen/random.js'
 const run = promisify(execFile)
 
 /** Debian's interpreter: the one python3-onnx installs into (a pyenv python3 first on PATH has no onnx). */
-const PYTHON = '/usr/bin/python3'
+export const PYTHON = '/usr/bin/python3'
 
 export const IRIS_FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'] as const
 export const FOREST_FEATURES = Array.from({ length: 8 }, (_, i) => `x${i}`)
@@ -32,7 +32,8 @@ export type BenchStore = Readonly<{
   remove(): Promise<void>
 }>
 
-const version = async (dir: string, model: string, files: Readonly<Record<string, string | Uint8Array>>): Promise<void> => {
+/** `<dir>/<model>/1/` holding `files`, and a manifest making 1 the default. */
+export const writeVersion = async (dir: string, model: string, files: Readonly<Record<string, string | Uint8Array>>): Promise<void> => {
   await mkdir(join(dir, model, '1'), { recursive: true })
   await writeFile(join(dir, model, 'manifest.json'), '{"default_version":"1"}\n')
   for (const [name, content] of Object.entries(files)) await writeFile(join(dir, model, '1', name), content)
@@ -51,11 +52,11 @@ export const createBenchStore = async (root: string): Promise<BenchStore> => {
   const graphs = await mkdtemp(join(tmpdir(), 'svc-bench-graphs-'))
   try {
     await run(PYTHON, [join(root, 'test/fixtures/onnx/generate.py'), graphs], { maxBuffer: 16 * 1024 * 1024 })
-    await version(dir, 'iris_onnx', {
+    await writeVersion(dir, 'iris_onnx', {
       'model.onnx': await readFile(join(graphs, 'linear-strings-zipmap.onnx')),
       'metadata.json': `${JSON.stringify({ features: IRIS_FEATURES, type: 'LinearClassifier' })}\n`,
     })
-    await version(dir, 'forest', {
+    await writeVersion(dir, 'forest', {
       'model.onnx': await readFile(join(graphs, 'forest.onnx')),
       'metadata.json': `${JSON.stringify({ features: FOREST_FEATURES, type: 'TreeEnsembleRegressor' })}\n`,
     })
@@ -70,8 +71,11 @@ export const createBenchStore = async (root: string): Promise<BenchStore> => {
  * seed fixed, four decimals: what a client sends), so every run sends the same bodies and the trees'
  * thresholds, drawn in [−2, 2), send rows down both branches.
  */
-export const forestRows = (count: number, seed = 20240611): Record<string, number>[] => {
+export const forestRows = (count: number, seed = 20240611): Record<string, number>[] => normalRows(FOREST_FEATURES, count, seed)
+
+/** `count` rows of `features`, each standard normal with four decimals, as forestRows draws them. */
+export const normalRows = (features: readonly string[], count: number, seed: number): Record<string, number>[] => {
   const random = mulberry32(seed)
   const normal = (): number => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random())
-  return Array.from({ length: count }, () => Object.fromEntries(FOREST_FEATURES.map((name) => [name, Math.round(normal() * 1e4) / 1e4])))
+  return Array.from({ length: count }, () => Object.fromEntries(features.map((name) => [name, Math.round(normal() * 1e4) / 1e4])))
 }

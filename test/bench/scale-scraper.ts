@@ -3,7 +3,8 @@
 // process scrapes, another probes; told over IPC:
 //   { scrape: url }            one GET; answers { ms, bytes }: the time to the body's last byte
 //   { every: url, ms }         one GET every `ms` (as Prometheus scrapes) until { stop: true }; answers { scrapes }
-//   { probe: url }             a GET every millisecond on keep-alive sockets until { stop: true };
+//   { probe: url, ms?, sockets? }  a GET every `ms` (1 unless given) on at most `sockets` keep-alive
+//                              sockets (16 unless given; a probe waits for one) until { stop: true };
 //                              answers { probes }: each one's wall-clock send time and latency
 // Each body is counted and dropped, never decoded. A process that scrapes runs in Linux's idle
 // scheduling class (SCHED_IDLE), where it never preempts wrk and runs only while wrk waits: on the
@@ -15,7 +16,7 @@ import { Agent, get } from 'node:http'
 import { setPriority } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-export type ScraperMessage = Readonly<{ scrape: string } | { every: string; ms: number } | { probe: string } | { stop: true }>
+export type ScraperMessage = Readonly<{ scrape: string } | { every: string; ms: number } | { probe: string; ms?: number; sockets?: number } | { stop: true }>
 export type ScrapeTaken = Readonly<{ ms: number; bytes: number }>
 /** A `GET /` sent; `sent` in Unix ms (fractional), the clock the service's log lines use. */
 export type Probe = Readonly<{ sent: number; ms: number }>
@@ -37,9 +38,9 @@ const scrape = (url: string): Promise<ScrapeTaken> =>
     }).on('error', reject)
   })
 
-/** GETs `url` every millisecond, each one's latency kept, until `stop`. */
-const probe = (url: string): { stop(): Promise<Probe[]> } => {
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+/** GETs `url` every `ms` milliseconds on up to `sockets` sockets, each one's latency kept, until `stop`. */
+const probe = (url: string, ms: number, sockets: number): { stop(): Promise<Probe[]> } => {
+  const agent = new Agent({ keepAlive: true, maxSockets: sockets })
   const probes: Probe[] = []
   const pending = new Set<Promise<void>>()
   const send = (): void => {
@@ -53,7 +54,7 @@ const probe = (url: string): { stop(): Promise<Probe[]> } => {
     pending.add(done)
     void done.then(() => pending.delete(done))
   }
-  const timer = setInterval(send, 1)
+  const timer = setInterval(send, ms)
   return {
     stop: async () => {
       clearInterval(timer)
@@ -86,7 +87,7 @@ process.on('message', async (message: ScraperMessage) => {
     const answer = await stopping?.()
     if (answer !== undefined) reply(answer)
   } else if ('probe' in message) {
-    const prober = probe(message.probe)
+    const prober = probe(message.probe, message.ms ?? 1, message.sockets ?? 16)
     stopping = async () => ({ probes: await prober.stop() })
   } else {
     let isRepeating = true

@@ -22,7 +22,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { artifactSha256 } from '../../lib/models/artifact.js'
 import { asItsShebangRuns } from '../fixtures/shebang.js'
-import { parseWrk, run } from './load-tools.js'
+import { parseWrk, run, wrkBodiesScript } from './load-tools.js'
 import { type Probe, type ScrapeTaken, type ScraperMessage, wallNow } from './scale-scraper.js'
 
 export const SCALE_SIZES = [1, 10, 100, 500] as const
@@ -197,20 +197,13 @@ const scrapes = async (options: ScaleOptions, port: number, scraper: ChildProces
  * A wrk script sending a batch-1 predict to every model in turn, and printing when done its
  * latencies: `µs count`, a line for each latency it saw.
  */
-const wrkScript = async (dir: string, models: number): Promise<string> => {
-  const bodies = join(dir, 'bodies.jsonl')
-  await writeFile(bodies, `${Array.from({ length: models }, (_, i) => predictBody(name(i), [ROW])).join('\n')}\n`)
-  const script = join(dir, 'predict.lua')
-  await writeFile(
-    script,
-    'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n' +
-      `local bodies = {}\nfor line in io.lines(${JSON.stringify(bodies)}) do bodies[#bodies + 1] = line end\n` +
-      'local next = 0\nrequest = function()\n  next = next % #bodies + 1\n  return wrk.format(nil, nil, nil, bodies[next])\nend\n' +
-      'done = function(summary, latency, requests)\n  for i = 1, #latency do\n    local us, count = latency(i)\n' +
+const wrkScript = (dir: string, models: number): Promise<string> =>
+  wrkBodiesScript(
+    dir,
+    Array.from({ length: models }, (_, i) => predictBody(name(i), [ROW])),
+    'done = function(summary, latency, requests)\n  for i = 1, #latency do\n    local us, count = latency(i)\n' +
       '    io.write(string.format("latency %d %d\\n", us, count))\n  end\nend\n',
   )
-  return script
-}
 
 /** A load's latencies as [ms, requests] pairs, from wrk; autocannon reports its p99.9 alone. */
 export type Load = Readonly<{ latencies?: readonly (readonly [number, number])[]; p999Ms?: number; errors: number }>
