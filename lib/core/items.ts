@@ -4,3 +4,10 @@
 
 /** The element at `i`, which the caller keeps within `items`' length. */
 export const itemAt = <T>(items: readonly T[], i: number): T => items[i] as T
+
+/** Removes and returns the first element of `items`, which the caller knows is not empty. */
+export const takeFirst = <T>(items: T[]): T => {
+  const first = itemAt(items, 0)
+  items.shift()
+  return first
+}

@@ -7,6 +7,7 @@ import type { Logger } from '../../telemetry/logger.js'
 import type { Runtime } from '../runtime.js'
 import { kernelRuntime } from '../kernel/runtime.js'
 import { createOnnxRuntime } from '../onnx/runtime.js'
+import { createPoolSeries } from '../onnx/pool/pool.js'
 
 /** A service's pool: its settings (Config.models.onnxPool), series, log, and the drain it ends with. */
 export type PoolWiring = Readonly<{
@@ -28,11 +29,11 @@ export type RuntimesOptions = Readonly<{ onnxThreads: number; pool?: PoolWiring 
 const answerMarginMs = (drainTimeoutMs: number): number => Math.min(1000, drainTimeoutMs / 4)
 
 export const servedRuntimes = ({ onnxThreads, pool }: RuntimesOptions): readonly Runtime[] => {
-  if (pool === undefined) return Object.freeze([kernelRuntime, createOnnxRuntime({ threads: onnxThreads }) as Runtime])
+  if (pool === undefined) return runtimesWith(createOnnxRuntime({ threads: onnxThreads }))
   const { settings, metrics, logger, closing, drainTimeoutMs } = pool
   const onnx = createOnnxRuntime({
     threads: onnxThreads,
-    pool: { ...settings, metrics },
+    pool: { ...settings, series: createPoolSeries(metrics) },
     inlineMaxUs: settings.inlineMaxUs,
     events: {
       placed: (model, runUs, where) =>
@@ -41,5 +42,8 @@ export const servedRuntimes = ({ onnxThreads, pool }: RuntimesOptions): readonly
     },
   })
   closing.addEventListener('abort', () => onnx.close(drainTimeoutMs - answerMarginMs(drainTimeoutMs)), { once: true })
-  return Object.freeze([kernelRuntime, onnx as Runtime])
+  return runtimesWith(onnx)
 }
+
+/** The kernel's first, then ONNX: an OnnxRuntime is a Runtime whose load resolves with its own predictor. */
+const runtimesWith = (onnx: ReturnType<typeof createOnnxRuntime>): readonly Runtime[] => Object.freeze([kernelRuntime, onnx as Runtime])

@@ -19,6 +19,7 @@
 // waiting for company, until the drain's budget is nearly spent; what is left then is answered 503
 // (`shutting_down`), and each worker ends once idle.
 import { performance } from 'node:perf_hooks'
+import { itemAt, takeFirst } from '../../../core/items.js'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { PREDICTION_DURATION_BUCKETS } from '../../inference/duration-buckets.js'
 import type { ModelVersion, Prediction } from '../../runtime.js'
@@ -35,7 +36,7 @@ export type PoolOptions = Readonly<{
   maxDelayUs: number
   queueRows: number
   timeoutMs: number
-  metrics: Registry
+  series: PoolSeries
   /** Told when a worker failed and was replaced. */
   onReplaced: (cause: string) => void
 }>
@@ -79,24 +80,38 @@ export type PooledBuild = Readonly<{
 
 const ROWS_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
-const poolSeries = (registry: Registry, queued: () => number) => ({
-  rows: new Histogram({ name: 'svc_onnx_batch_rows', help: 'Rows per ONNX run in the worker pool.', buckets: ROWS_BUCKETS, registers: [registry] }),
-  wait: new Histogram({
-    name: 'svc_onnx_queue_wait_seconds',
-    help: 'Time a request waited for a worker before its batch ran, in seconds.',
-    buckets: [...PREDICTION_DURATION_BUCKETS],
-    registers: [registry],
-  }),
-  depth: new Gauge({
+/** The pool's series, made with the service (at 0 before any graph needs a worker); `watch` gives the gauge its reading. */
+export type PoolSeries = Readonly<{
+  rows: Histogram
+  wait: Histogram
+  restarts: Counter
+  watch(queuedRows: () => number): void
+}>
+
+export const createPoolSeries = (registry: Registry): PoolSeries => {
+  let queued = (): number => 0
+  new Gauge({
     name: 'svc_onnx_queue_rows',
     help: 'Rows waiting for an ONNX worker.',
     registers: [registry],
     collect() {
       this.set(queued())
     },
-  }),
-  restarts: new Counter({ name: 'svc_onnx_worker_restarts_total', help: 'ONNX worker threads replaced after they failed.', registers: [registry] }),
-})
+  })
+  return {
+    rows: new Histogram({ name: 'svc_onnx_batch_rows', help: 'Rows per ONNX run in the worker pool.', buckets: ROWS_BUCKETS, registers: [registry] }),
+    wait: new Histogram({
+      name: 'svc_onnx_queue_wait_seconds',
+      help: 'Time a request waited for a worker before its batch ran, in seconds.',
+      buckets: [...PREDICTION_DURATION_BUCKETS],
+      registers: [registry],
+    }),
+    restarts: new Counter({ name: 'svc_onnx_worker_restarts_total', help: 'ONNX worker threads replaced after they failed.', registers: [registry] }),
+    watch: (queuedRows) => {
+      queued = queuedRows
+    },
+  }
+}
 
 export class OnnxPool {
   readonly #options: PoolOptions
@@ -104,7 +119,7 @@ export class OnnxPool {
   readonly #queues = new Set<BuildQueue>()
   /** The batches running, for the timeouts and the shutdown to answer. */
   readonly #running = new Set<readonly Pending[]>()
-  readonly #series: ReturnType<typeof poolSeries>
+  readonly #series: PoolSeries
   #queuedRows = 0
   #nextId = 0
   #sweep: NodeJS.Timeout | undefined
@@ -115,7 +130,8 @@ export class OnnxPool {
 
   constructor(options: PoolOptions) {
     this.#options = options
-    this.#series = poolSeries(options.metrics, () => this.#queuedRows)
+    this.#series = options.series
+    options.series.watch(() => this.#queuedRows)
     this.#workers = new Workers({
       count: options.workers,
       threads: options.threads,
@@ -177,7 +193,7 @@ export class OnnxPool {
     let first = Infinity
     // A queue is in the set only while it holds a request.
     for (const queue of this.#queues) {
-      const { arrivedAt } = queue.waiting[0] as Pending
+      const { arrivedAt } = itemAt(queue.waiting, 0)
       if (arrivedAt < first) [first, found] = [arrivedAt, queue]
     }
     return found
@@ -196,7 +212,7 @@ export class OnnxPool {
   /** With a max delay, a batch short of max rows waits for company until its oldest request has waited that long. */
   #isLingering(queue: BuildQueue): boolean {
     const { maxDelayUs, maxRows } = queue.limits
-    const head = queue.waiting[0] as Pending
+    const head = itemAt(queue.waiting, 0)
     if (maxDelayUs === 0 || head.isAlone || this.#closedAt !== undefined) return false
     const dueIn = head.arrivedAt + maxDelayUs / 1000 - performance.now()
     if (dueIn <= 0 || queuedRowsOf(queue) >= maxRows) return false
@@ -291,7 +307,7 @@ export class OnnxPool {
 
   #nextDeadline(): number | undefined {
     let first = Infinity
-    for (const queue of this.#queues) first = Math.min(first, (queue.waiting[0] as Pending).arrivedAt)
+    for (const queue of this.#queues) first = Math.min(first, itemAt(queue.waiting, 0).arrivedAt)
     for (const batch of this.#running) for (const pending of batch) if (!pending.isSettled) first = Math.min(first, pending.arrivedAt)
     const deadline = Math.min(first + this.#options.timeoutMs, this.#closedAt ?? Infinity)
     return deadline === Infinity ? undefined : deadline
@@ -307,8 +323,8 @@ export class OnnxPool {
     for (const batch of this.#running) for (const pending of batch) if (isDue(pending)) settle(pending, new PredictionBusyError(reason))
     for (const queue of this.#queues) {
       const { waiting } = queue
-      while (waiting.length > 0 && isDue(waiting[0] as Pending)) {
-        const pending = waiting.shift() as Pending
+      while (waiting.length > 0 && isDue(itemAt(waiting, 0))) {
+        const pending = takeFirst(waiting)
         this.#queuedRows -= pending.rows
         settle(pending, new PredictionBusyError(reason))
       }
@@ -327,15 +343,15 @@ const queuedRowsOf = (queue: BuildQueue): number => queue.waiting.reduce((sum, p
 /** The next batch of a queue: whole requests from its head up to its max rows, at least one; one alone if it failed in a batch. */
 const takeBatch = (queue: BuildQueue): Pending[] => {
   const { waiting, limits } = queue
-  const first = waiting.shift() as Pending
+  const first = takeFirst(waiting)
   const batch = [first]
   if (first.isAlone) return batch
   let rows = first.rows
   while (waiting.length > 0) {
-    const next = waiting[0] as Pending
+    const next = itemAt(waiting, 0)
     if (next.isAlone || rows + next.rows > limits.maxRows) break
     rows += next.rows
-    batch.push(waiting.shift() as Pending)
+    batch.push(takeFirst(waiting))
   }
   return batch
 }

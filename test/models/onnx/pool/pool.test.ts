@@ -4,7 +4,7 @@
 import { Registry } from 'prom-client'
 import t, { type Test } from 'tap'
 import { PredictionBusyError } from '../../../../lib/models/onnx/pool/busy-error.js'
-import { OnnxPool, type PoolOptions } from '../../../../lib/models/onnx/pool/pool.js'
+import { createPoolSeries, OnnxPool, type PoolOptions } from '../../../../lib/models/onnx/pool/pool.js'
 import { createOnnxRuntime } from '../../../../lib/models/onnx/runtime.js'
 import type { ClassPrediction, Prediction } from '../../../../lib/models/runtime.js'
 import { type OnnxGraphName, onnxGraphs } from '../../../fixtures/onnx-graphs.js'
@@ -31,7 +31,7 @@ const setup = async (t: Test, graph: OnnxGraphName, options: Partial<PoolOptions
     maxDelayUs: 0,
     queueRows: 4096,
     timeoutMs: 10_000,
-    metrics,
+    series: createPoolSeries(metrics),
     onReplaced: () => {},
     ...options,
   })
@@ -164,7 +164,7 @@ t.test('an answer the graph got wrong fails its own request: a non-finite score,
     maxDelayUs: 0,
     queueRows: 100,
     timeoutMs: 10_000,
-    metrics: new Registry(),
+    series: createPoolSeries(new Registry()),
     onReplaced: () => {},
   })
   t.teardown(() => pool.close(0))
@@ -192,7 +192,7 @@ t.test('a graph the workers cannot load is refused with onnxruntime reason', asy
     maxDelayUs: 0,
     queueRows: 100,
     timeoutMs: 10_000,
-    metrics: new Registry(),
+    series: createPoolSeries(new Registry()),
     onReplaced: () => {},
   })
   t.teardown(() => pool.close(0))
@@ -226,7 +226,7 @@ t.test('a worker that exits fails only its batch, naming the cause, and is repla
     maxDelayUs: 0,
     queueRows: 4096,
     timeoutMs: 10_000,
-    metrics,
+    series: createPoolSeries(metrics),
     onReplaced: (cause) => replaced.push(cause),
   })
   t.teardown(() => pool.close(0))
@@ -259,7 +259,7 @@ t.test('builds share the workers: a batch holds one build, the oldest request fi
     maxDelayUs: 0,
     queueRows: 4096,
     timeoutMs: 10_000,
-    metrics: new Registry(),
+    series: createPoolSeries(new Registry()),
     onReplaced: () => {},
   })
   t.teardown(() => pool.close(0))
