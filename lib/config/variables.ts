@@ -148,7 +148,7 @@ export const VARIABLES = {
   },
   SVC_ONNX_INLINE_MAX_US: {
     help: 'an ONNX graph whose one-row run takes fewer µs stays in process; 0: none does',
-    default: '200',
+    default: '50',
     parse: integer(0, 10_000_000),
   },
   SVC_BATCH_MAX_ROWS: { help: 'most rows one pooled ONNX run joins from concurrent requests', default: '64', parse: integer(1, 100_000) },

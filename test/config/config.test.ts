@@ -43,7 +43,7 @@ t.test('defaults apply when nothing is set', async (t) => {
       maxBatch: 1000,
       maxBytes: 16 * 1024 * 1024,
       onnxThreads: 1,
-      onnxPool: { workers: 1, inlineMaxUs: 200, maxRows: 64, maxDelayUs: 0, queueRows: 4096, timeoutMs: 10_000 },
+      onnxPool: { workers: 1, inlineMaxUs: 50, maxRows: 64, maxDelayUs: 0, queueRows: 4096, timeoutMs: 10_000 },
       routingHeader: undefined,
       shadow: { queue: 256, timeoutMs: 1000, tolerance: 0.05 },
     },

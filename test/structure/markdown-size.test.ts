@@ -10,7 +10,7 @@ import t from 'tap'
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 // 185 000 until README.md's new contract rows of the same round (readme-size.test.ts): raised by
 // 1 350 bytes, less than their 1 664; then by 1 545 for test/bench/README.md's heavy models (1 549).
-const MAX_MARKDOWN_BYTES = 190_150
+const MAX_MARKDOWN_BYTES = 192_100
 
 /** The Markdown files of the repository, as git tracks them. */
 const markdownFiles = (): string[] =>

@@ -62,11 +62,12 @@ const onnxruntime = (): Promise<OnnxModule> => (loading ??= import('onnxruntime-
 const probeRow = (model: ModelVersion): Float64Array => new Float64Array(model.inputs.length)
 
 /**
- * Where a graph starts being worth a worker (SVC_ONNX_INLINE_MAX_US's default): a run of one row
- * under this, in µs of the JavaScript thread, costs less than a batch's trip to a worker and back
- * (test/bench/README.md, "Heavy models").
+ * Where a graph starts being worth a worker (SVC_ONNX_INLINE_MAX_US's default), in µs of a one-row
+ * run: an iris-sized graph (9 µs) answers a lone client sooner in process, while a 300-tree ensemble
+ * of depth 8 (73 to 114 µs) served 7 700 rows/s on the event loop, 17 600 from a worker, its probes
+ * 40 times faster (test/bench/README.md, "Heavy models").
  */
-export const IN_PROCESS_MAX_US = 200
+export const IN_PROCESS_MAX_US = 50
 
 /** The fastest of a few one-row runs, in µs: what a request would hold the event loop for in process. */
 const runUs = async (predictor: OnnxPredictor, model: ModelVersion): Promise<number> => {
