@@ -7,13 +7,13 @@ const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value))
 
 t.test('no metadata.json is no metadata: no features, classes, levels or task, and the type "onnx"', async (t) => {
   t.equal(parseOnnxMetadata(undefined), NO_METADATA)
-  t.same(NO_METADATA, { features: undefined, classes: undefined, levels: {}, task: undefined, type: 'onnx' })
+  t.same(NO_METADATA, { features: undefined, classes: undefined, levels: {}, task: undefined, type: 'onnx', batch: {} })
   t.ok(Object.isFrozen(NO_METADATA) && Object.isFrozen(NO_METADATA.levels))
 })
 
 t.test('an empty object is a file that says nothing: every member takes its default', async (t) => {
   const metadata = parseOnnxMetadata(json({}))
-  t.same(metadata, { features: undefined, classes: undefined, levels: {}, task: undefined, type: 'onnx' })
+  t.same(metadata, { features: undefined, classes: undefined, levels: {}, task: undefined, type: 'onnx', batch: {} })
   t.ok(Object.isFrozen(metadata))
 })
 
@@ -79,7 +79,7 @@ t.test('a document that is not a JSON object is refused', async (t) => {
 t.test('an unknown member is refused by name, listing the members there are', async (t) => {
   t.throws(() => parseOnnxMetadata(json({ clases: ['a', 'b'] })), {
     name: 'OnnxMetadataError',
-    message: /^clases: is not a member of metadata\.json \(features, classes, levels, task, type\)$/,
+    message: /^clases: is not a member of metadata\.json \(features, classes, levels, task, type, batch\)$/,
   })
   t.throws(() => parseOnnxMetadata(json({ type: 'x', inputs: [] })), { message: /^inputs: is not a member/ }, 'beside valid members')
 })
@@ -132,4 +132,14 @@ t.test('every refusal is an OnnxMetadataError', async (t) => {
     t.ok(error instanceof Error)
     t.equal((error as Error).name, 'OnnxMetadataError')
   }
+})
+
+t.test("batch sets a version's own limits in the worker pool, each checked", async (t) => {
+  t.same(parseOnnxMetadata(json({ batch: { max_rows: 32, max_delay_us: 0 } })).batch, { maxRows: 32, maxDelayUs: 0 })
+  t.same(parseOnnxMetadata(json({ batch: {} })).batch, {}, 'an empty batch keeps the service settings')
+  t.throws(() => parseOnnxMetadata(json({ batch: 8 })), { message: 'batch: must be an object with max_rows and/or max_delay_us' })
+  t.throws(() => parseOnnxMetadata(json({ batch: { max_rows: 0 } })), { message: 'batch.max_rows: must be an integer from 1 to 100000' })
+  t.throws(() => parseOnnxMetadata(json({ batch: { max_delay_us: 1.5 } })), { message: 'batch.max_delay_us: must be an integer from 0 to 1000000' })
+  t.throws(() => parseOnnxMetadata(json({ batch: { max_rows: '8' } })), { message: /batch.max_rows/ })
+  t.throws(() => parseOnnxMetadata(json({ batch: { rows: 8 } })), { message: 'batch.rows: is not a member of batch (max_rows, max_delay_us)' })
 })
