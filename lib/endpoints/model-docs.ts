@@ -64,6 +64,10 @@ const PROBLEMS = {
     const detail = 'Model cars is not ready: sha256: does not match the content: the file was changed or damaged after training'
     return modelProblem('The model is UNAVAILABLE', 503, 'MODEL_NOT_READY', detail, instance, extra)
   },
+  busy: (instance: string): Example => {
+    const detail = 'Too many rows are waiting for a model worker; retry after the time in Retry-After'
+    return modelProblem('Its ONNX workers are too busy (also `timeout`, `shutting_down`)', 503, 'OVERLOADED', detail, instance, { reason: 'queue_full' })
+  },
 }
 
 const notFound = (instance: string, hasVersion: boolean): ResponseDoc =>
@@ -74,6 +78,13 @@ const notFound = (instance: string, hasVersion: boolean): ResponseDoc =>
 
 const notReady = (instance: string, extra?: ProblemExtra): ResponseDoc =>
   problem('The model is UNAVAILABLE: it failed to load; the reason is given', { unavailable: PROBLEMS.notReady(instance, extra) })
+
+/** A prediction's 503: the model UNAVAILABLE, or its ONNX workers too busy to answer in time (with Retry-After). */
+const predictionUnavailable = (instance: string): ResponseDoc =>
+  problem('The model is UNAVAILABLE (the reason is given), or its ONNX workers are too busy: OVERLOADED with `reason`', {
+    unavailable: PROBLEMS.notReady(instance),
+    busy: PROBLEMS.busy(instance),
+  })
 
 const BAD_REQUEST =
   'The body is not a valid request, an input does not fit the model, or an output asked for is not one of its own; `error` says what, `input` names the input'
@@ -152,7 +163,7 @@ export const PREDICT_DOC: RouteDoc = {
     '400': problem(BAD_REQUEST, requestErrors('/api/v1/predict')),
     '404': notFound('/api/v1/predict', true),
     ...bodyErrors('/api/v1/predict'),
-    '503': notReady('/api/v1/predict'),
+    '503': predictionUnavailable('/api/v1/predict'),
   },
   schemas: schemas.MODEL_SCHEMAS,
 }
@@ -233,7 +244,7 @@ const inferDoc = (operationId: string, instance: string, hasVersion: boolean): R
     '400': badRequest(instance, requestErrors(instance)),
     '404': notFound(instance, hasVersion),
     ...bodyErrors(instance),
-    '503': notReady(instance),
+    '503': predictionUnavailable(instance),
   },
   schemas: schemas.MODEL_SCHEMAS,
 })

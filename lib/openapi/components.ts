@@ -3,6 +3,7 @@
 import { PROBLEM_CONTENT_TYPE, problemType } from '../core/http/problem-body.js'
 import { INTERNAL_PROBLEM } from '../core/http/problem.js'
 import { RETRY_AFTER_S, SHED_REASONS } from '../layers/shedding.js'
+import { BUSY_REASONS } from '../models/onnx/pool/busy-error.js'
 import { CACHE_STATUS } from '../rates/cache.js'
 import { Type } from 'typebox'
 import { oipExtra, payloadTooLarge } from '../core/http/errors.js'
@@ -33,7 +34,9 @@ export const PROBLEM_SCHEMA = Type.Object(
     input: Type.Optional(Type.String({ description: 'Model routes: the input tensor at fault' })),
     name: Type.Optional(Type.String({ description: 'Readiness probes of the model routes: the model asked about' })),
     ready: Type.Optional(Type.Literal(false, { description: 'Readiness probes of the model routes' })),
-    reason: Type.Optional(stringEnum(SHED_REASONS, { description: 'OVERLOADED: which limit shed the request' })),
+    reason: Type.Optional(
+      stringEnum([...SHED_REASONS, ...BUSY_REASONS], { description: 'OVERLOADED: which limit shed the request, or why the ONNX workers could not answer it' }),
+    ),
   },
   {
     description:

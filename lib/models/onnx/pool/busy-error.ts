@@ -4,7 +4,8 @@
 import { SvcError } from '../../../core/errors.js'
 
 /** Why: the queue held SVC_BATCH_QUEUE_ROWS rows; the request passed SVC_PREDICT_TIMEOUT_MS; the process is stopping. */
-export type BusyReason = 'queue_full' | 'timeout' | 'shutting_down'
+export const BUSY_REASONS = ['queue_full', 'timeout', 'shutting_down'] as const
+export type BusyReason = (typeof BUSY_REASONS)[number]
 
 const MESSAGES: Readonly<Record<BusyReason, string>> = {
   queue_full: 'Too many rows are waiting for a model worker; retry after the time in Retry-After',
