@@ -10,6 +10,7 @@ import { InputError } from '../../lib/models/inference/input-error.js'
 import { RequestError } from '../../lib/models/inference/request-error.js'
 import { OnnxGraphError } from '../../lib/models/onnx/graph.js'
 import { OnnxMetadataError } from '../../lib/models/onnx/metadata.js'
+import { PredictionBusyError } from '../../lib/models/onnx/pool/busy-error.js'
 import { ProfileError } from '../../lib/models/profile.js'
 import { StoreError } from '../../lib/models/store/error.js'
 import { ManifestError } from '../../lib/models/store/manifest.js'
@@ -39,6 +40,7 @@ const ERRORS: ReadonlyArray<readonly [SvcError<string | number>, string | number
   [new ManifestError('versions: must be an array'), 'INVALID_MANIFEST'],
   [new ModelLookupError('MODEL_NOT_FOUND', 'Model x not found'), 'MODEL_NOT_FOUND'],
   [new SinkError('SINK_FAILED', 'HTTP 503'), 'SINK_FAILED'],
+  [new PredictionBusyError('queue_full'), 'OVERLOADED'],
   [new UpstreamError('UPSTREAM_TIMEOUT', 'No upstream answered with a rate'), 'UPSTREAM_TIMEOUT'],
   [new ExportTimeoutError('export did not finish within 30000 ms'), 4],
   [new LoadgenUsageError('--model is required'), 'INVALID_ARGUMENTS'],
