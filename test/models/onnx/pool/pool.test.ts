@@ -139,7 +139,7 @@ t.test('on close, batches go on for the budget; then what is left, and anything 
   const answered = settled.filter((outcome) => outcome.status === 'fulfilled').length
   const stopped = settled.filter((outcome) => outcome.status === 'rejected' && (outcome.reason as PredictionBusyError).reason === 'shutting_down').length
   t.ok(answered > 0 && stopped > 0 && answered + stopped === 2000, `${answered} answered within the budget, ${stopped} answered 503`)
-  await t.rejects(s.build.predict(denseRows(1), 1), { reason: 'shutting_down' })
+  await t.rejects(s.build.predict(denseRows(1), 1), new PredictionBusyError('shutting_down'))
 })
 
 t.test('with a max delay, a free worker waits for company, and a full batch goes at once', async (t) => {
