@@ -67,7 +67,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters end a header line or cut it short
 const LINE_BREAK = /[\r\n\u0000]/
 // Visible ASCII: a host, a session token. An access key id has no `/` (it splits the credential
-// scope) and no `,` (it splits the Authorization header); a region or a service, names and `-`.
+// scope) and no `,` (it splits the Authorization header); a region or a service, letters, digits, `-`, `_`.
 const VISIBLE = /^[\x21-\x7e]+$/
 const ACCESS_KEY_ID = /^[\x21-\x2b\x2d\x2e\x30-\x7e]+$/
 const SCOPE_NAME = /^[A-Za-z0-9_-]+$/
@@ -158,7 +158,7 @@ const ownHeaders = (request: SigV4Request, date: string, mode: SigV4Mode): Array
   return own
 }
 
-/** The canonical request (task 1 of SigV4) for the time given as `amzDate`. */
+/** The canonical request (task 1 of SigV4); `date` is `amzDate(request.time)`. Checks only what it encodes: signRequest checks the rest first. */
 export const canonicalRequest = (request: SigV4Request, date: string): Canonical => {
   const mode = request.mode ?? 's3'
   const headers = canonicalHeaders(gatherHeaders(request.headers, ownHeaders(request, date, mode)))
@@ -181,13 +181,13 @@ const hmac = (key: string | Buffer, data: string): Buffer => createHmac('sha256'
 
 /**
  * Signing keys kept by secret, day, region and service: a key changes once a day, and deriving one
- * is four HMACs, ~38 µs against ~0.25 µs for the lookup (Node 24, 2e5 calls). At most `size` are
+ * is four HMACs, ~38 µs against ~0.25 µs for the lookup (measured on its own, Node 24, 2e5 calls). At most `size` are
  * kept; past that the map starts again, since a store signs with one or two keys a day.
  */
 export const createSigningKeys = (size = 4): SigningKeys => {
   const keys = new Map<string, Buffer>()
   return (secret, day, region, service) => {
-    // Day, region and service hold no newline (checked), so the id names one combination.
+    // Day, region and service hold no newline (signRequest checks), so the id names one combination.
     const id = `${day}\n${region}\n${service}\n${secret}`
     const known = keys.get(id)
     if (known !== undefined) return known
