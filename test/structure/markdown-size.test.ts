@@ -9,8 +9,9 @@ import t from 'tap'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 // 185 000 until README.md's new contract rows of the same round (readme-size.test.ts): raised by
-// 1 350 bytes, less than their 1 664; then by 1 545 for test/bench/README.md's heavy models (1 549).
-const MAX_MARKDOWN_BYTES = 192_100
+// 1 350 bytes, less than their 1 664; then by 1 545 for test/bench/README.md's heavy models (1 549);
+// then by 554 for test/fixtures/sigv4/README.md, where the SigV4 vectors come from (554).
+const MAX_MARKDOWN_BYTES = 192_654
 
 /** The Markdown files of the repository, as git tracks them. */
 const markdownFiles = (): string[] =>
