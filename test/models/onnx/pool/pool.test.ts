@@ -12,6 +12,19 @@ import { sample } from '../../../fixtures/metrics-text.js'
 
 const inProcess = createOnnxRuntime({ threads: 1 })
 
+/** A pool of one worker at the service's defaults, its series in a registry of its own, but for `overrides`. */
+const optionsWith = (overrides: Partial<PoolOptions> = {}): PoolOptions => ({
+  workers: 1,
+  threads: 1,
+  maxRows: 64,
+  maxDelayUs: 0,
+  queueRows: 4096,
+  timeoutMs: 10_000,
+  series: createPoolSeries(new Registry()),
+  onReplaced: () => {},
+  ...overrides,
+})
+
 type Setup = Readonly<{
   pool: OnnxPool
   metrics: Registry
@@ -24,17 +37,7 @@ const setup = async (t: Test, graph: OnnxGraphName, options: Partial<PoolOptions
   if (graphs === undefined) return undefined
   const { model, payload } = inProcess.read([graphs.bytes(graph), undefined, undefined], { name: graph, version: '1' })
   const metrics = new Registry()
-  const pool = new OnnxPool({
-    workers: 1,
-    threads: 1,
-    maxRows: 64,
-    maxDelayUs: 0,
-    queueRows: 4096,
-    timeoutMs: 10_000,
-    series: createPoolSeries(metrics),
-    onReplaced: () => {},
-    ...options,
-  })
+  const pool = new OnnxPool(optionsWith({ series: createPoolSeries(metrics), ...options }))
   t.teardown(() => pool.close(0))
   const build = await pool.add(model, payload.plan, payload.bytes, limits)
   const reference = await inProcess.load(model, payload)
@@ -157,16 +160,7 @@ t.test('an answer the graph got wrong fails its own request: a non-finite score,
   const graphs = await onnxGraphs(t)
   if (graphs === undefined) return
   const metadata = (features: string[]) => Buffer.from(JSON.stringify({ features, classes: ['x', 'y', 'z'] }))
-  const pool = new OnnxPool({
-    workers: 1,
-    threads: 1,
-    maxRows: 64,
-    maxDelayUs: 0,
-    queueRows: 100,
-    timeoutMs: 10_000,
-    series: createPoolSeries(new Registry()),
-    onReplaced: () => {},
-  })
+  const pool = new OnnxPool(optionsWith({ queueRows: 100 }))
   t.teardown(() => pool.close(0))
   const add = async (features: string[]) => {
     const { model, payload } = inProcess.read([graphs.bytes('scores'), metadata(features), undefined], { name: 'scores', version: '1' })
@@ -185,16 +179,7 @@ t.test('an answer the graph got wrong fails its own request: a non-finite score,
 t.test('a graph the workers cannot load is refused with onnxruntime reason', async (t) => {
   const graphs = await onnxGraphs(t)
   if (graphs === undefined) return
-  const pool = new OnnxPool({
-    workers: 2,
-    threads: 1,
-    maxRows: 64,
-    maxDelayUs: 0,
-    queueRows: 100,
-    timeoutMs: 10_000,
-    series: createPoolSeries(new Registry()),
-    onReplaced: () => {},
-  })
+  const pool = new OnnxPool(optionsWith({ workers: 2, queueRows: 100 }))
   t.teardown(() => pool.close(0))
   const { model, payload } = inProcess.read([graphs.bytes('unknown-operator'), undefined, undefined], { name: 'u', version: '1' })
   await t.rejects(pool.add(model, payload.plan, payload.bytes, {}), { message: /Mystery/ })
@@ -219,16 +204,7 @@ t.test('a worker that exits fails only its batch, naming the cause, and is repla
   })
   const replaced: string[] = []
   const metrics = new Registry()
-  const pool = new Pool({
-    workers: 1,
-    threads: 1,
-    maxRows: 64,
-    maxDelayUs: 0,
-    queueRows: 4096,
-    timeoutMs: 10_000,
-    series: createPoolSeries(metrics),
-    onReplaced: (cause) => replaced.push(cause),
-  })
+  const pool = new Pool(optionsWith({ series: createPoolSeries(metrics), onReplaced: (cause) => replaced.push(cause) }))
   t.teardown(() => pool.close(0))
   const { model, payload } = inProcess.read([graphs.bytes('dense'), undefined, undefined], { name: 'dense', version: '1' })
   const build = await pool.add(model, payload.plan, payload.bytes, {})
@@ -252,16 +228,7 @@ t.test('a worker that exits fails only its batch, naming the cause, and is repla
 t.test('builds share the workers: a batch holds one build, the oldest request first; a regressor answers as alone', async (t) => {
   const graphs = await onnxGraphs(t)
   if (graphs === undefined) return
-  const pool = new OnnxPool({
-    workers: 1,
-    threads: 1,
-    maxRows: 64,
-    maxDelayUs: 0,
-    queueRows: 4096,
-    timeoutMs: 10_000,
-    series: createPoolSeries(new Registry()),
-    onReplaced: () => {},
-  })
+  const pool = new OnnxPool(optionsWith())
   t.teardown(() => pool.close(0))
   const builds = await Promise.all(
     (['dense', 'forest'] as const).map(async (graph) => {
