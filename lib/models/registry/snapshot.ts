@@ -19,7 +19,8 @@ import { ArtifactError } from '../artifact.js'
 import type { ModelVersion, Runtime } from '../runtime.js'
 import { storeErrorOf, type StoreErrorCode } from '../store/error.js'
 import { parseManifest, type Manifest } from '../store/manifest.js'
-import type { Store, StoreStat } from '../store/store.js'
+import { scanStore } from '../store/scan.js'
+import type { Store, StoreScan, StoreStat } from '../store/store.js'
 import { sameBuild, type FileRead, type LoadOutcome, type ModelRead, type RegistryState, type ServedModel, type Snapshot, type VersionRead } from './state.js'
 
 /** Where a pass reads from: the store, and the runtimes a version may be for, in the order they are tried (never empty). */
@@ -36,6 +37,9 @@ const STORE_REASONS: Readonly<Record<StoreErrorCode, string>> = {
   UPSTREAM_ERROR: 'the model store failed',
   TOO_LARGE: 'is larger than the model store allows',
   INVALID_INDEX: 'the model store index is invalid',
+  PRECONDITION_FAILED: 'changed in the model store while it was written',
+  READ_ONLY: 'the model store is read-only',
+  CHECKSUM_MISMATCH: 'does not match the checksum recorded when it was pushed',
 }
 
 const storeFailure = (path: string, error: unknown): LoadOutcome<never> => {
@@ -197,17 +201,19 @@ const readModel = async (source: Source, name: string, previous: RegistryState):
 
 /** What the store holds now, read against what `previous` already read; never rejects. */
 export const readSnapshot = async (source: Source, previous: RegistryState): Promise<Snapshot> => {
-  let listed: readonly string[]
+  let scan: StoreScan
   try {
-    listed = await source.store.list()
+    scan = await scanStore(source.store)
   } catch (error: unknown) {
     const { code, message } = storeErrorOf(error)
     return failed({ store: source.store.description, code, message })
   }
-  const isListed = new Set(listed)
+  // The pass stats every file as of its scan: for S3, one listing rather than a request a file.
+  const pass: Source = { runtimes: source.runtimes, store: { ...source.store, stat: scan.stat } }
+  const isListed = new Set(scan.models)
   return succeeded(
-    await mapLimited(modelNames(listed, previous), MODELS_AT_ONCE, async (name) => {
-      const read = await readModel(source, name, previous)
+    await mapLimited(modelNames(scan.models, previous), MODELS_AT_ONCE, async (name) => {
+      const read = await readModel(pass, name, previous)
       return isListed.has(name) ? read : { ...read, isUnlisted: true as const }
     }),
   )

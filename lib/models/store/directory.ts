@@ -87,5 +87,8 @@ export const createDirectoryStore = (root: string, { maxBytes }: DirectoryStoreO
         return readFile(file)
       }),
     stat: statOf,
+    write: async () => {
+      throw new StoreError('READ_ONLY', 'not yet')
+    },
   }
 }

@@ -15,6 +15,12 @@ export const STORE_ERROR_CODES = [
   'TOO_LARGE',
   /** The HTTP store's index.json is not `{"models":[…]}`. */
   'INVALID_INDEX',
+  /** A conditional write found the file changed since its etag was read, or present under `ifNoneMatch: '*'`. */
+  'PRECONDITION_FAILED',
+  /** The store cannot write (the HTTP store): publish to the bucket or directory the server serves. */
+  'READ_ONLY',
+  /** A file's bytes are not those its version's checksums.json recorded at push. */
+  'CHECKSUM_MISMATCH',
 ] as const
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
 

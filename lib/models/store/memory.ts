@@ -53,6 +53,9 @@ export const createMemoryStore = (
       return Buffer.from(bytes)
     },
     stat: async (path) => find(path).stat,
+    write: async () => {
+      throw new StoreError('READ_ONLY', 'not yet')
+    },
     put,
     remove: (path) => void entries.delete(path),
   }

@@ -1,9 +1,11 @@
 // Where model versions come from (lib/README.md §10): `<model>/manifest.json` naming the default
 // version, and each version's files under `<model>/<version>/` (`model.json` for the kernel; the
-// runtime names them, runtime.ts). Three stores implement this interface: a directory
-// (store/directory.ts), an HTTP(S) artifact server shared by a fleet (store/http.ts), and memory
-// for tests (store/memory.ts); store/open.ts builds the one SVC_MODEL_STORE names. A registry polls
-// them: `stat` tells a changed file from an unchanged one without reading it.
+// runtime names them, runtime.ts). Four stores implement this interface: a directory
+// (store/directory.ts), an HTTP(S) artifact server shared by a fleet (store/http.ts), an
+// S3-compatible bucket (store/s3/), and memory for tests (store/memory.ts); store/open.ts builds the
+// one SVC_MODEL_STORE names. A registry polls them: `stat` tells a changed file from an unchanged
+// one without reading it. Writers (`svc push`, a rollout) change a file only with a condition on
+// what they last saw, so of two writers racing from one state exactly one lands.
 
 export type StoreStat = Readonly<{
   size: number
@@ -11,6 +13,15 @@ export type StoreStat = Readonly<{
   mtimeMs: number
   /** Opaque, quoted like an HTTP ETag: equal etags mean the same content. Compare, never parse. */
   etag: string
+}>
+
+/** A write's precondition: the file still has the etag the writer read, or there is no such file yet. */
+export type WriteCondition = Readonly<{ ifMatch: string }> | Readonly<{ ifNoneMatch: '*' }>
+
+/** One reload pass's view of a store: the models, and each file's stat as of the same listing. */
+export type StoreScan = Readonly<{
+  models: readonly string[]
+  stat(path: string): Promise<StoreStat>
 }>
 
 /**
@@ -25,6 +36,17 @@ export type Store = Readonly<{
   /** The file's bytes; a fresh Buffer the caller may keep or change. */
   read(path: string): Promise<Buffer>
   stat(path: string): Promise<StoreStat>
+  /**
+   * Writes the whole file if `condition` holds, atomically: a reader sees the old bytes or the new,
+   * never a mix. Rejects PRECONDITION_FAILED when it does not hold, READ_ONLY where the store
+   * cannot write (HTTP). The stat returned is the new file's, its etag what a next `ifMatch` names.
+   */
+  write(path: string, bytes: Buffer, condition: WriteCondition): Promise<StoreStat>
+  /**
+   * A store whose listing carries every file's stat (S3's ListObjectsV2) offers a pass's stats from
+   * one listing; without it a pass lists, then stats each file (store/scan.ts).
+   */
+  scan?(): Promise<StoreScan>
 }>
 
 export type StoreOptions = Readonly<{

@@ -33,6 +33,7 @@ const onlyModel = (store: Store, name: string): Store => ({
   list: async () => [name],
   read: (path) => store.read(path),
   stat: (path) => store.stat(path),
+  write: (path, bytes, condition) => store.write(path, bytes, condition),
 })
 
 /**
