@@ -1,6 +1,7 @@
 // The one error every model store throws. Its code is stable and is what callers branch on; its
 // message names the path and where the store reads from, never a credential.
 import { CodedError, errorMessage } from '../../core/errors.js'
+import type { WriteCondition } from './store.js'
 
 export const STORE_ERROR_CODES = [
   /** No such file (or it is a directory): a model or version that is not there. */
@@ -43,3 +44,11 @@ export const redactUrl = (url: URL): string => {
   bare.password = ''
   return bare.href
 }
+
+/** Why a condition failed, in words: the file is there, or gone, or changed since `ifMatch`'s etag. */
+export const preconditionFailure = (condition: WriteCondition, etag: string | undefined): string =>
+  'ifMatch' in condition
+    ? etag === undefined
+      ? `is not there, so it cannot match ${condition.ifMatch}`
+      : `changed: its etag is ${etag}, not ${condition.ifMatch}`
+    : 'is already there'

@@ -1,7 +1,7 @@
 // Artifacts held in memory, for tests: built from a path → content record, then changed with
 // `put` and `remove` to stage what a hot reload must notice.
 import { createHash } from 'node:crypto'
-import { StoreError } from './error.js'
+import { preconditionFailure, StoreError } from './error.js'
 import { checkPath } from './path.js'
 import type { Store, StoreStat } from './store.js'
 
@@ -53,8 +53,13 @@ export const createMemoryStore = (
       return Buffer.from(bytes)
     },
     stat: async (path) => find(path).stat,
-    write: async () => {
-      throw new StoreError('READ_ONLY', 'not yet')
+    write: async (path, bytes, condition) => {
+      checkPath(path)
+      const seen = entries.get(path)?.stat.etag
+      const holds = 'ifMatch' in condition ? seen === condition.ifMatch : seen === undefined
+      if (!holds) throw new StoreError('PRECONDITION_FAILED', `${path} in ${DESCRIPTION} ${preconditionFailure(condition, seen)}`)
+      put(path, bytes)
+      return find(path).stat
     },
     put,
     remove: (path) => void entries.delete(path),

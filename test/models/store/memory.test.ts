@@ -42,3 +42,22 @@ t.test('an invalid path is refused when the store is built and on put', async (t
 t.test('with no maxBytes, any size is read', async (t) => {
   t.equal((await createMemoryStore({ 'big/1/model.json': Buffer.alloc(1 << 20) }).read('big/1/model.json')).length, 1 << 20)
 })
+
+t.test('write lands only while its condition holds, and answers the new stat', async (t) => {
+  const store = createMemoryStore({ 'iris/manifest.json': '{"default_version":"1"}' })
+  const first = await store.stat('iris/manifest.json')
+  const written = await store.write('iris/manifest.json', Buffer.from('{"default_version":"2"}'), { ifMatch: first.etag })
+  t.not(written.etag, first.etag)
+  t.same(written, await store.stat('iris/manifest.json'))
+  t.equal((await store.read('iris/manifest.json')).toString(), '{"default_version":"2"}')
+  await t.rejects(store.write('iris/manifest.json', Buffer.from('stale'), { ifMatch: first.etag }), {
+    code: 'PRECONDITION_FAILED',
+    message: `iris/manifest.json in memory changed: its etag is ${written.etag}, not ${first.etag}`,
+  })
+  await t.rejects(store.write('iris/manifest.json', Buffer.from('new'), { ifNoneMatch: '*' }), { code: 'PRECONDITION_FAILED', message: /is already there/ })
+  await t.rejects(store.write('cars/manifest.json', Buffer.from('x'), { ifMatch: first.etag }), { code: 'PRECONDITION_FAILED', message: /is not there/ })
+  const created = await store.write('cars/manifest.json', Buffer.from('{}'), { ifNoneMatch: '*' })
+  t.equal(created.size, 2)
+  t.same(await store.list(), ['cars', 'iris'])
+  await t.rejects(store.write('../x', Buffer.from('x'), { ifNoneMatch: '*' }), { code: 'INVALID_PATH' })
+})
