@@ -19,6 +19,7 @@ import { ArtifactError } from '../artifact.js'
 import type { ModelVersion, Runtime } from '../runtime.js'
 import { storeErrorOf, type StoreErrorCode } from '../store/error.js'
 import { parseManifest, type Manifest } from '../store/manifest.js'
+import { CHECKSUMS_FILE, parseChecksums, verifyChecksums } from '../store/checksums.js'
 import { scanStore } from '../store/scan.js'
 import type { Store, StoreScan, StoreStat } from '../store/store.js'
 import { sameBuild, type FileRead, type LoadOutcome, type ModelRead, type RegistryState, type ServedModel, type Snapshot, type VersionRead } from './state.js'
@@ -123,6 +124,22 @@ const findRuntime = async ({ store, runtimes }: Source, dir: string, version: st
   return missing as VersionRead // the loop ran at least once: runtimes is never empty
 }
 
+/** A runtime's optional files, and the checksums.json `svc push` writes beside them (store/checksums.ts). */
+const optionalFiles = (runtime: Runtime): readonly string[] => [...runtime.optional, CHECKSUMS_FILE]
+
+/**
+ * The files' bytes without checksums.json (the last), each checked against it when there is one;
+ * throws CHECKSUM_MISMATCH naming the file.
+ */
+const verified = ({ dir, runtime }: Found, bytes: readonly (Buffer | undefined)[]): (Buffer | undefined)[] => {
+  const files = bytes.slice(0, -1)
+  const checksums = bytes.at(-1)
+  if (checksums === undefined) return files
+  const names = [...runtime.files, ...runtime.optional]
+  verifyChecksums(parseChecksums(checksums, dir + CHECKSUMS_FILE), new Map(names.map((name, i) => [name, files[i]])), dir)
+  return files
+}
+
 /** The version's etags, its files' and its optional ones' ('-' for one absent); which files are present; the path a failure is of. */
 type Stats = { etag: string; present: boolean[]; path: string }
 
@@ -132,7 +149,7 @@ const statFiles = async (store: Store, { dir, runtime }: Found, stats: Stats): P
     stats.path = dir + file
     stats.etag += ` ${(await store.stat(stats.path)).etag}`
   }
-  for (const file of runtime.optional) {
+  for (const file of optionalFiles(runtime)) {
     stats.path = dir + file
     const stat = await statIfPresent(store, stats.path)
     stats.present.push(stat !== undefined)
@@ -142,7 +159,7 @@ const statFiles = async (store: Store, { dir, runtime }: Found, stats: Stats): P
 
 /** Every file's bytes, an absent optional one undefined; rejects as `statFiles` does. */
 const readFiles = async (store: Store, { dir, runtime }: Found, stats: Stats): Promise<(Buffer | undefined)[]> => {
-  const files = [...runtime.files, ...runtime.optional]
+  const files = [...runtime.files, ...optionalFiles(runtime)]
   const bytes: (Buffer | undefined)[] = []
   for (let i = 0; i < files.length; i++) {
     stats.path = dir + (files[i] as string)
@@ -187,6 +204,13 @@ const readVersion = async (source: Source, name: string, version: string, previo
     bytes = await readFiles(source.store, found, stats)
   } catch (error: unknown) {
     return { path, etag: undefined, outcome: storeFailure(stats.path, error), version, runtime }
+  }
+  try {
+    bytes = verified(found, bytes)
+  } catch (error: unknown) {
+    // Kept for its etags, as a wrong sha256 is: the same bytes fail the same way on the next pass.
+    // Its message names the file and both hashes, relative to the store: no host or directory.
+    return { path, etag: stats.etag, outcome: failed({ reason: errorMessage(error), detail: undefined }), version, runtime }
   }
   return { path, etag: stats.etag, outcome: await build(source, name, found, bytes, previous), version, runtime }
 }

@@ -154,7 +154,10 @@ export const createHttpStore = (url: URL, { timeoutMs, maxBytes }: HttpStoreOpti
     // Async, so an invalid path rejects like every other failure rather than throwing.
     stat: async (path) => exchange(timeoutMs, 'HEAD', urlOf(path), headers, statOf),
     write: async (path) => {
-      throw new StoreError('READ_ONLY', `${description}${path} cannot be written: the HTTP store is read-only; push to the directory or bucket the server publishes`)
+      throw new StoreError(
+        'READ_ONLY',
+        `${description}${path} cannot be written: the HTTP store is read-only; push to the directory or bucket the server publishes`,
+      )
     },
   }
 }

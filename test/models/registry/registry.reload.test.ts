@@ -3,6 +3,7 @@
 import t from 'tap'
 import { setImmediate as turn } from 'node:timers/promises'
 import type { ServedModel } from '../../../lib/models/registry/registry.js'
+import { formatChecksums } from '../../../lib/models/store/checksums.js'
 import { StoreError } from '../../../lib/models/store/error.js'
 import { artifactFile, corrupted, harness, isConsistent, manifest, rebuilt, shippedFiles } from '../../fixtures/model-registry.js'
 
@@ -14,7 +15,7 @@ t.test('a pass over an unchanged store stats each file, reads none and logs noth
   const reads = store.calls.read
   await registry.reload()
   t.equal(store.calls.read, reads, 'no file read again')
-  t.equal(store.calls.stat, 8, 'two manifests and two artifacts, twice')
+  t.equal(store.calls.stat, 12, 'two manifests, two artifacts and two checksums.json (absent), twice')
   t.equal(lines().length, logged)
   t.equal(registry.resolve('iris'), before, 'the very same model object')
 })
@@ -319,4 +320,29 @@ t.test('node-cron runs the job: a 1 s interval reloads on its own, and stop ends
   // A sleep only overshoots: at least one more tick would have come in it.
   await new Promise((resolve) => setTimeout(resolve, 1100))
   t.equal(store.calls.list, after, 'no pass after stop')
+})
+
+t.test('a version whose files differ from its checksums.json fails as a wrong sha256 does, and is not read again until one changes', async (t) => {
+  const { registry, files, store, events } = harness()
+  await registry.load()
+  const served = registry.resolve('iris') as ServedModel
+  const good = Buffer.from(artifactFile('iris', '2'))
+  files.put('iris/manifest.json', manifest('1', ['2']))
+  files.put('iris/2/model.json', good)
+  files.put('iris/2/checksums.json', formatChecksums(new Map([['model.json', Buffer.from(`${good.toString()} `)]])))
+  await registry.reload()
+  t.equal(registry.resolve('iris'), served, 'version 1 keeps serving')
+  t.equal(registry.resolve('iris', '2'), undefined)
+  t.match(registry.entry('iris')?.versionStates?.[1], { version: '2', state: 'FAILED' })
+  t.match(events('model_reload_failed').at(-1), {
+    model: 'iris',
+    version: '2',
+    reason: /^iris\/2\/model\.json hashes to sha256 [0-9a-f]{64}, not the [0-9a-f]{64} recorded in iris\/2\/checksums\.json/,
+  })
+  const reads = store.calls.read
+  await registry.reload()
+  t.equal(store.calls.read, reads, 'the same files are not read again')
+  files.put('iris/2/checksums.json', formatChecksums(new Map([['model.json', good]])))
+  await registry.reload()
+  t.ok(registry.resolve('iris', '2'), 'served once checksums.json matches')
 })
