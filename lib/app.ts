@@ -267,7 +267,7 @@ const createModels = (
       : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom, onLabel: payload?.label })
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
   const models = createModelRegistry({
-    store: createStore(config.models.store, { maxBytes: config.models.maxBytes }),
+    store: createStore(config.models.store, { maxBytes: config.models.maxBytes, s3: config.models.s3 }),
     logger,
     metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,

@@ -8,6 +8,7 @@ import { SvcError } from '../core/errors.js'
 import { deepFreeze } from '../core/freeze.js'
 import type { Environment, LogFormat, LogLevel, RateProviderName, SamplerName } from './choices.js'
 import type { StoreSpec } from './model-store.js'
+import { readS3, type S3Config } from './s3.js'
 import type { OtlpEndpoint, PayloadTarget } from './parsers.js'
 import { type Env, Reader } from './reader.js'
 import { type Name, SHUTDOWN_DELAY_MS_DEFAULTS } from './variables.js'
@@ -117,6 +118,8 @@ export type RatesConfig = Readonly<{
 /** Where model artifacts come from and how they are served (lib/README.md §10). */
 export type ModelsConfig = Readonly<{
   store: StoreSpec
+  /** How an s3:// store is reached; read whatever the store, used only for s3://. */
+  s3: S3Config
   /** Seconds between hot-reload passes; 0 turns hot reload off. */
   reloadIntervalS: number
   /** Most rows one prediction request may carry. */
@@ -296,25 +299,29 @@ const readLimits = (r: Reader, environment: Environment): Limits => ({
   maxStreams: r.read('SVC_MAX_STREAMS'),
 })
 
-const readModels = (r: Reader): ModelsConfig => ({
-  store: r.read('SVC_MODEL_STORE'),
-  reloadIntervalS: r.read('SVC_MODEL_RELOAD_INTERVAL_S'),
-  maxBatch: r.read('SVC_MAX_BATCH'),
-  maxBytes: r.read('SVC_MODEL_MAX_BYTES'),
-  onnxThreads: r.read('SVC_ONNX_THREADS'),
-  onnxPool: {
-    workers: r.read('SVC_ONNX_WORKERS'),
-    inlineMaxUs: r.read('SVC_ONNX_INLINE_MAX_US'),
-    maxRows: r.read('SVC_BATCH_MAX_ROWS'),
-    maxDelayUs: r.read('SVC_BATCH_MAX_DELAY_US'),
-    queueRows: r.read('SVC_BATCH_QUEUE_ROWS'),
-    timeoutMs: r.read('SVC_PREDICT_TIMEOUT_MS'),
-  },
-  routingHeader: r.read('SVC_ROLLOUT_KEY_HEADER'),
-  shadow: { queue: r.read('SVC_SHADOW_QUEUE'), timeoutMs: r.read('SVC_SHADOW_TIMEOUT_MS'), tolerance: r.read('SVC_SHADOW_TOLERANCE') },
-  feedback: readFeedback(r),
-  payloadLog: readPayloadLog(r),
-})
+const readModels = (r: Reader): ModelsConfig => {
+  const store = r.read('SVC_MODEL_STORE')
+  return {
+    store,
+    s3: readS3(r, store),
+    reloadIntervalS: r.read('SVC_MODEL_RELOAD_INTERVAL_S'),
+    maxBatch: r.read('SVC_MAX_BATCH'),
+    maxBytes: r.read('SVC_MODEL_MAX_BYTES'),
+    onnxThreads: r.read('SVC_ONNX_THREADS'),
+    onnxPool: {
+      workers: r.read('SVC_ONNX_WORKERS'),
+      inlineMaxUs: r.read('SVC_ONNX_INLINE_MAX_US'),
+      maxRows: r.read('SVC_BATCH_MAX_ROWS'),
+      maxDelayUs: r.read('SVC_BATCH_MAX_DELAY_US'),
+      queueRows: r.read('SVC_BATCH_QUEUE_ROWS'),
+      timeoutMs: r.read('SVC_PREDICT_TIMEOUT_MS'),
+    },
+    routingHeader: r.read('SVC_ROLLOUT_KEY_HEADER'),
+    shadow: { queue: r.read('SVC_SHADOW_QUEUE'), timeoutMs: r.read('SVC_SHADOW_TIMEOUT_MS'), tolerance: r.read('SVC_SHADOW_TOLERANCE') },
+    feedback: readFeedback(r),
+    payloadLog: readPayloadLog(r),
+  }
+}
 
 const readPayloadLog = (r: Reader): PayloadLogConfig | undefined => {
   const target = r.read('SVC_PAYLOAD_LOG')

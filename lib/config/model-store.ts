@@ -8,12 +8,14 @@ export type StoreSpec =
   | Readonly<{ kind: 'directory'; root: string }>
   /** A base URL; any user name and password in it are sent as Basic authentication. */
   | Readonly<{ kind: 'http'; url: URL }>
+  /** A bucket of an S3-compatible server; `prefix` is `''` or ends with `/` (`prod/models/`). */
+  | Readonly<{ kind: 's3'; bucket: string; prefix: string }>
   /** Not reachable from SVC_MODEL_STORE: for tests that build their configuration in code. */
   | Readonly<{ kind: 'memory'; files: Readonly<Record<string, string | Buffer>> }>
 
 /** What SVC_MODEL_STORE accepts, for a configuration error to name. */
 export const STORE_SPEC_FORMS =
-  'an absolute directory path, a file:///path URL, or an http(s):// base URL without query or fragment (unset: the artifacts shipped with svc)'
+  'an absolute directory path, a file:///path URL, an http(s):// base URL without query or fragment, or s3://bucket/prefix (unset: the artifacts shipped with svc)'
 
 /**
  * SVC_MODEL_MAX_BYTES's default: a model.json is kilobytes, a forest or a small network in ONNX a
@@ -29,6 +31,29 @@ export const defaultStoreRoot = (from: URL): string => join(packageRoot(from), '
 
 export const DEFAULT_STORE_ROOT: string = defaultStoreRoot(new URL(import.meta.url))
 
+// S3's rules for a bucket name usable in both addressing styles: 3 to 63 lower-case letters, digits,
+// dots and hyphens, a letter or digit at each end.
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
+// Prefix segments: no empty ones (`a//b`), no `.`/`..`, nothing a store path could not hold.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+const PREFIX_SEGMENT = /^[^/\\\u0000-\u001f\u007f]+$/
+
+/**
+ * `s3://bucket/prefix` as a spec, or undefined: a valid bucket name, no credentials, query or
+ * fragment (a key in the URL would be logged with it), and a prefix of plain segments. The prefix
+ * always ends with `/`, so model `model` never matches the keys of `model-v2`.
+ */
+const s3Spec = (raw: string): StoreSpec | undefined => {
+  const rest = raw.slice('s3://'.length)
+  const slash = rest.indexOf('/')
+  const bucket = slash === -1 ? rest : rest.slice(0, slash)
+  const path = slash === -1 ? '' : rest.slice(slash + 1).replace(/\/$/, '')
+  if (!BUCKET.test(bucket) || bucket.includes('..') || /[?#]/.test(path)) return undefined
+  const segments = path === '' ? [] : path.split('/')
+  if (!segments.every((segment) => PREFIX_SEGMENT.test(segment) && segment !== '.' && segment !== '..')) return undefined
+  return { kind: 's3', bucket, prefix: segments.map((segment) => `${segment}/`).join('') }
+}
+
 /**
  * SVC_MODEL_STORE's value as a spec, or undefined when it is none of STORE_SPEC_FORMS. Unset or
  * empty is the shipped artifacts. A relative path is refused rather than resolved against a working
@@ -37,6 +62,7 @@ export const DEFAULT_STORE_ROOT: string = defaultStoreRoot(new URL(import.meta.u
 export const parseStoreSpec = (raw: string | undefined): StoreSpec | undefined => {
   if (raw === undefined || raw === '') return { kind: 'directory', root: DEFAULT_STORE_ROOT }
   if (isAbsolute(raw)) return raw.includes('\0') ? undefined : { kind: 'directory', root: normalize(raw) }
+  if (raw.startsWith('s3://')) return s3Spec(raw)
   const url = URL.canParse(raw) ? new URL(raw) : undefined
   if (url === undefined || url.search !== '' || url.hash !== '') return undefined
   try {

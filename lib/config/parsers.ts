@@ -83,6 +83,9 @@ export const listOf =
     return isValid ? (names as T[]) : expected(`a comma-separated list of ${values.join(', ')}, each at most once`)
   }
 
+/** An AWS region as SigV4 scopes it: `eu-west-1`, `us-gov-west-1`; MinIO and R2 take any such word. */
+export const awsRegion = pattern(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a region such as eu-west-1: lower-case letters, digits and "-"')
+
 export const httpUrl: Parser<URL> = (raw) => {
   const url = URL.canParse(raw) ? new URL(raw) : undefined
   return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') ? url : expected('an http:// or https:// URL')

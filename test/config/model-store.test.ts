@@ -28,10 +28,25 @@ const SPECS: ReadonlyArray<readonly [string | undefined, StoreSpec | undefined]>
   ['https://models.example/svc#top', undefined],
   ['ftp://models.example/', undefined],
   ['memory:', undefined],
-  ['s3://bucket/models', undefined],
+  ['s3://models-bk', { kind: 's3', bucket: 'models-bk', prefix: '' }],
+  ['s3://models-bk/', { kind: 's3', bucket: 'models-bk', prefix: '' }],
+  ['s3://models-bk/prod', { kind: 's3', bucket: 'models-bk', prefix: 'prod/' }],
+  ['s3://my.models.bk/prod/eu-1/', { kind: 's3', bucket: 'my.models.bk', prefix: 'prod/eu-1/' }],
+  ['s3://Models/x', undefined],
+  ['s3://ab', undefined],
+  ['s3://-models/x', undefined],
+  ['s3://my..models/x', undefined],
+  ['s3://models-bk/a//b', undefined],
+  ['s3://models-bk/a/../b', undefined],
+  ['s3://models-bk/./b', undefined],
+  ['s3://models-bk/a\\b', undefined],
+  ['s3://models-bk/a\u0001b', undefined],
+  ['s3://AKIA:secret@models-bk/x', undefined],
+  ['s3://models-bk/x?versionId=1', undefined],
+  ['s3://models-bk/x#y', undefined],
 ]
 
-t.test('parseStoreSpec takes a directory, a file URL or an http(s) base URL, and nothing else', async (t) => {
+t.test('parseStoreSpec takes a directory, a file URL, an http(s) base URL or an s3:// bucket and prefix, and nothing else', async (t) => {
   for (const [raw, expected] of SPECS) t.same(parseStoreSpec(raw), expected, JSON.stringify(raw))
   t.match(STORE_SPEC_FORMS, /absolute directory path.*file:\/\/\/path.*http\(s\):\/\//)
 })

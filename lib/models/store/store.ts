@@ -7,6 +7,8 @@
 // one without reading it. Writers (`svc push`, a rollout) change a file only with a condition on
 // what they last saw, so of two writers racing from one state exactly one lands.
 
+import type { S3Config } from '../../config/s3.js'
+
 export type StoreStat = Readonly<{
   size: number
   /** Last modification, ms since the epoch; 0 when the store cannot tell (an HTTP server without Last-Modified). */
@@ -54,6 +56,8 @@ export type StoreOptions = Readonly<{
   timeoutMs?: number
   /** Largest file `read` returns; larger ones are TOO_LARGE, never downloaded or buffered. DEFAULT_MAX_BYTES. */
   maxBytes?: number
+  /** How an s3:// store is reached (lib/config/s3.ts); required for one. */
+  s3?: S3Config
   /** Wall clock for the memory store's mtimes. */
   now?: () => number
 }>

@@ -1,0 +1,141 @@
+// Signed requests to one bucket, retried as S3 asks clients to: up to two more tries on a 5xx, a
+// SlowDown (S3's 503 for throttling), a 409 ConditionalRequestConflict or a reset connection, after a
+// jittered backoff (100–200 ms, then 200–400), so a pass that meets a blip still completes and a
+// fleet does not retry in step. A timeout is not retried: a slow server would make a pass three
+// timeouts long. An ExpiredToken asks the credentials for fresh ones, once. Every try is signed
+// anew, since a signature carries its time.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { describeError } from '../../../core/net/describe-error.js'
+import { StoreError } from '../error.js'
+import type { S3Endpoint } from './endpoint.js'
+import { ExchangeError, exchange, isReset, type Reply } from './exchange.js'
+import { s3Failure } from './failures.js'
+import { canonicalPath, canonicalQuery, createSigningKeys, EMPTY_SHA256, type SigV4Credentials, signRequest } from './sigv4.js'
+import { errorCodeOf } from './xml.js'
+import { createHash } from 'node:crypto'
+
+/** Where a request's credentials come from (s3/credentials.ts): static keys or an instance role. */
+export type CredentialSource = Readonly<{
+  /** Safe to log: `static keys`, `instance role svc-models`. Never a key. */
+  description: string
+  get(): Promise<SigV4Credentials>
+  /** Fresh credentials after the server called the current ones expired. */
+  refresh(): Promise<SigV4Credentials>
+}>
+
+export type S3Request = Readonly<{
+  method: 'GET' | 'HEAD' | 'PUT'
+  /** The object's key; undefined for the bucket itself (a listing). */
+  key: string | undefined
+  query?: ReadonlyArray<readonly [string, string]>
+  headers?: Readonly<Record<string, string>>
+  body?: Buffer
+  /** Largest body read from a success; an error's is read up to ERROR_BYTES. */
+  maxBytes: number
+  /** The request in words for a message: `GET s3://bucket/prefix/iris/manifest.json`. */
+  what: string
+}>
+
+export type S3ClientOptions = Readonly<{
+  endpoint: S3Endpoint
+  credentials: CredentialSource
+  timeoutMs: number
+  /** Retries after the first try; RETRIES unless a test says. */
+  retries?: number
+  /** The backoff before retry n (from 0), in ms; jittered doubling from 100 unless a test says. */
+  backoffMs?: (retry: number) => number
+  now?: () => number
+}>
+
+export type S3Client = Readonly<{
+  /** The reply, a success or an error the caller words (404, 412…); rejects with a StoreError on a fault or after retries. */
+  send(request: S3Request): Promise<Reply>
+  /** The StoreError for a reply the caller does not accept. */
+  failure(request: S3Request, reply: Reply): StoreError
+}>
+
+export const RETRIES = 2
+/** An error document is a few hundred bytes; more is not an error document. */
+const ERROR_BYTES = 64 * 1024
+
+const jittered = (retry: number): number => 100 * 2 ** retry * (1 + Math.random())
+
+const isRetried = (reply: Reply, code: string | undefined): boolean => reply.status >= 500 || code === 'SlowDown' || code === 'ConditionalRequestConflict'
+
+const isExpired = (code: string | undefined): boolean => code === 'ExpiredToken' || code === 'TokenRefreshRequired'
+
+const bodyCode = (reply: Reply): string | undefined => (reply.status >= 300 && reply.body.length > 0 ? errorCodeOf(reply.body.toString('utf8')) : undefined)
+
+export const createS3Client = ({ endpoint, credentials, timeoutMs, retries = RETRIES, backoffMs = jittered, now = Date.now }: S3ClientOptions): S3Client => {
+  const keys = createSigningKeys()
+  const context = (what: string) => ({ what, region: endpoint.region, credentials: credentials.description })
+
+  const failure = (request: S3Request, reply: Reply): StoreError => {
+    const region = reply.headers['x-amz-bucket-region']
+    return s3Failure(reply.status, bodyCode(reply), typeof region === 'string' ? region : undefined, context(request.what))
+  }
+
+  /** One signed try: the reply, or an ExchangeError. */
+  const attempt = async (request: S3Request, signed: SigV4Credentials): Promise<Reply> => {
+    const path = `${endpoint.base}${request.key ?? ''}`
+    const query = request.query ?? []
+    const payloadHash = request.body === undefined ? EMPTY_SHA256 : createHash('sha256').update(request.body).digest('hex')
+    const given = request.headers ?? {}
+    const auth = signRequest(
+      { method: request.method, host: endpoint.host, path, query, headers: given, payloadHash, credentials: signed, region: endpoint.region, service: 's3', time: new Date(now()) },
+      keys,
+    )
+    const search = canonicalQuery(query)
+    return exchange({
+      origin: endpoint.origin,
+      method: request.method,
+      target: `${canonicalPath(path, 's3')}${search === '' ? '' : `?${search}`}`,
+      headers: { ...given, host: endpoint.host, ...auth },
+      body: request.body,
+      timeoutMs,
+      // An error's body is read too, for its code; a success's up to the caller's cap.
+      maxBytes: Math.max(request.maxBytes, ERROR_BYTES),
+    })
+  }
+
+  const send = async (request: S3Request): Promise<Reply> => {
+    let signed = await credentials.get()
+    let hasRefreshed = false
+    for (let retry = 0; ; retry++) {
+      let reply: Reply
+      try {
+        reply = await attempt(request, signed)
+      } catch (error: unknown) {
+        const fault = (error as ExchangeError).fault
+        if (!(error instanceof ExchangeError)) throw error
+        if (fault.kind === 'tooLarge') {
+          throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
+        }
+        if (fault.kind === 'timeout') throw new StoreError('UPSTREAM_ERROR', `${request.what} timed out after ${timeoutMs} ms`)
+        if (isReset(fault) && retry < retries) {
+          await sleep(backoffMs(retry))
+          continue
+        }
+        const tries = retry + 1
+        throw new StoreError('UPSTREAM_ERROR', `${request.what} failed: ${describeError(fault.error)}${tries > 1 ? ` (${tries} tries)` : ''}`, { cause: fault.error })
+      }
+      const code = bodyCode(reply)
+      if (isExpired(code) && !hasRefreshed) {
+        hasRefreshed = true
+        signed = await credentials.refresh()
+        retry--
+        continue
+      }
+      if (isRetried(reply, code) && retry < retries) {
+        await sleep(backoffMs(retry))
+        continue
+      }
+      if (reply.status < 300 && reply.body.length > request.maxBytes) {
+        throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
+      }
+      return reply
+    }
+  }
+
+  return { send, failure }
+}
