@@ -2,7 +2,8 @@
 // file in $CREDENTIALS_DIRECTORY, readable only by the service's own user, which keeps it out of
 // what `systemctl show` and /proc/<pid>/environ expose; SVC_API_TOKENS_FILE names a token file
 // directly, SVC_FEEDBACK_SECRET_FILE (and _PREVIOUS_FILE) a secret's. A variable set explicitly wins
-// over a credential file; a variable and its *_FILE together are a mistake.
+// over a credential file; a variable and its *_FILE together are a mistake. The S3 model store's
+// keys become the variables every AWS tool reads (AWS_ACCESS_KEY_ID…), from svc-s3-* credentials.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { errorCode, errorMessage } from '../core/errors.js'
@@ -15,6 +16,9 @@ export const CREDENTIALS: Readonly<Record<string, string>> = {
   'svc-metrics-token': 'SVC_METRICS_TOKEN',
   'svc-feedback-secret': 'SVC_FEEDBACK_SECRET',
   'svc-feedback-secret-previous': 'SVC_FEEDBACK_SECRET_PREVIOUS',
+  'svc-s3-access-key-id': 'AWS_ACCESS_KEY_ID',
+  'svc-s3-secret-access-key': 'AWS_SECRET_ACCESS_KEY',
+  'svc-s3-session-token': 'AWS_SESSION_TOKEN',
 }
 
 /** `*_FILE` variable → the variable whose value the file holds. */
@@ -42,17 +46,30 @@ const secret = (variable: string, text: string): string => (variable === 'SVC_AP
 
 const isSet = (value: string | undefined): boolean => (value ?? '') !== ''
 
+/** What withCredentials returned → the variables it filled from files, for a description to say where a value came from. */
+const filledFromFiles = new WeakMap<Env, ReadonlySet<string>>()
+
+/**
+ * The variables `env` holds because withCredentials read them from a file (a credential or a
+ * *_FILE), not from the environment: the S3 store says "systemd credentials" rather than
+ * "environment" for its keys. Empty for an environment withCredentials did not return.
+ */
+export const fromFiles = (env: Env): ReadonlySet<string> => filledFromFiles.get(env) ?? new Set()
+
 /** The environment with each credential found filled in; a missing credential file is simply not there. */
 export const withCredentials = (env: Env, read: Read = (path) => readFileSync(path, 'utf8')): Env => {
   const files = Object.entries(SECRET_FILES).filter(([file]) => isSet(env[file]))
   const dir = env['CREDENTIALS_DIRECTORY']
   if (files.length === 0 && !isSet(dir)) return env
   const filled: Record<string, string | undefined> = { ...env }
+  const fromFile = new Set<string>()
+  filledFromFiles.set(filled, fromFile)
   for (const [file, variable] of files) {
     const path = env[file] as string
     if (isSet(env[variable])) throw new ConfigError([`${file}: set it or ${variable}, not both`])
     try {
       filled[variable] = secret(variable, read(path))
+      fromFile.add(variable)
     } catch (error: unknown) {
       throw new ConfigError([`${file}=${path}: ${errorMessage(error)}`])
     }
@@ -62,6 +79,7 @@ export const withCredentials = (env: Env, read: Read = (path) => readFileSync(pa
     if (isSet(filled[variable])) continue
     try {
       filled[variable] = secret(variable, read(join(dir as string, file)))
+      fromFile.add(variable)
     } catch (error: unknown) {
       if (errorCode(error) === 'ENOENT') continue
       throw new ConfigError([`credential ${file} in CREDENTIALS_DIRECTORY: ${errorMessage(error)}`])

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { ConfigError, readConfig } from '../../lib/config/config.js'
-import { tokenList, withCredentials } from '../../lib/config/credentials.js'
+import { fromFiles, tokenList, withCredentials } from '../../lib/config/credentials.js'
 
 t.test('without CREDENTIALS_DIRECTORY the environment is used as it is', async (t) => {
   const env = { SVC_CACHE_HOST: 'cache' }
@@ -84,4 +84,26 @@ t.test('the feedback secrets come from their variables, their *_FILE or their cr
   t.match(short.problems[1], /^SVC_FEEDBACK_MAX_AGE_S=0: /)
   const alone = t.throws(() => readConfig({ SVC_FEEDBACK_SECRET_PREVIOUS: 'previous-secret-0123456789' })) as ConfigError
   t.match(alone.problems, [/SVC_FEEDBACK_SECRET_PREVIOUS.*set SVC_FEEDBACK_SECRET too/])
+})
+
+t.test('the S3 keys come from their svc-s3-* credentials, an explicit variable winning, and are known to come from files', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-credentials-'))
+  await writeFile(join(dir, 'svc-s3-access-key-id'), 'AKIDFROMCREDENTIAL\n')
+  await writeFile(join(dir, 'svc-s3-secret-access-key'), 'secret/from+credential\r\n')
+  await writeFile(join(dir, 'svc-s3-session-token'), 'token-from-credential==\n')
+  const env = withCredentials({ CREDENTIALS_DIRECTORY: dir })
+  t.match(env, { AWS_ACCESS_KEY_ID: 'AKIDFROMCREDENTIAL', AWS_SECRET_ACCESS_KEY: 'secret/from+credential', AWS_SESSION_TOKEN: 'token-from-credential==' })
+  t.same([...fromFiles(env)].sort(), ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
+  const explicit = withCredentials({ CREDENTIALS_DIRECTORY: dir, AWS_ACCESS_KEY_ID: 'AKIDEXPLICIT', AWS_SECRET_ACCESS_KEY: 'explicit-secret' })
+  t.match(explicit, { AWS_ACCESS_KEY_ID: 'AKIDEXPLICIT', AWS_SECRET_ACCESS_KEY: 'explicit-secret', AWS_SESSION_TOKEN: 'token-from-credential==' })
+  t.same([...fromFiles(explicit)], ['AWS_SESSION_TOKEN'], 'only what a file filled in')
+})
+
+t.test('an environment withCredentials did not fill says nothing came from files', async (t) => {
+  const env = { AWS_ACCESS_KEY_ID: 'AKID' }
+  t.same([...fromFiles(withCredentials(env))], [], 'returned as it is')
+  t.same([...fromFiles(env)], [])
+  const file = join(await mkdtemp(join(tmpdir(), 'svc-credentials-')), 'secret')
+  await writeFile(file, 'file-secret-0123456789abcdef\n')
+  t.same([...fromFiles(withCredentials({ SVC_FEEDBACK_SECRET_FILE: file }))], ['SVC_FEEDBACK_SECRET'], 'a *_FILE counts as a file')
 })
