@@ -15,7 +15,8 @@ export type StoreSpec =
 
 /** What SVC_MODEL_STORE accepts, for a configuration error to name. */
 export const STORE_SPEC_FORMS =
-  'an absolute directory path, a file:///path URL, an http(s):// base URL without query or fragment, or s3://bucket/prefix (unset: the artifacts shipped with svc)'
+  'an absolute directory path, a file:///path URL, an http(s):// base URL without query or fragment, ' +
+  'or s3://bucket/prefix (unset: the artifacts shipped with svc)'
 
 /**
  * SVC_MODEL_MAX_BYTES's default: a model.json is kilobytes, a forest or a small network in ONNX a

@@ -39,6 +39,7 @@ t.test('defaults apply when nothing is set', async (t) => {
     maxStreams: 100,
     models: {
       store: { kind: 'directory', root: DEFAULT_STORE_ROOT },
+      s3: { endpoint: undefined, region: 'us-east-1', keys: undefined, imds: { isDisabled: false, endpoint: new URL('http://169.254.169.254') } },
       reloadIntervalS: 0,
       maxBatch: 1000,
       maxBytes: 16 * 1024 * 1024,

@@ -9,7 +9,10 @@ import { StoreError } from './error.js'
 import { openS3Store } from './s3/open.js'
 
 /** Builds the store a spec names, with the defaults for what `options` leaves out. */
-export const createStore = (spec: StoreSpec, { timeoutMs = DEFAULT_TIMEOUT_MS, maxBytes = DEFAULT_MAX_BYTES, now = Date.now, s3 }: StoreOptions = {}): Store => {
+export const createStore = (
+  spec: StoreSpec,
+  { timeoutMs = DEFAULT_TIMEOUT_MS, maxBytes = DEFAULT_MAX_BYTES, now = Date.now, s3 }: StoreOptions = {},
+): Store => {
   switch (spec.kind) {
     case 'directory':
       return createDirectoryStore(spec.root, { maxBytes })

@@ -7,7 +7,7 @@
 // one without reading it. Writers (`svc push`, a rollout) change a file only with a condition on
 // what they last saw, so of two writers racing from one state exactly one lands.
 
-import type { S3Config } from '../../config/s3.js'
+import type { S3Config } from '../../config/config.js'
 
 export type StoreStat = Readonly<{
   size: number

@@ -4,24 +4,16 @@
 // fleet does not retry in step. A timeout is not retried: a slow server would make a pass three
 // timeouts long. An ExpiredToken asks the credentials for fresh ones, once. Every try is signed
 // anew, since a signature carries its time.
+import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describeError } from '../../../core/net/describe-error.js'
 import { StoreError } from '../error.js'
 import type { S3Endpoint } from './endpoint.js'
 import { ExchangeError, exchange, isReset, type Reply } from './exchange.js'
 import { s3Failure } from './failures.js'
-import { canonicalPath, canonicalQuery, createSigningKeys, EMPTY_SHA256, type SigV4Credentials, signRequest } from './sigv4.js'
+import type { CredentialSource } from './credentials.js'
+import { canonicalPath, canonicalQuery, createSigningKeys, EMPTY_SHA256, type SigningKeys, type SigV4Credentials, signRequest } from './sigv4.js'
 import { errorCodeOf } from './xml.js'
-import { createHash } from 'node:crypto'
-
-/** Where a request's credentials come from (s3/credentials.ts): static keys or an instance role. */
-export type CredentialSource = Readonly<{
-  /** Safe to log: `static keys`, `instance role svc-models`. Never a key. */
-  description: string
-  get(): Promise<SigV4Credentials>
-  /** Fresh credentials after the server called the current ones expired. */
-  refresh(): Promise<SigV4Credentials>
-}>
 
 export type S3Request = Readonly<{
   method: 'GET' | 'HEAD' | 'PUT'
@@ -66,36 +58,50 @@ const isExpired = (code: string | undefined): boolean => code === 'ExpiredToken'
 
 const bodyCode = (reply: Reply): string | undefined => (reply.status >= 300 && reply.body.length > 0 ? errorCodeOf(reply.body.toString('utf8')) : undefined)
 
+/** What every try of a client signs with and is bound by. */
+type Signing = Readonly<{ endpoint: S3Endpoint; keys: SigningKeys; timeoutMs: number; now: () => number }>
+
+/** One signed try: the reply, or an ExchangeError. */
+const attempt = async ({ endpoint, keys, timeoutMs, now }: Signing, request: S3Request, signed: SigV4Credentials): Promise<Reply> => {
+  const path = `${endpoint.base}${request.key ?? ''}`
+  const query = request.query ?? []
+  const payloadHash = request.body === undefined ? EMPTY_SHA256 : createHash('sha256').update(request.body).digest('hex')
+  const given = request.headers ?? {}
+  const auth = signRequest(
+    {
+      method: request.method,
+      host: endpoint.host,
+      path,
+      query,
+      headers: given,
+      payloadHash,
+      credentials: signed,
+      region: endpoint.region,
+      service: 's3',
+      time: new Date(now()),
+    },
+    keys,
+  )
+  const search = canonicalQuery(query)
+  return exchange({
+    origin: endpoint.origin,
+    method: request.method,
+    target: `${canonicalPath(path, 's3')}${search === '' ? '' : `?${search}`}`,
+    headers: { ...given, host: endpoint.host, ...auth },
+    body: request.body,
+    timeoutMs,
+    // An error's body is read too, for its code; a success's up to the caller's cap.
+    maxBytes: Math.max(request.maxBytes, ERROR_BYTES),
+  })
+}
+
 export const createS3Client = ({ endpoint, credentials, timeoutMs, retries = RETRIES, backoffMs = jittered, now = Date.now }: S3ClientOptions): S3Client => {
-  const keys = createSigningKeys()
-  const context = (what: string) => ({ what, region: endpoint.region, credentials: credentials.description })
+  const signing: Signing = { endpoint, keys: createSigningKeys(), timeoutMs, now }
+  const context = (what: string) => ({ what, region: endpoint.region, credentials: credentials.describe })
 
   const failure = (request: S3Request, reply: Reply): StoreError => {
     const region = reply.headers['x-amz-bucket-region']
     return s3Failure(reply.status, bodyCode(reply), typeof region === 'string' ? region : undefined, context(request.what))
-  }
-
-  /** One signed try: the reply, or an ExchangeError. */
-  const attempt = async (request: S3Request, signed: SigV4Credentials): Promise<Reply> => {
-    const path = `${endpoint.base}${request.key ?? ''}`
-    const query = request.query ?? []
-    const payloadHash = request.body === undefined ? EMPTY_SHA256 : createHash('sha256').update(request.body).digest('hex')
-    const given = request.headers ?? {}
-    const auth = signRequest(
-      { method: request.method, host: endpoint.host, path, query, headers: given, payloadHash, credentials: signed, region: endpoint.region, service: 's3', time: new Date(now()) },
-      keys,
-    )
-    const search = canonicalQuery(query)
-    return exchange({
-      origin: endpoint.origin,
-      method: request.method,
-      target: `${canonicalPath(path, 's3')}${search === '' ? '' : `?${search}`}`,
-      headers: { ...given, host: endpoint.host, ...auth },
-      body: request.body,
-      timeoutMs,
-      // An error's body is read too, for its code; a success's up to the caller's cap.
-      maxBytes: Math.max(request.maxBytes, ERROR_BYTES),
-    })
   }
 
   const send = async (request: S3Request): Promise<Reply> => {
@@ -104,7 +110,7 @@ export const createS3Client = ({ endpoint, credentials, timeoutMs, retries = RET
     for (let retry = 0; ; retry++) {
       let reply: Reply
       try {
-        reply = await attempt(request, signed)
+        reply = await attempt(signing, request, signed)
       } catch (error: unknown) {
         const fault = (error as ExchangeError).fault
         if (!(error instanceof ExchangeError)) throw error
@@ -117,12 +123,14 @@ export const createS3Client = ({ endpoint, credentials, timeoutMs, retries = RET
           continue
         }
         const tries = retry + 1
-        throw new StoreError('UPSTREAM_ERROR', `${request.what} failed: ${describeError(fault.error)}${tries > 1 ? ` (${tries} tries)` : ''}`, { cause: fault.error })
+        throw new StoreError('UPSTREAM_ERROR', `${request.what} failed: ${describeError(fault.error)}${tries > 1 ? ` (${tries} tries)` : ''}`, {
+          cause: fault.error,
+        })
       }
       const code = bodyCode(reply)
       if (isExpired(code) && !hasRefreshed) {
         hasRefreshed = true
-        signed = await credentials.refresh()
+        signed = await credentials.refresh(signed)
         retry--
         continue
       }

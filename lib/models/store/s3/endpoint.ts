@@ -3,7 +3,7 @@
 // bucket. AWS is addressed virtual-hosted, `<bucket>.s3.<region>.amazonaws.com/<key>`, as AWS
 // prefers, except for a bucket with a dot in its name: its host would not match the wildcard TLS
 // certificate, so it goes path-style to `s3.<region>.amazonaws.com`.
-import type { S3Config } from '../../../config/s3.js'
+import type { S3Config } from '../../../config/config.js'
 
 export type S3Endpoint = Readonly<{
   /** The scheme, host and port requests go to. */

@@ -34,7 +34,8 @@ export class ExchangeError extends Error {
 /** Errors of a connection the peer closed or reset: worth one more try, as S3's own SDKs judge. */
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET'])
 
-export const isReset = (fault: ExchangeFault): boolean => fault.kind === 'network' && (RESETS.has(errorCode(fault.error) ?? '') || String(fault.error).includes('socket hang up'))
+export const isReset = (fault: ExchangeFault): boolean =>
+  fault.kind === 'network' && (RESETS.has(errorCode(fault.error) ?? '') || String(fault.error).includes('socket hang up'))
 
 // One agent per scheme for the process: 16 sockets, the registry's MODELS_AT_ONCE.
 const AGENTS = { 'http:': new HttpAgent({ keepAlive: true, maxSockets: 16 }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets: 16 }) } as const

@@ -1,6 +1,6 @@
 // The s3:// store SVC_MODEL_STORE names, built from the S3 settings (lib/config/s3.ts): its
 // endpoint, its credentials and its client.
-import type { S3Config } from '../../../config/s3.js'
+import type { S3Config } from '../../../config/config.js'
 import type { Store } from '../store.js'
 import { createS3Client } from './client.js'
 import { createCredentialSource } from './credentials.js'
@@ -9,7 +9,18 @@ import { createS3Store } from './store.js'
 
 export type S3StoreSpec = Readonly<{ bucket: string; prefix: string }>
 
-export const openS3Store = ({ bucket, prefix }: S3StoreSpec, s3: S3Config, { timeoutMs, maxBytes }: Readonly<{ timeoutMs: number; maxBytes: number }>): Store => {
-  const client = createS3Client({ endpoint: s3Endpoint(bucket, s3), credentials: createCredentialSource(s3), timeoutMs })
+export const openS3Store = (
+  { bucket, prefix }: S3StoreSpec,
+  s3: S3Config,
+  { timeoutMs, maxBytes }: Readonly<{ timeoutMs: number; maxBytes: number }>,
+): Store => {
+  const client = createS3Client({
+    endpoint: s3Endpoint(bucket, s3),
+    credentials: createCredentialSource({
+      ...s3.keys,
+      imds: { disabled: s3.imds.isDisabled, endpoint: s3.imds.endpoint },
+    }),
+    timeoutMs,
+  })
   return createS3Store({ bucket, prefix, client, maxBytes })
 }

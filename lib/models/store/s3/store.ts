@@ -34,35 +34,35 @@ const statOf = (etag: string | undefined, size: number, lastModified: string | u
 
 const header = (value: string | string[] | undefined): string | undefined => (typeof value === 'string' ? value : undefined)
 
+/** Every object under the prefix, every page read. */
+const listAll = async (client: S3Client, prefix: string, description: string): Promise<ListedObject[]> => {
+  const objects: ListedObject[] = []
+  let token: string | undefined
+  do {
+    const query: Array<readonly [string, string]> = [
+      ['list-type', '2'],
+      ['max-keys', String(PAGE_KEYS)],
+      ['prefix', prefix],
+    ]
+    if (token !== undefined) query.push(['continuation-token', token])
+    const request = { method: 'GET', key: undefined, query, maxBytes: LISTING_BYTES, what: `ListObjectsV2 ${description}` } as const
+    const reply = await client.send(request)
+    if (reply.status !== 200) throw client.failure(request, reply)
+    const page = parseListPage(reply.body.toString('utf8'), request.what)
+    objects.push(...page.objects)
+    token = page.nextToken
+  } while (token !== undefined)
+  return objects
+}
+
 export const createS3Store = ({ bucket, prefix, client, maxBytes }: S3StoreOptions): Store => {
   const description = `s3://${bucket}/${prefix}`
   const keyOf = (path: string): string => `${prefix}${checkPath(path).join('/')}`
 
-  /** Every object under the prefix, every page read. */
-  const listAll = async (): Promise<ListedObject[]> => {
-    const objects: ListedObject[] = []
-    let token: string | undefined
-    do {
-      const query: Array<readonly [string, string]> = [
-        ['list-type', '2'],
-        ['max-keys', String(PAGE_KEYS)],
-        ['prefix', prefix],
-      ]
-      if (token !== undefined) query.push(['continuation-token', token])
-      const request = { method: 'GET', key: undefined, query, maxBytes: LISTING_BYTES, what: `ListObjectsV2 ${description}` } as const
-      const reply = await client.send(request)
-      if (reply.status !== 200) throw client.failure(request, reply)
-      const page = parseListPage(reply.body.toString('utf8'), request.what)
-      objects.push(...page.objects)
-      token = page.nextToken
-    } while (token !== undefined)
-    return objects
-  }
-
   const scan = async (): Promise<StoreScan> => {
     const stats = new Map<string, StoreStat>()
     const models: string[] = []
-    for (const { key, etag, size, mtimeMs } of await listAll()) {
+    for (const { key, etag, size, mtimeMs } of await listAll(client, prefix, description)) {
       const path = key.slice(prefix.length)
       const segments = path.split('/')
       // Keys no store path can name (`a//b`, a folder marker ending in `/`) are not artifacts.

@@ -32,7 +32,7 @@ t.test('each named code gets its store code and advice', async (t) => {
   }
 })
 
-t.test("a bucket in another region says which, from x-amz-bucket-region, whatever the code", async (t) => {
+t.test('a bucket in another region says which, from x-amz-bucket-region, whatever the code', async (t) => {
   t.match(s3Failure(301, 'PermanentRedirect', 'us-west-2', context), {
     code: 'UNREADABLE',
     message: `${context.what} failed (PermanentRedirect): the bucket is in region us-west-2, not eu-west-1: set AWS_REGION=us-west-2`,

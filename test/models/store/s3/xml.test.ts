@@ -20,7 +20,10 @@ t.test('elementText reads the first element, or undefined', async (t) => {
 })
 
 t.test('a page: each object with its quoted ETag, size and time; the token only when truncated', async (t) => {
-  const listed = parseListPage(page(object('prod/iris/manifest.json') + object('prod/iris/1/model.json', '"abc"', '1234', 'bad date')), 'ListObjectsV2 s3://models-bk/prod/')
+  const listed = parseListPage(
+    page(object('prod/iris/manifest.json') + object('prod/iris/1/model.json', '"abc"', '1234', 'bad date')),
+    'ListObjectsV2 s3://models-bk/prod/',
+  )
   t.same(listed, {
     objects: [
       { key: 'prod/iris/manifest.json', etag: '"5d41402abc4b2a76b9719d911017c592"', size: 5, mtimeMs: Date.parse('2026-12-07T18:35:36.000Z') },
@@ -28,21 +31,31 @@ t.test('a page: each object with its quoted ETag, size and time; the token only 
     ],
     nextToken: undefined,
   })
-  t.same(parseListPage(page('', '<IsTruncated>true</IsTruncated><NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>'), 'x').nextToken, '1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=')
+  t.same(
+    parseListPage(page('', '<IsTruncated>true</IsTruncated><NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>'), 'x')
+      .nextToken,
+    '1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=',
+  )
   t.same(parseListPage(page(object('a&amp;b.json')), 'x').objects[0]?.key, 'a&b.json')
   t.same(parseListPage(page(''), 'x'), { objects: [], nextToken: undefined })
 })
 
 t.test('what is not a listing is UPSTREAM_ERROR naming the request', async (t) => {
   const what = 'ListObjectsV2 s3://models-bk/prod/'
-  t.throws(() => parseListPage('<html>proxy error</html>', what), { code: 'UPSTREAM_ERROR', message: `${what} answered a listing that cannot be read: no ListBucketResult` })
+  t.throws(() => parseListPage('<html>proxy error</html>', what), {
+    code: 'UPSTREAM_ERROR',
+    message: `${what} answered a listing that cannot be read: no ListBucketResult`,
+  })
   t.throws(() => parseListPage(page('<Contents><Key>k</Key></Contents>'), what), { message: /an object without its Key, ETag or Size/ })
   t.throws(() => parseListPage(page(object('k', '"e"', '-1')), what), { message: /without its Key, ETag or Size/ })
   t.throws(() => parseListPage(page('', '<IsTruncated>true</IsTruncated>'), what), { message: /IsTruncated without a NextContinuationToken/ })
 })
 
 t.test("errorCodeOf reads an Error document's Code, and nothing else", async (t) => {
-  t.equal(errorCodeOf('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'), 'SlowDown')
+  t.equal(
+    errorCodeOf('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'),
+    'SlowDown',
+  )
   t.equal(errorCodeOf('<ListBucketResult><Code>x</Code></ListBucketResult>'), undefined)
   t.equal(errorCodeOf('<Error><Message>no code</Message></Error>'), undefined)
 })

@@ -2,7 +2,7 @@
 // instance metadata service's switch and address.
 import t from 'tap'
 import { ConfigError, readConfig } from '../../lib/config/config.js'
-import { DEFAULT_ENDPOINT_REGION, readS3Config } from '../../lib/config/s3.js'
+import { DEFAULT_ENDPOINT_REGION, readS3Config } from '../../lib/config/config.js'
 
 const s3Store = { kind: 's3', bucket: 'models-bk', prefix: 'prod/' } as const
 const directory = { kind: 'directory', root: '/srv/models' } as const
@@ -33,14 +33,18 @@ t.test('keys come together, a session token with them', async (t) => {
   t.throws(() => readS3Config({ AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE' }, s3Store), {
     message: /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both or neither/,
   })
-  const error = t.throws(() => readS3Config({ AWS_REGION: 'eu-west-1', AWS_SECRET_ACCESS_KEY: 'hunter2-secret', AWS_SESSION_TOKEN: 'token-xyz' }, s3Store)) as unknown
+  const error = t.throws(() =>
+    readS3Config({ AWS_REGION: 'eu-west-1', AWS_SECRET_ACCESS_KEY: 'hunter2-secret', AWS_SESSION_TOKEN: 'token-xyz' }, s3Store),
+  ) as unknown
   t.ok(error instanceof ConfigError)
   t.match(String(error), /AWS_SESSION_TOKEN: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY too/)
   t.notMatch(String(error), /hunter2-secret|token-xyz/, 'no secret in the problem')
 })
 
 t.test('an s3:// store needs a region or an endpoint; another store does not', async (t) => {
-  t.throws(() => readS3Config({}, s3Store), { message: /SVC_MODEL_STORE=s3:\/\/models-bk\/prod\/: set AWS_REGION to the bucket's region \(AWS\), or SVC_S3_ENDPOINT/ })
+  t.throws(() => readS3Config({}, s3Store), {
+    message: /SVC_MODEL_STORE=s3:\/\/models-bk\/prod\/: set AWS_REGION to the bucket's region \(AWS\), or SVC_S3_ENDPOINT/,
+  })
   t.equal(readS3Config({}, directory).region, DEFAULT_ENDPOINT_REGION)
   t.throws(() => readS3Config({ AWS_REGION: 'EU West' }, s3Store), { message: /AWS_REGION=EU West: expected a region such as eu-west-1/ })
 })
@@ -57,4 +61,13 @@ t.test('readConfig reads them into models.s3', async (t) => {
   t.same(config.models.store, s3Store)
   t.equal(config.models.s3.endpoint?.href, 'http://127.0.0.1:9000/')
   t.throws(() => readConfig({ SVC_MODEL_STORE: 's3://models-bk/prod' }), { message: /set AWS_REGION/ })
+})
+
+t.test('the metadata endpoint is plain http at a root', async (t) => {
+  t.throws(() => readS3Config({ AWS_REGION: 'x', AWS_EC2_METADATA_SERVICE_ENDPOINT: 'https://169.254.169.254' }, s3Store), {
+    message: /AWS_EC2_METADATA_SERVICE_ENDPOINT=https:\/\/169\.254\.169\.254: expected http:\/\/host or http:\/\/host:port/,
+  })
+  t.throws(() => readS3Config({ AWS_REGION: 'x', AWS_EC2_METADATA_SERVICE_ENDPOINT: 'http://127.0.0.1:1338/latest' }, s3Store), {
+    message: /expected http:\/\/host/,
+  })
 })
