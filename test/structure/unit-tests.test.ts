@@ -13,6 +13,7 @@ import { UNTAPPED_ENV } from '../fixtures/spawn.js'
 const OUTSIDE: Readonly<Record<string, string>> = {
   'test/fixtures/tools.ts': "one of Debian's tools (findTool)",
   'test/fixtures/onnx-graphs.ts': 'python3-onnx',
+  'test/fixtures/s3/moto.ts': "PATH's python3 with moto[server] and boto3",
 }
 /** A call that starts svc in a child process (test/fixtures/spawn.ts). */
 const SPAWNS = /\bspawn(?:Ts|Built|Program)\(/

@@ -11,7 +11,7 @@
 //   bytes changed on the way.
 // Failures, retries and the credentials' refresh are the client's (./client.ts); messages name the
 // bucket and key, never a credential.
-import { StoreError } from '../error.js'
+import { preconditionFailure, StoreError } from '../error.js'
 import { checkPath, isSegment } from '../path.js'
 import type { Store, StoreScan, StoreStat, WriteCondition } from '../store.js'
 import type { S3Client } from './client.js'
@@ -106,8 +106,13 @@ export const createS3Store = ({ bucket, prefix, client, maxBytes }: S3StoreOptio
       what: `PUT ${description}${path}`,
     } as const
     const reply = await client.send(request)
-    if (reply.status !== 200) throw client.failure(request, reply)
-    return statOf(header(reply.headers.etag), bytes.length, header(reply.headers.date), request.what)
+    if (reply.status === 200) return statOf(header(reply.headers.etag), bytes.length, header(reply.headers.date), request.what)
+    const failure = client.failure(request, reply)
+    // S3 answers If-Match on a key that is gone with 404 NoSuchKey: the condition does not hold.
+    const isGone = failure.code === 'NOT_FOUND' && 'ifMatch' in condition
+    if (!isGone && failure.code !== 'PRECONDITION_FAILED') throw failure
+    const why = isGone || !('ifMatch' in condition) ? preconditionFailure(condition, undefined) : `changed since its etag was ${condition.ifMatch}`
+    throw new StoreError('PRECONDITION_FAILED', `${description}${path} ${why}`, { cause: failure })
   }
 
   return {
