@@ -42,6 +42,8 @@
 // Scale (scale.ts): stores of 1, 10, 100 and 500 iris copies, each size a service of its own: the
 // samples and time of a scrape, the stall it causes, RSS, a drift check, and p99.9 under scrapes.
 //
+// The S3 store (s3-store.ts): an unchanged reload pass over 500 models, its requests and wall time.
+//
 // Heavy models (heavy.ts), named by BENCH_ONLY only: a 34 MB MLP and 300 trees of depth 8, the runtime
 // alone and the CLI at 1, 16 and 64 connections, /health and the event loop's delay under load.
 //
@@ -68,6 +70,7 @@ import { CANARY_PERCENT, createRolloutStores, SHADOW_PERCENT } from './rollout-s
 import { measureReducer, REDUCER_NAME, reducerReport } from './memory-reducer.js'
 import { measureScale, SCALE_SIZES, scaleName, scaleReport } from './scale.js'
 import { HEAVY_MODELS, heavyName, heavyReport, measureHeavy } from './heavy.js'
+import { measureS3Pass, S3_PASS_NAME, s3PassReport } from './s3-store.js'
 
 // Runs compiled, from dist/test/bench/, like every server it starts: no loader in any process.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -791,6 +794,12 @@ if (scaleSizes.length > 0) {
   }
   process.stdout.write(scaleReport(results))
   if (results.some((r) => r.loadErrors > 0)) process.exitCode = 1
+}
+// An unchanged reload pass over 500 models on the S3 store (s3-store.ts): its requests and wall time.
+if (only === undefined || only.test(S3_PASS_NAME)) {
+  const cost = await measureS3Pass(ROOT)
+  process.stdout.write(s3PassReport(cost))
+  if (cost.requests > cost.requestBound) process.exitCode = 1
 }
 // The payload log draining a backlog of 100-row events (payload.ts), only when BENCH_ONLY names it.
 if (only?.test(BACKLOG_NAME) === true) {
