@@ -40,6 +40,7 @@ const STORE_REASONS: Readonly<Record<StoreErrorCode, string>> = {
   INVALID_INDEX: 'the model store index is invalid',
   PRECONDITION_FAILED: 'changed in the model store while it was written',
   READ_ONLY: 'the model store is read-only',
+  LOCKED: 'is locked by a writer of the model store',
   CHECKSUM_MISMATCH: 'does not match the checksum recorded when it was pushed',
 }
 

@@ -3,16 +3,20 @@
 // inside the store may point within it (`iris/current -> 2`), never out of it (`iris -> /etc`).
 // The root is resolved on every call, so a root that is itself a link swapped on deploy
 // (`/srv/models/current -> releases/42`) is followed. This guards against mistakes, not against
-// someone who can write to the store and so can already replace the models themselves.
+// someone who can write to the store and so can already replace the models themselves. Writes,
+// under a lock per file: directory-write.ts.
+import type { BigIntStats } from 'node:fs'
 import { readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { errorCode } from '../../core/errors.js'
 import { describeError } from '../../core/net/describe-error.js'
+import { createDirectoryWrite } from './directory-write.js'
+import type { LockOptions } from './directory-lock.js'
 import { StoreError, storeErrorOf } from './error.js'
 import { checkPath, isSegment } from './path.js'
 import type { Store, StoreStat } from './store.js'
 
-export type DirectoryStoreOptions = Readonly<{ maxBytes: number }>
+export type DirectoryStoreOptions = Readonly<{ maxBytes: number; lock?: LockOptions }>
 
 /**
  * ETag: inode, mtime in nanoseconds and size, in the spirit of nginx's mtime-size. One stat call
@@ -23,12 +27,14 @@ export type DirectoryStoreOptions = Readonly<{ maxBytes: number }>
 const etagOf = (info: { ino: bigint; mtimeNs: bigint; size: bigint }): string =>
   `"${info.ino.toString(16)}-${info.mtimeNs.toString(16)}-${info.size.toString(16)}"`
 
+const storeStatOf = (info: BigIntStats): StoreStat => ({ size: Number(info.size), mtimeMs: Number(info.mtimeMs), etag: etagOf(info) })
+
 const isMissing = (error: unknown): boolean => {
   const code = errorCode(error)
   return code === 'ENOENT' || code === 'ENOTDIR'
 }
 
-export const createDirectoryStore = (root: string, { maxBytes }: DirectoryStoreOptions): Store => {
+export const createDirectoryStore = (root: string, { maxBytes, lock = {} }: DirectoryStoreOptions): Store => {
   /** Runs the file system calls for `path`, turning whatever they throw into a StoreError. */
   const guarded = async <T>(path: string, work: () => Promise<T>): Promise<T> => {
     try {
@@ -56,7 +62,7 @@ export const createDirectoryStore = (root: string, { maxBytes }: DirectoryStoreO
   const statOf = (path: string): Promise<StoreStat> =>
     guarded(path, async () => {
       const { info } = await locate(path)
-      return { size: Number(info.size), mtimeMs: Number(info.mtimeMs), etag: etagOf(info) }
+      return storeStatOf(info)
     })
 
   /** A model is a directory entry with a manifest.json (a link to one inside the store counts). */
@@ -87,8 +93,6 @@ export const createDirectoryStore = (root: string, { maxBytes }: DirectoryStoreO
         return readFile(file)
       }),
     stat: statOf,
-    write: async () => {
-      throw new StoreError('READ_ONLY', 'not yet')
-    },
+    write: createDirectoryWrite(root, { statOf: storeStatOf, lock }),
   }
 }

@@ -20,6 +20,8 @@ export const STORE_ERROR_CODES = [
   'PRECONDITION_FAILED',
   /** The store cannot write (the HTTP store): publish to the bucket or directory the server serves. */
   'READ_ONLY',
+  /** The directory store's file lock: another writer holds it, or this write's ran out or was broken before it committed; nothing written. */
+  'LOCKED',
   /** A file's bytes are not those its version's checksums.json recorded at push. */
   'CHECKSUM_MISMATCH',
 ] as const
