@@ -3,6 +3,7 @@ import t from 'tap'
 import { readS3Config } from '../../../../lib/config/config.js'
 import { parseStoreSpec, type StoreSpec } from '../../../../lib/config/model-store.js'
 import { createStore } from '../../../../lib/models/store/open.js'
+import { openS3Store } from '../../../../lib/models/store/s3/open.js'
 import { STAND_IN_CREDENTIALS, startStandIn } from '../../../fixtures/s3/stand-in.js'
 
 t.test('createStore opens an s3:// store through its endpoint, with the keys of the settings', async (t) => {
@@ -16,6 +17,7 @@ t.test('createStore opens an s3:// store through its endpoint, with the keys of 
   const store = createStore(spec, { s3 })
   t.equal(store.description, 's3://models-bk/prod/')
   t.same(await store.list(), ['iris'])
+  t.same(await openS3Store({ bucket: 'models-bk', prefix: '' }, s3, { timeoutMs: 1000, maxBytes: 10 }).list(), [], 'another prefix')
 })
 
 t.test('without keys or an instance role, the store says what to set', async (t) => {
