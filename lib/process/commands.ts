@@ -7,6 +7,7 @@
 import { runLoadgenCommand } from '../tools/loadgen/command.js'
 import { LOADGEN_USAGE } from '../tools/loadgen/loadgen.js'
 import { PROFILE_USAGE, runProfileCommand } from '../tools/profile/command.js'
+import { PUSH_USAGE, runPushCommand } from '../tools/push/command.js'
 import { runSignCommand, SIGN_USAGE } from '../tools/sign/command.js'
 import type { Env } from '../config/config.js'
 import { nearest } from '../config/nearest.js'
@@ -91,6 +92,13 @@ export const COMMANDS: readonly Command[] = [
     run: runLoadgenCommand,
   },
   { name: 'profile', args: '--input FILE', help: "the drift reference profile of a model's training rows", usage: PROFILE_USAGE, run: runProfileCommand },
+  {
+    name: 'push',
+    args: 'DIR --model NAME',
+    help: "upload a model version's files to a model store and list it in its manifest",
+    usage: PUSH_USAGE,
+    run: runPushCommand,
+  },
   { name: 'sign', args: 'FILE…', help: 'write the sha256 into model artifacts edited by hand; --check verifies only', usage: SIGN_USAGE, run: runSignCommand },
   {
     name: 'help',

@@ -16,16 +16,17 @@ t.test('USAGE opens with how svc serves and runs a command, and closes with the 
 
 t.test('every command on one line, with what it needs, before the options', async (t) => {
   const from = lines.indexOf("Commands (svc help COMMAND, or svc COMMAND --help, for a command's options):")
-  t.same(lines.slice(from + 1, from + 6), [
+  t.same(lines.slice(from + 1, from + 7), [
     '  loadgen --model NAME    prediction traffic for a running svc: real rows replayed, optionally shifted',
     "  profile --input FILE    the drift reference profile of a model's training rows",
+    "  push DIR --model NAME   upload a model version's files to a model store and list it in its manifest",
     '  sign FILE…              write the sha256 into model artifacts edited by hand; --check verifies only',
     "  help [COMMAND]          print this help, or a command's, and exit",
     '',
   ])
   t.same(
     COMMANDS.map(({ name }) => name),
-    ['loadgen', 'profile', 'sign', 'help'],
+    ['loadgen', 'profile', 'push', 'sign', 'help'],
   )
   t.ok(from > 0 && from < lines.indexOf('Options (each overrides the environment variable in brackets):'))
 })

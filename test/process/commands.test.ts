@@ -6,6 +6,7 @@ import { COMMANDS, runSvc, SERVE, USAGE } from '../../lib/process/commands.js'
 import { VERSION } from '../../lib/config/version.js'
 import { LOADGEN_USAGE } from '../../lib/tools/loadgen/loadgen.js'
 import { PROFILE_USAGE } from '../../lib/tools/profile/command.js'
+import { PUSH_USAGE } from '../../lib/tools/push/command.js'
 import { SIGN_USAGE } from '../../lib/tools/sign/command.js'
 import { closedPort } from '../fixtures/tcp.js'
 
@@ -31,6 +32,7 @@ t.test('each command is found by its name, and svc help NAME prints what svc NAM
     [
       ['loadgen', LOADGEN_USAGE],
       ['profile', PROFILE_USAGE],
+      ['push', PUSH_USAGE],
       ['sign', SIGN_USAGE],
       ['help', USAGE],
     ],
@@ -57,7 +59,12 @@ t.test('svc loadgen reports its failures as exit statuses: 2 for the command lin
   t.same(await svc('loadgen', '--model', 'iris', '--url', url), { code: 1, stdout: '', stderr: 'svc loadgen: fetch failed\n' })
 })
 
-t.test('svc profile and svc sign report theirs the same way', async (t) => {
+t.test('svc profile, svc push and svc sign report theirs the same way', async (t) => {
   t.same(await svc('profile'), { code: 2, stdout: '', stderr: 'svc profile: --input is required\nsvc profile --help lists the options.\n' })
+  t.same(await svc('push'), {
+    code: 2,
+    stdout: '',
+    stderr: "svc push: name the version's directory: svc push DIR --model NAME --version V\nsvc push --help lists the options.\n",
+  })
   t.same(await svc('sign'), { code: 2, stdout: '', stderr: 'svc sign: name at least one model.json to sign\nsvc sign --help lists the options.\n' })
 })
