@@ -1,12 +1,16 @@
 // SVC_MODEL_STORE=s3://…, the service running: two instances on one moto bucket see a manifest
-// change at their next pass, a listing past 1 000 keys is read whole, and against the tests' own
+// change at their next pass and a version `svc push` adds while they poll (boto3 reading what it wrote), a listing past 1 000 keys is read whole, and against the tests' own
 // S3 stand-in every store fault (down, slow, SlowDown, a wrong secret, a clock 20 minutes off) is
 // logged by name while the models already served keep serving.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { readS3Config } from '../../lib/config/config.js'
 import { parseStoreSpec, type StoreSpec } from '../../lib/config/model-store.js'
 import { createStore } from '../../lib/models/store/open.js'
 import type { Store } from '../../lib/models/store/store.js'
+import { runPushCommand } from '../../lib/tools/push/command.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { rebuilt } from '../fixtures/model-registry.js'
 import { artifactBytes } from '../fixtures/models.js'
@@ -116,4 +120,48 @@ t.test('each store fault is logged by name, and iris keeps serving version 1', a
   await running.app.models.reload()
   t.match(failures().at(-1), { detail: /failed: connection refused/ }, 'the server down')
   t.equal(await servedVersion(running), '1')
+})
+
+t.test('svc push to moto while two instances poll: both load the new version, and boto3 reads what it wrote', async (t) => {
+  const moto = await startMoto(t, { bucket: 'models-bk' })
+  if (moto === undefined) return
+  const server = { endpoint: moto.endpoint, ...moto.credentials }
+  await seedIris(publisher(server))
+  const env = envFor(server, { SVC_MODEL_RELOAD_INTERVAL_S: '1' })
+  const fleet = [await startApp(t, env), await startApp(t, env)]
+  for (const running of fleet) running.app.models.start()
+
+  const dir = await mkdtemp(join(tmpdir(), 'svc-push-s3-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  // Version 2 as edited by hand: unsigned, as `svc push` signs it.
+  const edited = JSON.parse(rebuilt('iris', '2', 3)) as Record<string, unknown>
+  delete edited['sha256']
+  await writeFile(join(dir, 'model.json'), JSON.stringify(edited))
+  let output = ''
+  const code = await runPushCommand([dir, '--model', 'iris', '--version', '2'], {
+    env,
+    stdout: (text) => void (output += text),
+    stderr: (text) => void (output += text),
+  })
+  t.equal(code, 0, output)
+  for (const running of fleet) {
+    await until(async () => (await predictIris(running.base, { id: 'x', version: '2' })).status === 200, 'version 2 loaded', 8000)
+  }
+  t.pass('both instances serve version 2 by name; the default stays 1')
+  for (const running of fleet) t.equal(await servedVersion(running), '1')
+
+  const checked = await boto3Script(
+    t,
+    moto.endpoint,
+    [
+      'import hashlib',
+      "get = lambda key: s3.get_object(Bucket='models-bk', Key='prod/iris/' + key)['Body'].read()",
+      "sums = json.loads(get('2/checksums.json'))['sha256']",
+      "model = get('2/model.json')",
+      "print(json.dumps({'files': sorted(sums), 'matches': hashlib.sha256(model).hexdigest() == sums['model.json'],",
+      "  'versions': json.loads(get('manifest.json'))['versions'], 'signed': 'sha256' in json.loads(model)}))",
+    ].join('\n'),
+    { credentials: moto.credentials },
+  )
+  if (checked !== undefined) t.same(JSON.parse(checked), { files: ['model.json'], matches: true, versions: ['1', '2'], signed: true })
 })

@@ -27,7 +27,7 @@ export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').upd
 /** The bytes of a checksums.json for `files` (name → bytes), names sorted, as `svc push` writes it. */
 export const formatChecksums = (files: ReadonlyMap<string, Uint8Array>): Buffer => {
   const sha256: Record<string, string> = {}
-  for (const name of [...files.keys()].sort()) sha256[name] = sha256Hex(files.get(name) as Uint8Array)
+  for (const [name, bytes] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) sha256[name] = sha256Hex(bytes)
   return Buffer.from(`${JSON.stringify({ sha256 }, null, 2)}\n`)
 }
 
@@ -47,7 +47,7 @@ export const parseChecksums = (bytes: Uint8Array, path: string): Checksums => {
   for (const [name, digest] of Object.entries(document['sha256'])) {
     if (!isSegment(name) || name === CHECKSUMS_FILE) invalid(`${JSON.stringify(name)} is not a file of the version`)
     if (typeof digest !== 'string' || !HEX_SHA256.test(digest)) invalid(`${name}: ${JSON.stringify(digest)} is not 64 lower-case hex digits`)
-    entries.set(name, digest as string)
+    if (typeof digest === 'string') entries.set(name, digest)
   }
   return entries
 }

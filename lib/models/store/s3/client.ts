@@ -112,8 +112,8 @@ export const createS3Client = ({ endpoint, credentials, timeoutMs, retries = RET
       try {
         reply = await attempt(signing, request, signed)
       } catch (error: unknown) {
-        const fault = (error as ExchangeError).fault
         if (!(error instanceof ExchangeError)) throw error
+        const fault = error.fault
         if (fault.kind === 'tooLarge') {
           throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
         }

@@ -68,7 +68,8 @@ export const createS3Store = ({ bucket, prefix, client, maxBytes }: S3StoreOptio
       // Keys no store path can name (`a//b`, a folder marker ending in `/`) are not artifacts.
       if (!key.startsWith(prefix) || !segments.every(isSegment)) continue
       stats.set(path, { size, mtimeMs, etag })
-      if (segments.length === 2 && segments[1] === MANIFEST) models.push(segments[0] as string)
+      const [model, file] = segments
+      if (segments.length === 2 && file === MANIFEST && model !== undefined) models.push(model)
     }
     return {
       models: models.sort(),

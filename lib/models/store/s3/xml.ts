@@ -24,7 +24,7 @@ export const unescapeXml = (text: string): string =>
 /** The text of the first `<name>` element in `xml`, unescaped; undefined when there is none. */
 export const elementText = (xml: string, name: string): string | undefined => {
   const match = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)
-  return match === null ? undefined : unescapeXml(match[1] as string)
+  return match === null ? undefined : unescapeXml(match[1] ?? '')
 }
 
 /** An error reply's `<Code>`, or undefined when the body is not S3's `<Error>` document. */
@@ -37,11 +37,11 @@ export const parseListPage = (xml: string, what: string): ListPage => {
   }
   if (!xml.includes('<ListBucketResult')) malformed('no ListBucketResult')
   const objects: ListedObject[] = []
-  for (const [, body] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
-    const key = elementText(body as string, 'Key')
-    const etag = elementText(body as string, 'ETag')
-    const size = Number(elementText(body as string, 'Size'))
-    const mtimeMs = Date.parse(elementText(body as string, 'LastModified') ?? '')
+  for (const [, body = ''] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
+    const key = elementText(body, 'Key')
+    const etag = elementText(body, 'ETag')
+    const size = Number(elementText(body, 'Size'))
+    const mtimeMs = Date.parse(elementText(body, 'LastModified') ?? '')
     if (key === undefined || etag === undefined || !Number.isSafeInteger(size) || size < 0) return malformed('an object without its Key, ETag or Size')
     objects.push({ key, etag, size, mtimeMs: Number.isNaN(mtimeMs) ? 0 : mtimeMs })
   }

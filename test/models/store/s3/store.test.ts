@@ -2,7 +2,7 @@
 // does: one listing a pass, reads, stats and conditional writes, every page of a large listing,
 // retries on what S3 asks clients to retry, and each refusal named without a credential in sight.
 import t, { type Test } from 'tap'
-import { type Store } from '../../../../lib/models/store/store.js'
+import type { Store } from '../../../../lib/models/store/store.js'
 import { createS3Client } from '../../../../lib/models/store/s3/client.js'
 import { createCredentialSource } from '../../../../lib/models/store/s3/credentials.js'
 import { s3Endpoint } from '../../../../lib/models/store/s3/endpoint.js'
