@@ -1,6 +1,6 @@
 // README.md's rollout walk, run as written: the shipped iris copied into a store, a real svc from
 // dist/ (`npm run -s build` first) serving it with hot reload, version 2 copied from 1, edited and
-// signed with `svc sign`, a manifest giving it a 20 % canary, and the curl loop that shows the
+// pushed (signed) with `svc push`, a manifest giving it a 20 % canary, and the curl loop that shows the
 // split, whose counts must be the ones README.md states. The commands come from the README's block
 // itself; only the port is changed (0, then the one svc took), and `svc` on PATH runs dist/.
 import { execFile, execFileSync } from 'node:child_process'
@@ -52,7 +52,7 @@ const walk = () => {
   }
 }
 
-t.test("README's rollout: a copy of version 1, edited, signed, listed as a canary, answers its share", async (t) => {
+t.test("README's rollout: a copy of version 1, edited, pushed, listed as a canary, answers its share", async (t) => {
   const missing = ['curl', 'jq'].filter((tool) => !hasTool(tool))
   if (missing.length > 0) {
     const message = `${missing.join(' and ')} not installed (Debian's curl, jq): skipping README's rollout walk`
@@ -85,7 +85,12 @@ t.test("README's rollout: a copy of version 1, edited, signed, listed as a canar
 
   const version = await bash(steps.version, dir, env)
   if (!t.equal(version.code, 0, version.output)) return
-  t.match(version.output, /^store\/iris\/2\/model\.json: sha256 [0-9a-f]{64}, written \(was [0-9a-f]{64}\)\n$/, 'svc sign wrote the new sha256')
+  t.match(
+    version.output,
+    /^uploaded iris\/2\/model\.json \(\d+ bytes\)\nuploaded iris\/2\/checksums\.json \(\d+ bytes\)\nadded version 2 to iris\/manifest\.json in \S+\/store \(versions: 1, 2; default 1\)\n/,
+    'svc push uploaded version 2 and listed it',
+  )
+  t.match(version.output, /iris-2\/model\.json: sha256 [0-9a-f]{64} is not its content's; uploaded signed, sha256 [0-9a-f]{64}/, 'and signed it on the way')
   const canary = async () => ((await (await fetch(`${base}/api/v1/models/iris`)).json()) as { rollout?: { canary?: unknown } }).rollout?.canary
   await until(async () => JSON.stringify(await canary()) === '{"version":"2","percent":20}', 'the reload applies the canary', 60_000)
 
