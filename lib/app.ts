@@ -22,6 +22,7 @@ import { configuredChecks, createHealthMonitor } from './health/monitor.js'
 import { createModelRegistry, type ModelRegistry } from './models/registry/registry.js'
 import { servedRuntimes } from './models/registry/runtimes.js'
 import { createStore } from './models/store/open.js'
+import type { Store } from './models/store/store.js'
 import type { Runtime } from './models/runtime.js'
 import { createShadowCopies, type ShadowCopies } from './serving/shadow/copies.js'
 import { createFeedback, type Feedback } from './serving/feedback/feedback.js'
@@ -266,8 +267,14 @@ const createModels = (
       ? undefined
       : createFeedback({ config: config.models.feedback, metrics: metricsRegistry.prom, onLabel: payload?.label })
   const counters = config.drift.isEnabled ? createBinCounters({ metrics: metricsRegistry.prom, logger, hasBinSeries: config.drift.hasBinSeries }) : undefined
+  const store: Store = createStore(config.models.store, {
+    maxBytes: config.models.maxBytes,
+    s3: config.models.s3,
+    // Called only after the store is built, from a pass.
+    onCredentialsStale: (error) => logger.warning('model_store_credentials_stale', { store: store.description, detail: error.message }),
+  })
   const models = createModelRegistry({
-    store: createStore(config.models.store, { maxBytes: config.models.maxBytes, s3: config.models.s3 }),
+    store,
     logger,
     metrics: metricsRegistry.prom,
     reloadIntervalS: config.models.reloadIntervalS,

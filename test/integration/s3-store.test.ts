@@ -10,11 +10,13 @@ import { readS3Config } from '../../lib/config/config.js'
 import { parseStoreSpec, type StoreSpec } from '../../lib/config/model-store.js'
 import { createStore } from '../../lib/models/store/open.js'
 import type { Store } from '../../lib/models/store/store.js'
+import { REFRESH_MARGIN_MS } from '../../lib/models/store/s3/credentials.js'
 import { runPushCommand } from '../../lib/tools/push/command.js'
 import { startApp, type Running } from '../fixtures/app.js'
 import { rebuilt } from '../fixtures/model-registry.js'
 import { artifactBytes } from '../fixtures/models.js'
 import { predictIris, until } from '../fixtures/rollout.js'
+import { fakeImds } from '../fixtures/s3/imds.js'
 import { boto3Script, startMoto } from '../fixtures/s3/moto.js'
 import { STAND_IN_CREDENTIALS, type StandIn, startStandIn } from '../fixtures/s3/stand-in.js'
 
@@ -164,4 +166,33 @@ t.test('svc push to moto while two instances poll: both load the new version, an
     { credentials: moto.credentials },
   )
   if (checked !== undefined) t.same(JSON.parse(checked), { files: ['model.json'], matches: true, versions: ['1', '2'], signed: true })
+})
+
+t.test('an instance role: a failed renewal while the keys held are valid is a warning, and the store goes on', async (t) => {
+  const imds = await fakeImds(t, { expiresAt: Date.now() + REFRESH_MARGIN_MS + 1500 })
+  const standIn = await startStandIn(t, { buckets: ['models-bk'] })
+  const role = imds.credentials()
+  standIn.credentials.set(role.AccessKeyId, { secretAccessKey: role.SecretAccessKey, sessionToken: role.Token })
+  await seedIris(publisher({ endpoint: standIn.url, ...STAND_IN_CREDENTIALS }))
+  const running = await startApp(t, {
+    SVC_MODEL_STORE: SPEC,
+    SVC_S3_ENDPOINT: standIn.url,
+    AWS_EC2_METADATA_SERVICE_ENDPOINT: imds.endpoint.origin,
+  })
+  t.equal(await servedVersion(running), '1', 'loaded with the role')
+  // Past the renewal margin, and the metadata service refuses the role.
+  await new Promise((resolve) => setTimeout(resolve, 1600))
+  imds.set('failed')
+  await running.app.models.reload()
+  t.match(
+    running.lines().filter((line) => line.event === 'model_store_credentials_stale'),
+    [{ level: 'warning', store: 's3://models-bk/prod/', detail: /svc-models-reader|instance|role/ }],
+  )
+  t.same(
+    running.lines().filter((line) => line.event === 'model_store_failed'),
+    [],
+    'the pass signed with the keys still held',
+  )
+  const logged = JSON.stringify(running.lines())
+  t.notOk(logged.includes(role.SecretAccessKey) || logged.includes(role.Token), 'no secret or token logged')
 })

@@ -11,7 +11,7 @@ import { openS3Store } from './s3/open.js'
 /** Builds the store a spec names, with the defaults for what `options` leaves out. */
 export const createStore = (
   spec: StoreSpec,
-  { timeoutMs = DEFAULT_TIMEOUT_MS, maxBytes = DEFAULT_MAX_BYTES, now = Date.now, s3 }: StoreOptions = {},
+  { timeoutMs = DEFAULT_TIMEOUT_MS, maxBytes = DEFAULT_MAX_BYTES, now = Date.now, s3, onCredentialsStale }: StoreOptions = {},
 ): Store => {
   switch (spec.kind) {
     case 'directory':
@@ -20,7 +20,7 @@ export const createStore = (
       return createHttpStore(spec.url, { timeoutMs, maxBytes })
     case 's3':
       if (s3 === undefined) throw new StoreError('UNREADABLE', `${spec.bucket}: an s3:// store needs its S3 settings (lib/config/s3.ts)`)
-      return openS3Store(spec, s3, { timeoutMs, maxBytes })
+      return openS3Store(spec, s3, { timeoutMs, maxBytes, onCredentialsStale })
     case 'memory':
       return createMemoryStore(spec.files, { maxBytes, now })
   }

@@ -56,8 +56,10 @@ export type StoreOptions = Readonly<{
   timeoutMs?: number
   /** Largest file `read` returns; larger ones are TOO_LARGE, never downloaded or buffered. DEFAULT_MAX_BYTES. */
   maxBytes?: number
-  /** How an s3:// store is reached (lib/config/s3.ts); required for one. */
+  /** How an s3:// store is reached (lib/config/config.ts); required for one. */
   s3?: S3Config
+  /** An instance role's renewal failed while the credentials held are still valid (S3 only). */
+  onCredentialsStale?: (error: Error) => void
   /** Wall clock for the memory store's mtimes. */
   now?: () => number
 }>

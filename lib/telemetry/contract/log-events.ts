@@ -160,6 +160,12 @@ export const LOG_EVENTS: readonly LogEventRow[] = [
     fields: '`store`, `code`, `detail`: the model store could not be listed',
   },
   {
+    events: ['model_store_credentials_stale'],
+    levels: ['warning'],
+    members: ['store', 'detail'],
+    fields: '`store`, `detail`: an instance role not renewed; its valid keys sign on',
+  },
+  {
     events: ['model_dispose_failed'],
     levels: ['warning'],
     members: ['model', 'version', 'type', 'message', 'stack'],

@@ -124,7 +124,8 @@ const instanceRole = (client: MetadataClient, now: () => number, onRefreshFailur
       .then(
         (fetched) => {
           held = fetched
-          retryAt = now() + REFRESH_RETRY_MS
+          // Only credentials that come already near their end hold off the next fetch.
+          retryAt = fetched.expiresAt - now() < REFRESH_MARGIN_MS ? now() + REFRESH_RETRY_MS : Number.NEGATIVE_INFINITY
           return fetched
         },
         (error: unknown) => failed(storeErrorOf(error), isForced),

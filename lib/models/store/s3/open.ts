@@ -12,13 +12,14 @@ export type S3StoreSpec = Readonly<{ bucket: string; prefix: string }>
 export const openS3Store = (
   { bucket, prefix }: S3StoreSpec,
   s3: S3Config,
-  { timeoutMs, maxBytes }: Readonly<{ timeoutMs: number; maxBytes: number }>,
+  { timeoutMs, maxBytes, onCredentialsStale }: Readonly<{ timeoutMs: number; maxBytes: number; onCredentialsStale?: ((error: Error) => void) | undefined }>,
 ): Store => {
   const client = createS3Client({
     endpoint: s3Endpoint(bucket, s3),
     credentials: createCredentialSource({
       ...s3.keys,
       imds: { disabled: s3.imds.isDisabled, endpoint: s3.imds.endpoint },
+      onRefreshFailure: onCredentialsStale,
     }),
     timeoutMs,
   })
