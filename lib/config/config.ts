@@ -323,9 +323,7 @@ export const readS3 = (r: Reader, store: StoreSpec): S3Config => {
   const endpoint = r.read('SVC_S3_ENDPOINT') ?? r.read('AWS_ENDPOINT_URL_S3')
   const region = r.read('AWS_REGION') ?? r.read('AWS_DEFAULT_REGION')
   if (store.kind === 's3' && endpoint === undefined && region === undefined) {
-    r.problem(
-      `SVC_MODEL_STORE=s3://${store.bucket}/${store.prefix}: set AWS_REGION to the bucket's region (AWS), or SVC_S3_ENDPOINT to the server (MinIO, Ceph, R2)`,
-    )
+    r.problem(`s3://${store.bucket}/${store.prefix}: set AWS_REGION to the bucket's region (AWS), or SVC_S3_ENDPOINT to the server (MinIO, Ceph, R2)`)
   }
   const accessKeyId = r.read('AWS_ACCESS_KEY_ID')
   const secretAccessKey = r.read('AWS_SECRET_ACCESS_KEY')

@@ -43,7 +43,7 @@ t.test('keys come together, a session token with them', async (t) => {
 
 t.test('an s3:// store needs a region or an endpoint; another store does not', async (t) => {
   t.throws(() => readS3Config({}, s3Store), {
-    message: /SVC_MODEL_STORE=s3:\/\/models-bk\/prod\/: set AWS_REGION to the bucket's region \(AWS\), or SVC_S3_ENDPOINT/,
+    message: /s3:\/\/models-bk\/prod\/: set AWS_REGION to the bucket's region \(AWS\), or SVC_S3_ENDPOINT/,
   })
   t.equal(readS3Config({}, directory).region, DEFAULT_ENDPOINT_REGION)
   t.throws(() => readS3Config({ AWS_REGION: 'EU West' }, s3Store), { message: /AWS_REGION=EU West: expected a region such as eu-west-1/ })

@@ -13,6 +13,7 @@ import { extname, isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { argsProblem } from '../../core/args.js'
 import { errorCode, errorMessage, SvcError } from '../../core/errors.js'
+import { type Env, readS3Config, type S3Config } from '../../config/config.js'
 import { DEFAULT_STORE_ROOT, parseStoreSpec, type StoreSpec } from '../../config/model-store.js'
 import type { ServedModel } from '../../models/registry/registry.js'
 import { binsWarning, defaultBins, MOST_DEFAULT_BINS } from './bins-warning.js'
@@ -43,7 +44,8 @@ export type ProfileCommandOptions = Readonly<{
   output: string | undefined
 }>
 
-export type ProfileIo = Readonly<{ stdout: (text: string) => void; stderr: (text: string) => void }>
+/** `env` gives an s3:// --store its S3 settings (AWS_REGION, SVC_S3_ENDPOINT, the keys), as the service reads them. */
+export type ProfileIo = Readonly<{ stdout: (text: string) => void; stderr: (text: string) => void; env?: Env }>
 
 /** A mistake in the command line: printed with a pointer to --help, exit 2. */
 export class ProfileUsageError extends SvcError {
@@ -77,7 +79,8 @@ Columns
                         predictions on the rows; the file's other columns are ignored
   --version V           with --model: the version to run (default: the manifest's default)
   --store PATH|URL      with --model: the model store, laid out as for SVC_MODEL_STORE: a
-                        directory or an http(s):// base URL (default: the models shipped with svc)
+                        directory, an http(s):// base URL or s3://bucket/prefix (its S3 settings
+                        from the environment, as svc reads them; default: the models shipped)
   --target COLUMN       with --model: the column of true answers (a class of the model, or a
                         number for a regressor), not an input. The answers are scored against it
                         into the profile's quality: accuracy and log_loss for a classifier, rmse,
@@ -156,7 +159,9 @@ const parseStore = (raw: string | undefined): StoreSpec => {
   if (raw === undefined) return { kind: 'directory', root: DEFAULT_STORE_ROOT }
   const spec = raw === '' ? undefined : parseStoreSpec(isAbsolute(raw) || URL_LIKE.test(raw) ? raw : resolve(raw))
   if (spec === undefined)
-    throw new ProfileUsageError(`--store ${raw}: expected a directory, a file:///path URL, or an http(s):// base URL without query or fragment`)
+    throw new ProfileUsageError(
+      `--store ${raw}: expected a directory, a file:///path URL, an http(s):// base URL without query or fragment, or s3://bucket/prefix`,
+    )
   return spec
 }
 
@@ -262,13 +267,25 @@ const qualityText = (quality: Readonly<Record<string, number>>): string =>
     .map(([metric, value]) => `${metric} ${Number(value.toPrecision(4))}`)
     .join(', ')
 
+/** An s3:// store's settings from the environment; a ProfileUsageError naming the variables when they are wrong. */
+const s3Of = (store: StoreSpec, io: ProfileIo): S3Config | undefined => {
+  if (store.kind !== 's3') return undefined
+  try {
+    return readS3Config(io.env ?? {}, store)
+  } catch (error: unknown) {
+    throw new ProfileUsageError(`--store s3://${store.bucket}/${store.prefix}: ${errorMessage(error)}`)
+  }
+}
+
 /**
  * Builds, checks and writes the profile; resolves with what goes to stderr: the summary line, then a
  * warning when the bins are too many for the rows (bins-warning.ts).
  */
 export const runProfile = async (options: ProfileCommandOptions, io: ProfileIo): Promise<string> => {
   const served: ServedModel | undefined =
-    options.model === undefined ? undefined : await loadModel({ store: options.store, name: options.model, version: options.version })
+    options.model === undefined
+      ? undefined
+      : await loadModel({ store: options.store, name: options.model, version: options.version, s3: s3Of(options.store, io) })
   try {
     const columns: ProfiledColumns =
       served !== undefined

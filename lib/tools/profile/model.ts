@@ -7,6 +7,7 @@ import { SvcError } from '../../core/errors.js'
 import type { StoreSpec } from '../../config/model-store.js'
 import { createModelRegistry, type ModelEntry, type ServedModel } from '../../models/registry/registry.js'
 import { servedRuntimes } from '../../models/registry/runtimes.js'
+import type { S3Config } from '../../config/config.js'
 import { createStore } from '../../models/store/open.js'
 import type { Store } from '../../models/store/store.js'
 import { createLogger } from '../../telemetry/logger.js'
@@ -22,6 +23,8 @@ export type LoadModelOptions = Readonly<{
   name: string
   /** The version to run; the manifest's default when undefined. */
   version: string | undefined
+  /** An s3:// store's settings. */
+  s3?: S3Config | undefined
 }>
 
 /** What the registry logs of a failure (model_unavailable). */
@@ -40,12 +43,12 @@ const onlyModel = (store: Store, name: string): Store => ({
  * The model, loaded and ready to predict; throws ModelLoadError with the registry's reason and,
  * when the store said more (a path, a host), that too. The caller disposes of the predictor.
  */
-export const loadModel = async ({ store, name, version }: LoadModelOptions): Promise<ServedModel> => {
+export const loadModel = async ({ store, name, version, s3 }: LoadModelOptions): Promise<ServedModel> => {
   // The registry logs why a model or a version failed; the store's own detail is only in that line.
   let logged = ''
   const logger = createLogger({ name: 'svc', level: 'error', format: 'json', write: (text) => void (logged += text) })
   const registry = createModelRegistry({
-    store: onlyModel(createStore(store), name),
+    store: onlyModel(createStore(store, s3 === undefined ? {} : { s3 }), name),
     logger,
     metrics: new Registry(),
     reloadIntervalS: 0,

@@ -28,7 +28,7 @@ t.test('an s3:// store is opened with the S3 settings the service reads; without
   t.equal(openPushStore(undefined, { SVC_MODEL_STORE: 's3://models-bk', SVC_S3_ENDPOINT: 'http://127.0.0.1:9000' }).description, 's3://models-bk/')
   t.match(refusal('s3://models-bk/prod'), {
     code: 'INVALID_ARGUMENTS',
-    message: /^--store s3:\/\/models-bk\/prod: invalid configuration:\n {2}SVC_MODEL_STORE=s3:\/\/models-bk\/prod\/: set AWS_REGION to the bucket's region/,
+    message: /^--store s3:\/\/models-bk\/prod: invalid configuration:\n {2}s3:\/\/models-bk\/prod\/: set AWS_REGION to the bucket's region/,
   })
   const halfKeys = refusal('s3://models-bk/prod', { AWS_REGION: 'eu-west-1', AWS_SECRET_ACCESS_KEY: 'no-key-id/s3cret' })
   t.match(halfKeys, { message: /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both or neither/ })
