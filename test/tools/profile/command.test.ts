@@ -101,11 +101,11 @@ t.test('mistakes are usage errors that say what was expected', async (t) => {
     [['--input', 'a.csv', '--max-levels', '0'], '--max-levels 0: expected an integer from 1 to 1000000'],
     [
       ['--input', 'a.csv', '--model', 'm', '--store', ''],
-      '--store : expected a directory, a file:///path URL, or an http(s):// base URL without query or fragment',
+      '--store : expected a directory, a file:///path URL, an http(s):// base URL without query or fragment, or s3://bucket/prefix',
     ],
     [
       ['--input', 'a.csv', '--model', 'm', '--store', 'ftp://x/'],
-      '--store ftp://x/: expected a directory, a file:///path URL, or an http(s):// base URL without query or fragment',
+      '--store ftp://x/: expected a directory, a file:///path URL, an http(s):// base URL without query or fragment, or s3://bucket/prefix',
     ],
     [['--input', 'data/a.csv', '--output', './data/../data/a.csv'], '--output ./data/../data/a.csv is the input file'],
   ]
