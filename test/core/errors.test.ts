@@ -13,6 +13,8 @@ import { OnnxMetadataError } from '../../lib/models/onnx/metadata.js'
 import { PredictionBusyError } from '../../lib/models/onnx/pool/busy-error.js'
 import { ProfileError } from '../../lib/models/profile.js'
 import { StoreError } from '../../lib/models/store/error.js'
+import { ExchangeError } from '../../lib/models/store/s3/exchange.js'
+import { PushError } from '../../lib/tools/push/errors.js'
 import { ManifestError } from '../../lib/models/store/manifest.js'
 import { ModelLookupError } from '../../lib/serving/lookup-error.js'
 import { SinkError } from '../../lib/serving/payload/sink.js'
@@ -49,6 +51,8 @@ const ERRORS: ReadonlyArray<readonly [SvcError<string | number>, string | number
   [new ModelLoadError('model iris: not found'), 'MODEL_UNAVAILABLE'],
   [new LineError(3, 'expected 5 fields, found 4'), 'INVALID_LINE'],
   [new ProfileInputError('train.csv', 3, 'expected 5 fields, found 4'), 'INVALID_INPUT_FILE'],
+  [new ExchangeError({ kind: 'timeout' }), 'EXCHANGE_TIMEOUT'],
+  [new PushError('VERSION_EXISTS', 'iris version 2 already exists'), 'VERSION_EXISTS'],
 ]
 
 t.test('every error class is an SvcError with its code and its own name', async (t) => {

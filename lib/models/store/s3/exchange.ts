@@ -5,7 +5,7 @@
 // `fetch failed`.
 import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
-import { errorCode } from '../../../core/errors.js'
+import { errorCode, SvcError } from '../../../core/errors.js'
 
 export type Exchange = Readonly<{
   origin: URL
@@ -24,10 +24,15 @@ export type Reply = Readonly<{ status: number; headers: IncomingHttpHeaders; bod
 /** How an exchange ended without a reply, for the client to retry or word. */
 export type ExchangeFault = Readonly<{ kind: 'timeout' } | { kind: 'tooLarge'; reply: Reply } | { kind: 'network'; error: unknown }>
 
-export class ExchangeError extends Error {
+const FAULT_CODES = { timeout: 'EXCHANGE_TIMEOUT', tooLarge: 'EXCHANGE_TOO_LARGE', network: 'EXCHANGE_FAILED' } as const
+
+/** Carries the fault to the client (client.ts), which words it as a StoreError; never shown as it is. */
+export class ExchangeError extends SvcError<(typeof FAULT_CODES)[ExchangeFault['kind']]> {
   override name = 'ExchangeError'
+  readonly code: (typeof FAULT_CODES)[ExchangeFault['kind']]
   constructor(readonly fault: ExchangeFault) {
     super(fault.kind)
+    this.code = FAULT_CODES[fault.kind]
   }
 }
 
