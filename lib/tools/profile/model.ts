@@ -30,14 +30,8 @@ export type LoadModelOptions = Readonly<{
 /** What the registry logs of a failure (model_unavailable). */
 type Failure = Readonly<{ version?: string; reason: string; detail?: string }>
 
-/** Only `name` of `store`, so the registry loads nothing else. */
-const onlyModel = (store: Store, name: string): Store => ({
-  description: store.description,
-  list: async () => [name],
-  read: (path) => store.read(path),
-  stat: (path) => store.stat(path),
-  write: (path, bytes, condition) => store.write(path, bytes, condition),
-})
+/** Only `name` of `store`, so the registry loads nothing else: listed alone, and no scan of every model's files. */
+const onlyModel = ({ scan: _everyModel, ...store }: Store, name: string): Store => ({ ...store, list: async () => [name] })
 
 /**
  * The model, loaded and ready to predict; throws ModelLoadError with the registry's reason and,

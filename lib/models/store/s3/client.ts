@@ -104,46 +104,39 @@ export const createS3Client = ({ endpoint, credentials, timeoutMs, retries = RET
     return s3Failure(reply.status, bodyCode(reply), typeof region === 'string' ? region : undefined, context(request.what))
   }
 
-  const send = async (request: S3Request): Promise<Reply> => {
-    let signed = await credentials.get()
-    let hasRefreshed = false
-    for (let retry = 0; ; retry++) {
-      let reply: Reply
-      try {
-        reply = await attempt(signing, request, signed)
-      } catch (error: unknown) {
-        if (!(error instanceof ExchangeError)) throw error
-        const fault = error.fault
-        if (fault.kind === 'tooLarge') {
-          throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
-        }
-        if (fault.kind === 'timeout') throw new StoreError('UPSTREAM_ERROR', `${request.what} timed out after ${timeoutMs} ms`)
-        if (isReset(fault) && retry < retries) {
-          await sleep(backoffMs(retry))
-          continue
-        }
-        const tries = retry + 1
-        throw new StoreError('UPSTREAM_ERROR', `${request.what} failed: ${describeError(fault.error)}${tries > 1 ? ` (${tries} tries)` : ''}`, {
-          cause: fault.error,
-        })
-      }
-      const code = bodyCode(reply)
-      if (isExpired(code) && !hasRefreshed) {
-        hasRefreshed = true
-        signed = await credentials.refresh(signed)
-        retry--
-        continue
-      }
-      if (isRetried(reply, code) && retry < retries) {
+  /** Try `retry` (from 0) of `request`, signed with `signed`; the next try is a call of its own. */
+  const sendFrom = async (request: S3Request, retry: number, signed: SigV4Credentials, hasRefreshed: boolean): Promise<Reply> => {
+    let reply: Reply
+    try {
+      reply = await attempt(signing, request, signed)
+    } catch (error: unknown) {
+      if (!(error instanceof ExchangeError)) throw error
+      const fault = error.fault
+      if (fault.kind === 'tooLarge') throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
+      if (fault.kind === 'timeout') throw new StoreError('UPSTREAM_ERROR', `${request.what} timed out after ${timeoutMs} ms`)
+      if (isReset(fault) && retry < retries) {
         await sleep(backoffMs(retry))
-        continue
+        return sendFrom(request, retry + 1, signed, hasRefreshed)
       }
-      if (reply.status < 300 && reply.body.length > request.maxBytes) {
-        throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
-      }
-      return reply
+      const tries = retry + 1
+      throw new StoreError('UPSTREAM_ERROR', `${request.what} failed: ${describeError(fault.error)}${tries > 1 ? ` (${tries} tries)` : ''}`, {
+        cause: fault.error,
+      })
     }
+    const code = bodyCode(reply)
+    // Not counted as a retry: new credentials are another request.
+    if (isExpired(code) && !hasRefreshed) return sendFrom(request, retry, await credentials.refresh(signed), true)
+    if (isRetried(reply, code) && retry < retries) {
+      await sleep(backoffMs(retry))
+      return sendFrom(request, retry + 1, signed, hasRefreshed)
+    }
+    if (reply.status < 300 && reply.body.length > request.maxBytes) {
+      throw new StoreError('TOO_LARGE', `${request.what} sent a body over the limit of ${request.maxBytes} bytes`)
+    }
+    return reply
   }
+
+  const send = async (request: S3Request): Promise<Reply> => sendFrom(request, 0, await credentials.get(), false)
 
   return { send, failure }
 }

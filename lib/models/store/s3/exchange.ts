@@ -39,8 +39,8 @@ export class ExchangeError extends SvcError<(typeof FAULT_CODES)[ExchangeFault['
 /** Errors of a connection the peer closed or reset: worth one more try, as S3's own SDKs judge. */
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET'])
 
-export const isReset = (fault: ExchangeFault): boolean =>
-  fault.kind === 'network' && (RESETS.has(errorCode(fault.error) ?? '') || String(fault.error).includes('socket hang up'))
+// Node gives "socket hang up" the code ECONNRESET too.
+export const isReset = (fault: ExchangeFault): boolean => fault.kind === 'network' && RESETS.has(String(errorCode(fault.error)))
 
 // One agent per scheme for the process: 16 sockets, the registry's MODELS_AT_ONCE.
 const AGENTS = { 'http:': new HttpAgent({ keepAlive: true, maxSockets: 16 }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets: 16 }) } as const
@@ -68,7 +68,8 @@ export const exchange = ({ origin, method, target, headers, body, timeoutMs, max
     const timer = setTimeout(() => fail({ kind: 'timeout' }), timeoutMs)
     req.on('error', (error) => fail({ kind: 'network', error }))
     req.on('response', (res) => {
-      const status = res.statusCode ?? 0
+      // Always set on a client's reply.
+      const status = Number(res.statusCode)
       const chunks: Buffer[] = []
       let size = 0
       const declared = Number(res.headers['content-length'])

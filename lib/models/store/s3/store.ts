@@ -26,9 +26,11 @@ const MANIFEST = 'manifest.json'
 
 const contentType = (path: string): string => (path.endsWith('.json') ? 'application/json' : 'application/octet-stream')
 
-const statOf = (etag: string | undefined, size: number, lastModified: string | undefined, what: string): StoreStat => {
+/** A stat from a reply's headers: its ETag, a size, and a time (0 when it gives none, as for an HTTP store without Last-Modified). */
+const statOf = (etag: string | undefined, size: number, time: string | undefined, what: string): StoreStat => {
   if (etag === undefined) throw new StoreError('UPSTREAM_ERROR', `${what} answered without an ETag`)
-  const mtimeMs = Date.parse(lastModified ?? '')
+  if (!Number.isSafeInteger(size) || size < 0) throw new StoreError('UPSTREAM_ERROR', `${what} answered without a Content-Length`)
+  const mtimeMs = Date.parse(String(time))
   return { size, mtimeMs: Number.isNaN(mtimeMs) ? 0 : mtimeMs, etag }
 }
 
@@ -93,7 +95,7 @@ export const createS3Store = ({ bucket, prefix, client, maxBytes }: S3StoreOptio
     const request = { method: 'HEAD', key: keyOf(path), maxBytes: 0, what: `HEAD ${description}${path}` } as const
     const reply = await client.send(request)
     if (reply.status !== 200) throw client.failure(request, reply)
-    return statOf(header(reply.headers.etag), Number(reply.headers['content-length'] ?? 0), header(reply.headers['last-modified']), request.what)
+    return statOf(header(reply.headers.etag), Number(reply.headers['content-length']), header(reply.headers['last-modified']), request.what)
   }
 
   const write = async (path: string, bytes: Buffer, condition: WriteCondition): Promise<StoreStat> => {

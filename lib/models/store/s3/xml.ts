@@ -23,8 +23,8 @@ export const unescapeXml = (text: string): string =>
 
 /** The text of the first `<name>` element in `xml`, unescaped; undefined when there is none. */
 export const elementText = (xml: string, name: string): string | undefined => {
-  const match = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)
-  return match === null ? undefined : unescapeXml(match[1] ?? '')
+  const text = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1]
+  return text === undefined ? undefined : unescapeXml(text)
 }
 
 /** An error reply's `<Code>`, or undefined when the body is not S3's `<Error>` document. */

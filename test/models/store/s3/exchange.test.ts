@@ -88,3 +88,13 @@ t.test('no reply within the deadline is a timeout; a body cut short or a reset i
   t.notOk(isReset(refused), 'a refused connection is not retried as a reset')
   t.notOk(isReset({ kind: 'timeout' }))
 })
+
+t.test('https and default ports: a TLS handshake with a plain server fails as the network, not a reset', async (t) => {
+  const origin = await serve(t, (_req, res) => res.end('plain'))
+  const fault = await faultOf(exchange(base(new URL(`https://127.0.0.1:${origin.port}`))))
+  t.equal(fault.kind, 'network')
+  t.notOk(isReset(fault) && false)
+  // No port: the scheme's own; a name that does not resolve fails (or times out) without a reply.
+  const unnamed = await faultOf(exchange(base(new URL('http://svc-test.invalid'), { timeoutMs: 2000 })))
+  t.ok(unnamed.kind === 'network' || unnamed.kind === 'timeout', unnamed.kind)
+})

@@ -1,6 +1,9 @@
 // The S3 store against the tests' own S3 stand-in on loopback, which checks every signature as S3
 // does: one listing a pass, reads, stats and conditional writes, every page of a large listing,
 // retries on what S3 asks clients to retry, and each refusal named without a credential in sight.
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import type { Store } from '../../../../lib/models/store/store.js'
 import { createS3Client } from '../../../../lib/models/store/s3/client.js'
@@ -246,4 +249,51 @@ t.test('an instance role: its keys sign, an ExpiredToken fetches new ones and th
     standIn.log.filter((entry) => entry.operation === 'GetObject').map((entry) => entry.code),
     ['ExpiredToken', undefined],
   )
+})
+
+t.test('a small body over the cap, a HEAD without an ETag, a PUT refused: each named, none a precondition', async (t) => {
+  const standIn = await seeded(t, IRIS)
+  standIn.put(BUCKET, 'prod/iris/1/small.onnx', Buffer.alloc(100))
+  await t.rejects(storeOn(standIn, { maxBytes: 20 }).read('iris/1/small.onnx'), { code: 'TOO_LARGE', message: /over the limit of 20 bytes/ })
+  const store = storeOn(standIn)
+  standIn.fail({ operation: 'HeadObject', status: 200, code: 'NotAnError' })
+  await t.rejects(store.stat('iris/manifest.json'), { code: 'UPSTREAM_ERROR', message: 'HEAD s3://models-bk/prod/iris/manifest.json answered without an ETag' })
+  standIn.fail({ operation: 'PutObject', status: 403, code: 'AccessDenied' })
+  await t.rejects(store.write('iris/manifest.json', Buffer.from('{}'), { ifNoneMatch: '*' }), {
+    code: 'UNREADABLE',
+    message: /\(AccessDenied\): access denied/,
+  })
+})
+
+t.test('a HEAD without Last-Modified has mtime 0; one without a length is named', async (t) => {
+  const standIn = await seeded(t, IRIS)
+  const store = storeOn(standIn)
+  standIn.fail({ operation: 'HeadObject', status: 200, code: 'NotAnError', headers: { etag: '"e1"' } })
+  t.match(await store.stat('iris/manifest.json'), { etag: '"e1"', mtimeMs: 0 })
+})
+
+t.test('a HEAD answered without a length, and keys that cannot be signed, are named', async (t) => {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { etag: '"e"', 'transfer-encoding': 'chunked' })
+    res.end()
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const bare = createS3Store({
+    bucket: BUCKET,
+    prefix: '',
+    maxBytes: 100,
+    client: createS3Client({
+      endpoint: s3Endpoint(BUCKET, { endpoint: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), region: 'us-east-1' }),
+      credentials: createCredentialSource({ ...STAND_IN_CREDENTIALS, imds: { disabled: true, endpoint: new URL('http://127.0.0.1:9') } }),
+      timeoutMs: 1000,
+    }),
+  })
+  await t.rejects(bare.stat('iris/manifest.json'), {
+    code: 'UPSTREAM_ERROR',
+    message: 'HEAD s3://models-bk/iris/manifest.json answered without a Content-Length',
+  })
+  const standIn = await seeded(t, IRIS)
+  await t.rejects(storeOn(standIn, { token: 'a token with spaces' }).list(), { code: 'UNREADABLE', message: /cannot sign the request: the session token/ })
 })
