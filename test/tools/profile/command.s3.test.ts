@@ -37,3 +37,14 @@ t.test('--store s3://: the model from the bucket, the predictions in the profile
   )
   t.notMatch(wrong.stderr, /not-the-secret/)
 })
+
+t.test('--store s3:// without an environment given: the settings are all unset, and the region is asked for', async (t) => {
+  let stderr = ''
+  const dir = t.testdir({ 'iris.csv': 'sepal_length,sepal_width,petal_length,petal_width\n5.1,3.5,1.4,0.2\n' })
+  const code = await runProfileCommand(['--input', join(dir, 'iris.csv'), '--model', 'iris', '--store', 's3://models-bk/prod'], {
+    stdout: () => {},
+    stderr: (text) => void (stderr += text),
+  })
+  t.equal(code, 2)
+  t.match(stderr, /set AWS_REGION/)
+})
