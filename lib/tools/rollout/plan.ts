@@ -16,38 +16,44 @@
 //   min_bake           10m   least time on a step, from its convergence, before it advances (> warmup)
 //   failure_limit      3     failures of one fail-role gate on one step that roll back
 //   stall_after        2h    time on a step without advancing before the rollout stalls (> min_bake)
-//   min_labels         200   labelled rows per version the quality gate needs to let the last step go
+//   min_labels         200   labelled rows per version the quality gate needs to let the last step go:
+//                            the gate's minLabels, which is where memory holds it (gates.quality)
 //   rollback_on_stall  false  roll back a stalled rollout: opt-in, never while Prometheus is unreachable
-//   gates              each gate's role and thresholds, below
+//   gates              each gate's role and options, below
 //
-// A gate's `role`: `fail` (a failure counts toward failure_limit), `hold` (a failure holds the step
-// and never rolls back) or `info` (recorded, decides nothing); `critical`, for a fail-role gate
-// only: one failure rolls back. Thresholds, each judged at 95 % confidence, are the shipped alerts'
-// margins (ops/prometheus/rules/rollout.yml, quality.yml, drift.yml), D the default version's figure:
-//   server_errors, client_errors  fail above D + max(relative_margin × D, min_margin): 1 and 0.01
-//   latency_p95, latency_p99      the share of requests above T = D + max(relative_margin × D,
-//                                 min_margin), D the default's quantile: 0.5 and 1ms; against 5 %
-//                                 (p95) or 1 % (p99), from min_requests canary requests: 400, 2000
-//   quality                       accuracy: canary − default (and realized − reference) below
-//                                 −accuracy_margin, 0.05; a regressor: RMSE above rmse_ratio × the
-//                                 default's (and the reference's), MAE above mae_ratio × the
-//                                 default's: 1.25 each. min_labels above holds it
-//   shadow                        from min_rows compared rows, 500: disagreement above
-//                                 max_disagreement holds, errors and timeouts above
-//                                 max_failure_share fail: 0.05 each
-//   drift                         role info; classifiers' class shares, canary against default, from
-//                                 min_rows rows (500), PSI above max_psi (0.25, drift.yml's severe)
+// A gate's `role` (ROLES in gates/verdict.ts, each gate's default in DEFAULT_ROLES there): `fail` (a
+// failure counts toward failure_limit), `hold` (a failure holds the step and never rolls back) or
+// `info` (recorded, decides nothing); `critical`, for a fail-role gate only: one confident breach
+// (the gate's 99.9 % interval wholly past its limit) rolls back.
+//
+// The gates are gates/verdict.ts's GATES, and every other member of a gate is an option its gate
+// function takes (gates/*.ts), snake_case here and camelCase in memory, so a pass hands
+// `plan.gates[name]` to the gate as it is. Their defaults are the gates' own `*_DEFAULTS`, never
+// copied here; `formatPlan(DEFAULT_PLAN)` prints them. The margins themselves (D + max(D, floor)
+// for errors, D + max(D/2, floor) for latency, 0.05 of accuracy, 1.25 times MAE and RMSE) are the
+// shipped alerts' (ops/prometheus/rules/rollout.yml, quality.yml), fixed in the gates, so a plan
+// cannot judge by other numbers than the alerts page on.
+//   server_errors, client_errors   min_requests, critical_from, floor (the least margin, a share)
+//   latency_p95, latency_p99       min_requests, limit (the share of requests above the edge),
+//                                  floor (the least margin, a duration here, seconds in memory)
+//   quality                        critical_from; its minLabels is min_labels above
+//   shadow_disagreement            min_rows, limit; role hold
+//   shadow_failures                min_rows, limit
+//   prediction_drift               min_rows, moderate, severe (at least moderate), alpha; role info
+// critical_from, the rows from which a confident breach fails below the gate's minimum, is at most
+// that minimum; left out, it is the default or the minimum, whichever is lower, so a plan that
+// lowers a minimum need not lower it too.
 import { errorMessage, FieldError } from '../../core/errors.js'
 import { deepFreeze } from '../../core/freeze.js'
 import { type JsonObject, parseJson } from '../../core/json.js'
 import { DURATION_FORM, formatDuration, parseDuration } from './duration.js'
 import { type FieldCode, type Fields, fieldsOf, pathOf, type Refuse } from './fields.js'
-
-export const GATE_NAMES = ['server_errors', 'client_errors', 'latency_p95', 'latency_p99', 'quality', 'shadow', 'drift'] as const
-export type GateName = (typeof GATE_NAMES)[number]
-
-export const GATE_ROLES = ['fail', 'hold', 'info'] as const
-export type GateRole = (typeof GATE_ROLES)[number]
+import { QUALITY_GATE_DEFAULTS, type QualityGateOptions } from './gates/accuracy.js'
+import { DRIFT_GATE_DEFAULTS, type DriftGateOptions } from './gates/drift.js'
+import { ERROR_GATE_DEFAULTS, type ErrorGateOptions } from './gates/errors.js'
+import { LATENCY_GATE_DEFAULTS, type LatencyGateOptions } from './gates/latency.js'
+import { SHADOW_DISAGREEMENT_DEFAULTS, SHADOW_FAILURE_DEFAULTS, type ShadowGateOptions } from './gates/shadow.js'
+import { DEFAULT_ROLES, GATES, type GateName, ROLES, type Role } from './gates/verdict.js'
 
 export const STEP_KINDS = ['shadow', 'canary'] as const
 export type StepKind = (typeof STEP_KINDS)[number]
@@ -55,26 +61,26 @@ export type StepKind = (typeof STEP_KINDS)[number]
 /** One split: the candidate as a shadow of, or a canary answering, `percent` of the requests naming no version. */
 export type Step = Readonly<{ kind: StepKind; percent: number }>
 
-type GateBase = Readonly<{ role: GateRole; critical: boolean }>
-/** server_errors, client_errors: shares of the version's requests. */
-export type RatioGate = GateBase & Readonly<{ relative_margin: number; min_margin: number }>
-/** latency_p95, latency_p99: `min_margin` in milliseconds. */
-export type LatencyGate = GateBase & Readonly<{ relative_margin: number; min_margin: number; min_requests: number }>
-export type QualityGate = GateBase & Readonly<{ accuracy_margin: number; rmse_ratio: number; mae_ratio: number }>
-export type ShadowGate = GateBase & Readonly<{ min_rows: number; max_disagreement: number; max_failure_share: number }>
-export type DriftGate = GateBase & Readonly<{ min_rows: number; max_psi: number }>
+/** What the plan adds to a gate's options: what a failure of the gate does to the rollout. */
+export type GatePolicy = Readonly<{ role: Role; critical: boolean }>
+/** A gate in the plan: its policy, and the options its gate function takes. */
+export type PlanGate<Options> = GatePolicy & Options
 
-export type Gates = Readonly<{
-  server_errors: RatioGate
-  client_errors: RatioGate
-  latency_p95: LatencyGate
-  latency_p99: LatencyGate
-  quality: QualityGate
-  shadow: ShadowGate
-  drift: DriftGate
+/** The options each gate's function takes; a gate missing here fails to compile (`Gates`). */
+type GateOptions = Readonly<{
+  server_errors: ErrorGateOptions
+  client_errors: ErrorGateOptions
+  latency_p95: LatencyGateOptions
+  latency_p99: LatencyGateOptions
+  quality: QualityGateOptions
+  shadow_disagreement: ShadowGateOptions
+  shadow_failures: ShadowGateOptions
+  prediction_drift: DriftGateOptions
 }>
 
-/** A whole plan, every member present, frozen; durations in milliseconds. */
+export type Gates = { readonly [G in GateName]: PlanGate<GateOptions[G]> }
+
+/** A whole plan, every member present, frozen; durations in milliseconds. `min_labels` is `gates.quality.minLabels`. */
 export type Plan = Readonly<{
   steps: readonly Step[]
   interval: number
@@ -82,7 +88,6 @@ export type Plan = Readonly<{
   min_bake: number
   failure_limit: number
   stall_after: number
-  min_labels: number
   rollback_on_stall: boolean
   gates: Gates
 }>
@@ -95,6 +100,8 @@ export class PlanError extends FieldError<PlanErrorCode> {
 }
 
 const MINUTE = 60_000
+
+const policy = (gate: GateName): GatePolicy => ({ role: DEFAULT_ROLES[gate], critical: false })
 
 export const DEFAULT_PLAN: Plan = deepFreeze({
   steps: [
@@ -109,31 +116,28 @@ export const DEFAULT_PLAN: Plan = deepFreeze({
   min_bake: 10 * MINUTE,
   failure_limit: 3,
   stall_after: 120 * MINUTE,
-  min_labels: 200,
   rollback_on_stall: false,
   gates: {
-    server_errors: { role: 'fail', critical: false, relative_margin: 1, min_margin: 0.01 },
-    client_errors: { role: 'fail', critical: false, relative_margin: 1, min_margin: 0.01 },
-    latency_p95: { role: 'fail', critical: false, relative_margin: 0.5, min_margin: 1, min_requests: 400 },
-    latency_p99: { role: 'fail', critical: false, relative_margin: 0.5, min_margin: 1, min_requests: 2000 },
-    quality: { role: 'fail', critical: false, accuracy_margin: 0.05, rmse_ratio: 1.25, mae_ratio: 1.25 },
-    shadow: { role: 'fail', critical: false, min_rows: 500, max_disagreement: 0.05, max_failure_share: 0.05 },
-    drift: { role: 'info', critical: false, min_rows: 500, max_psi: 0.25 },
+    server_errors: { ...policy('server_errors'), ...ERROR_GATE_DEFAULTS },
+    client_errors: { ...policy('client_errors'), ...ERROR_GATE_DEFAULTS },
+    latency_p95: { ...policy('latency_p95'), ...LATENCY_GATE_DEFAULTS.p95 },
+    latency_p99: { ...policy('latency_p99'), ...LATENCY_GATE_DEFAULTS.p99 },
+    quality: { ...policy('quality'), ...QUALITY_GATE_DEFAULTS },
+    shadow_disagreement: { ...policy('shadow_disagreement'), ...SHADOW_DISAGREEMENT_DEFAULTS },
+    shadow_failures: { ...policy('shadow_failures'), ...SHADOW_FAILURE_DEFAULTS },
+    prediction_drift: { ...policy('prediction_drift'), ...DRIFT_GATE_DEFAULTS },
   },
 })
 
-const PLAN_MEMBERS: readonly string[] = Object.keys(DEFAULT_PLAN)
 const STEP_MEMBERS: readonly string[] = ['kind', 'percent']
 
 const refusePlan: Refuse = (code, field, reason) => new PlanError(code, field, reason)
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
 
-/** What a threshold may be, and how its refusal says so. */
+/** What an option may be, and how its refusal says so. */
 const NUMBERS = {
   share: [(value: unknown): value is number => isNumber(value) && value > 0 && value < 1, 'a number above 0 and below 1'],
-  factor: [(value: unknown): value is number => isNumber(value) && value >= 0, 'a number from 0 up'],
-  ratio: [(value: unknown): value is number => isNumber(value) && value > 1, 'a number above 1'],
   positive: [(value: unknown): value is number => isNumber(value) && value > 0, 'a number above 0'],
   count: [(value: unknown): value is number => Number.isSafeInteger(value) && Number(value) > 0, 'a positive integer'],
 } as const
@@ -147,78 +151,148 @@ const number = (f: Fields, raw: JsonObject, at: string, key: string, kind: keyof
 
 const isText = (value: unknown): value is string => typeof value === 'string'
 
-/** The member `key` of `raw` as a duration in ms (above 0 unless `isZeroAllowed`), `fallback` when absent. */
-const duration = (f: Fields, raw: JsonObject, at: string, key: string, fallback: number, isZeroAllowed = false): number => {
-  if (raw[key] === undefined) return fallback
-  const field = pathOf(at, key)
-  const ms = parseDuration(f.valid(raw[key], field, isText, DURATION_FORM))
-  if (ms === undefined) throw f.invalid(field, `must be ${DURATION_FORM}, is ${JSON.stringify(raw[key])}`)
+/** `value` as a duration in ms, above 0 unless `isZeroAllowed`. */
+const durationOf = (f: Fields, value: unknown, field: string, isZeroAllowed: boolean): number => {
+  const ms = parseDuration(f.valid(value, field, isText, DURATION_FORM))
+  if (ms === undefined) throw f.invalid(field, `must be ${DURATION_FORM}, is ${JSON.stringify(value)}`)
   if (ms === 0 && !isZeroAllowed) throw f.invalid(field, 'must be longer than 0s')
   return ms
 }
 
+/** The member `key` of `raw` as a duration in ms (above 0 unless `isZeroAllowed`), `fallback` when absent. */
+const duration = (f: Fields, raw: JsonObject, at: string, key: string, fallback: number, isZeroAllowed = false): number =>
+  raw[key] === undefined ? fallback : durationOf(f, raw[key], pathOf(at, key), isZeroAllowed)
+
+/** The member `key` of `raw`, a duration above 0, in seconds (as the latency gates take it), `fallback` when absent. */
+const seconds = (f: Fields, raw: JsonObject, at: string, key: string, fallback: number): number =>
+  raw[key] === undefined ? fallback : durationOf(f, raw[key], pathOf(at, key), false) / 1000
+
 const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean'
-const isRole = (value: unknown): value is GateRole => GATE_ROLES.some((role) => role === value)
+const isRole = (value: unknown): value is Role => ROLES.some((role) => role === value)
 const isStepKind = (value: unknown): value is StepKind => STEP_KINDS.some((kind) => kind === value)
 
-const gateBase = (f: Fields, raw: JsonObject, at: string, base: GateBase): GateBase => {
-  const role = raw['role'] === undefined ? base.role : f.valid(raw['role'], pathOf(at, 'role'), isRole, `one of ${GATE_ROLES.join(', ')}`)
+const policyOf = (f: Fields, raw: JsonObject, at: string, base: GatePolicy): GatePolicy => {
+  const role = raw['role'] === undefined ? base.role : f.valid(raw['role'], pathOf(at, 'role'), isRole, `one of ${ROLES.join(', ')}`)
   const critical = raw['critical'] === undefined ? base.critical : f.valid(raw['critical'], pathOf(at, 'critical'), isBoolean, 'true or false')
   if (critical && role !== 'fail') throw f.invalid(pathOf(at, 'critical'), `only a gate whose role is fail can be critical; this one's is ${role}`)
   return { role, critical }
 }
 
-const ratioGate = (f: Fields, raw: JsonObject, at: string, base: RatioGate): RatioGate => ({
-  ...gateBase(f, raw, at, base),
-  relative_margin: number(f, raw, at, 'relative_margin', 'factor', base.relative_margin),
-  min_margin: number(f, raw, at, 'min_margin', 'share', base.min_margin),
-})
+const policyToJson = (gate: GatePolicy) => ({ role: gate.role, critical: gate.critical })
 
-const latencyGate = (f: Fields, raw: JsonObject, at: string, base: LatencyGate): LatencyGate => ({
-  ...gateBase(f, raw, at, base),
-  relative_margin: number(f, raw, at, 'relative_margin', 'factor', base.relative_margin),
-  min_margin: duration(f, raw, at, 'min_margin', base.min_margin),
-  min_requests: number(f, raw, at, 'min_requests', 'count', base.min_requests),
-})
+/** `critical_from`, at most the gate's minimum (`minimumName`); left out, `fallback` or the minimum, whichever is lower. */
+const criticalFrom = (f: Fields, raw: JsonObject, at: string, fallback: number, minimum: number, minimumName: string): number => {
+  if (raw['critical_from'] === undefined) return Math.min(fallback, minimum)
+  const value = number(f, raw, at, 'critical_from', 'count', fallback)
+  if (value > minimum) {
+    throw f.invalid(
+      pathOf(at, 'critical_from'),
+      `must be at most ${minimumName} (${minimum}), is ${value}: it is where a confident breach counts below the minimum`,
+    )
+  }
+  return value
+}
 
-const qualityGate = (f: Fields, raw: JsonObject, at: string, base: QualityGate): QualityGate => ({
-  ...gateBase(f, raw, at, base),
-  accuracy_margin: number(f, raw, at, 'accuracy_margin', 'share', base.accuracy_margin),
-  rmse_ratio: number(f, raw, at, 'rmse_ratio', 'ratio', base.rmse_ratio),
-  mae_ratio: number(f, raw, at, 'mae_ratio', 'ratio', base.mae_ratio),
-})
+/** How a gate is read from the file over `base` (its members checked already) and written back. */
+type Form<Options> = Readonly<{
+  read: (f: Fields, raw: JsonObject, at: string, base: PlanGate<Options>) => PlanGate<Options>
+  toJson: (gate: PlanGate<Options>) => Readonly<Record<string, string | number | boolean>>
+}>
 
-const shadowGate = (f: Fields, raw: JsonObject, at: string, base: ShadowGate): ShadowGate => ({
-  ...gateBase(f, raw, at, base),
-  min_rows: number(f, raw, at, 'min_rows', 'count', base.min_rows),
-  max_disagreement: number(f, raw, at, 'max_disagreement', 'share', base.max_disagreement),
-  max_failure_share: number(f, raw, at, 'max_failure_share', 'share', base.max_failure_share),
-})
+const ERROR_FORM: Form<ErrorGateOptions> = {
+  read: (f, raw, at, base) => {
+    const minRequests = number(f, raw, at, 'min_requests', 'count', base.minRequests)
+    return {
+      ...policyOf(f, raw, at, base),
+      minRequests,
+      criticalFrom: criticalFrom(f, raw, at, base.criticalFrom, minRequests, 'min_requests'),
+      floor: number(f, raw, at, 'floor', 'share', base.floor),
+    }
+  },
+  toJson: (gate) => ({ ...policyToJson(gate), min_requests: gate.minRequests, critical_from: gate.criticalFrom, floor: gate.floor }),
+}
 
-const driftGate = (f: Fields, raw: JsonObject, at: string, base: DriftGate): DriftGate => ({
-  ...gateBase(f, raw, at, base),
-  min_rows: number(f, raw, at, 'min_rows', 'count', base.min_rows),
-  max_psi: number(f, raw, at, 'max_psi', 'positive', base.max_psi),
-})
+const LATENCY_FORM: Form<LatencyGateOptions> = {
+  read: (f, raw, at, base) => ({
+    ...policyOf(f, raw, at, base),
+    minRequests: number(f, raw, at, 'min_requests', 'count', base.minRequests),
+    limit: number(f, raw, at, 'limit', 'share', base.limit),
+    floor: seconds(f, raw, at, 'floor', base.floor),
+  }),
+  // Whole milliseconds, the finest a duration holds: x / 1000 * 1000 may miss x by a rounding.
+  toJson: (gate) => ({ ...policyToJson(gate), min_requests: gate.minRequests, limit: gate.limit, floor: formatDuration(Math.round(1000 * gate.floor)) }),
+}
+
+// Its minimum is the plan's min_labels, which `gatesOf` puts in `base`.
+const QUALITY_FORM: Form<QualityGateOptions> = {
+  read: (f, raw, at, base) => ({
+    ...policyOf(f, raw, at, base),
+    minLabels: base.minLabels,
+    criticalFrom: criticalFrom(f, raw, at, base.criticalFrom, base.minLabels, 'min_labels'),
+  }),
+  toJson: (gate) => ({ ...policyToJson(gate), critical_from: gate.criticalFrom }),
+}
+
+const SHADOW_FORM: Form<ShadowGateOptions> = {
+  read: (f, raw, at, base) => ({
+    ...policyOf(f, raw, at, base),
+    minRows: number(f, raw, at, 'min_rows', 'count', base.minRows),
+    limit: number(f, raw, at, 'limit', 'share', base.limit),
+  }),
+  toJson: (gate) => ({ ...policyToJson(gate), min_rows: gate.minRows, limit: gate.limit }),
+}
+
+const DRIFT_FORM: Form<DriftGateOptions> = {
+  read: (f, raw, at, base) => {
+    const moderate = number(f, raw, at, 'moderate', 'positive', base.moderate)
+    const severe = number(f, raw, at, 'severe', 'positive', base.severe)
+    if (severe < moderate) throw f.invalid(pathOf(at, 'severe'), `must be at least moderate (${moderate}), is ${severe}`)
+    return {
+      ...policyOf(f, raw, at, base),
+      minRows: number(f, raw, at, 'min_rows', 'count', base.minRows),
+      moderate,
+      severe,
+      alpha: number(f, raw, at, 'alpha', 'share', base.alpha),
+    }
+  },
+  toJson: (gate) => ({ ...policyToJson(gate), min_rows: gate.minRows, moderate: gate.moderate, severe: gate.severe, alpha: gate.alpha }),
+}
+
+const FORMS: { readonly [G in GateName]: Form<GateOptions[G]> } = {
+  server_errors: ERROR_FORM,
+  client_errors: ERROR_FORM,
+  latency_p95: LATENCY_FORM,
+  latency_p99: LATENCY_FORM,
+  quality: QUALITY_FORM,
+  shadow_disagreement: SHADOW_FORM,
+  shadow_failures: SHADOW_FORM,
+  prediction_drift: DRIFT_FORM,
+}
+
+const gateToJson = <G extends GateName>(plan: Plan, name: G) => {
+  const form: Form<GateOptions[G]> = FORMS[name]
+  return form.toJson(plan.gates[name])
+}
 
 /** The `gates` member over the defaults: a gate left out keeps them all, a gate named each member it leaves out. */
-const gatesOf = (f: Fields, value: unknown): Gates => {
-  if (value === undefined) return DEFAULT_PLAN.gates
-  const raw = f.object(value, 'gates', GATE_NAMES, 'gates')
-  const gate = <G extends GateName>(name: G, read: (f: Fields, raw: JsonObject, at: string, base: Gates[G]) => Gates[G]): Gates[G] => {
-    const base = DEFAULT_PLAN.gates[name]
-    if (raw[name] === undefined) return base
+const gatesOf = (f: Fields, value: unknown, minLabels: number): Gates => {
+  const raw = value === undefined ? {} : f.object(value, 'gates', GATES, 'gates')
+  const gate = <G extends GateName>(name: G, base: PlanGate<GateOptions[G]>): PlanGate<GateOptions[G]> => {
+    const form: Form<GateOptions[G]> = FORMS[name]
     const at = pathOf('gates', name)
-    return read(f, f.object(raw[name], at, Object.keys(base), `the ${name} gate`), at, base)
+    const given = raw[name] === undefined ? {} : f.object(raw[name], at, Object.keys(form.toJson(base)), `the ${name} gate`)
+    return form.read(f, given, at, base)
   }
+  const d = DEFAULT_PLAN.gates
   return {
-    server_errors: gate('server_errors', ratioGate),
-    client_errors: gate('client_errors', ratioGate),
-    latency_p95: gate('latency_p95', latencyGate),
-    latency_p99: gate('latency_p99', latencyGate),
-    quality: gate('quality', qualityGate),
-    shadow: gate('shadow', shadowGate),
-    drift: gate('drift', driftGate),
+    server_errors: gate('server_errors', d.server_errors),
+    client_errors: gate('client_errors', d.client_errors),
+    latency_p95: gate('latency_p95', d.latency_p95),
+    latency_p99: gate('latency_p99', d.latency_p99),
+    quality: gate('quality', { ...d.quality, minLabels }),
+    shadow_disagreement: gate('shadow_disagreement', d.shadow_disagreement),
+    shadow_failures: gate('shadow_failures', d.shadow_failures),
+    prediction_drift: gate('prediction_drift', d.prediction_drift),
   }
 }
 
@@ -255,6 +329,7 @@ export const planFromJson = (value: unknown, refuse: Refuse = refusePlan): Plan 
   const f = fieldsOf(refuse)
   const raw = f.object(value, '', PLAN_MEMBERS, 'a plan')
   const d = DEFAULT_PLAN
+  const minLabels = number(f, raw, '', 'min_labels', 'count', d.gates.quality.minLabels)
   const plan: Plan = {
     steps: stepsOf(f, raw['steps']),
     interval: duration(f, raw, '', 'interval', d.interval),
@@ -262,10 +337,9 @@ export const planFromJson = (value: unknown, refuse: Refuse = refusePlan): Plan 
     min_bake: duration(f, raw, '', 'min_bake', d.min_bake),
     failure_limit: number(f, raw, '', 'failure_limit', 'count', d.failure_limit),
     stall_after: duration(f, raw, '', 'stall_after', d.stall_after),
-    min_labels: number(f, raw, '', 'min_labels', 'count', d.min_labels),
     rollback_on_stall:
       raw['rollback_on_stall'] === undefined ? d.rollback_on_stall : f.valid(raw['rollback_on_stall'], 'rollback_on_stall', isBoolean, 'true or false'),
-    gates: gatesOf(f, raw['gates']),
+    gates: gatesOf(f, raw['gates'], minLabels),
   }
   // Both said as what goes wrong: a window that never opens, a rollout that stalls on every step.
   if (plan.min_bake <= plan.warmup) {
@@ -288,8 +362,6 @@ export const parsePlan = (bytes: Uint8Array | string): Plan => {
   return planFromJson(value)
 }
 
-const latencyToJson = (gate: LatencyGate) => ({ ...gate, min_margin: formatDuration(gate.min_margin) })
-
 /** The plan as its JSON value, every member, durations as text: what rollout.json holds and `planFromJson` reads back. */
 export const planToJson = (plan: Plan) => ({
   steps: plan.steps,
@@ -298,10 +370,13 @@ export const planToJson = (plan: Plan) => ({
   min_bake: formatDuration(plan.min_bake),
   failure_limit: plan.failure_limit,
   stall_after: formatDuration(plan.stall_after),
-  min_labels: plan.min_labels,
+  min_labels: plan.gates.quality.minLabels,
   rollback_on_stall: plan.rollback_on_stall,
-  gates: { ...plan.gates, latency_p95: latencyToJson(plan.gates.latency_p95), latency_p99: latencyToJson(plan.gates.latency_p99) },
+  gates: Object.fromEntries(GATES.map((name) => [name, gateToJson(plan, name)])),
 })
+
+// The file's members, in its order.
+const PLAN_MEMBERS: readonly string[] = Object.keys(planToJson(DEFAULT_PLAN))
 
 /** The whole plan as a file `parsePlan` reads back: two-space JSON and a final newline, for `status` and README. */
 export const formatPlan = (plan: Plan): string => `${JSON.stringify(planToJson(plan), null, 2)}\n`

@@ -21,20 +21,34 @@
 //                    {action: set_split | promote | rollback | abort, step, manifest, at, reason}.
 //                    Recorded before the manifest is written, so the next pass finishes a transition
 //                    a crash left half done; `step` is the step the rollout is on once it is
-//   failures         per gate, on this step: {count, last_at}, at most one failure per interval
+//   failures         per fail-role gate, on this step: {count, last_at, critical}, at most one
+//                    failure counted per interval; `critical` once any of its fail verdicts was a
+//                    confident breach, counted or not, which a gate the plan makes critical rolls
+//                    back on
 //   counters         what the alerts and textfile metrics read: passes_total (passes that judged),
 //                    failures_total, stalls_total, rollbacks_total, promotions_total, and
 //                    verdicts_total per verdict; carried from one rollout of a model to the next
-//   verdicts         the last 50, oldest first: {at, step, gate, verdict, reason, values}, `values`
-//                    the figures and row counts behind it by name, a number or null (no series),
-//                    NaN and ±Inf written as Prometheus writes them ("NaN", "+Inf", "-Inf")
+//   verdicts         the last 50, oldest first: {at, step, gate, role, verdict, critical, reason,
+//                    values}. `verdict`, `critical`, `reason` and `values` are the gate's result as
+//                    it gave it (GateResult, gates/verdict.ts); `role` is the plan's for the gate,
+//                    checked against it. `values` are the figures and row counts behind the verdict
+//                    by name, numbers as the gates give them, NaN and ±Inf written as Prometheus
+//                    writes them ("NaN", "+Inf", "-Inf")
 //   plan             the whole plan (plan.ts), copied at start
+//
+// Verdicts are the gates' three, pass | fail | inconclusive, never an outcome: what a fail did to the
+// rollout is its role's, which the record carries beside it. A fail of a fail-role gate is a failure
+// of the step (counted in `failures`), of a hold-role gate a hold (the step waits; `hold` is that
+// outcome, and no verdict), of an info-role gate nothing. So a verdict reads the same in the file, in
+// `status` and in the gate's own tests, and `verdicts_total` counts what the gates found, not what
+// the plan made of it.
 import { errorMessage, FieldError } from '../../core/errors.js'
 import { deepFreeze } from '../../core/freeze.js'
 import { isObject, type JsonObject, parseJson } from '../../core/json.js'
 import { parseManifest } from '../../models/store/manifest.js'
 import { type FieldCode, fieldsOf, pathOf, type Refuse } from './fields.js'
-import { GATE_NAMES, type GateName, type Plan, planFromJson, planToJson } from './plan.js'
+import { GATES, type GateName, type GateResult, type GateValues, type Role, VERDICTS, type Verdict } from './gates/verdict.js'
+import { type Plan, planFromJson, planToJson } from './plan.js'
 
 export const STATE_FORMAT_VERSION = 1
 export const MAX_VERDICTS = 50
@@ -47,24 +61,17 @@ export const FINISHED_STATES: readonly StateName[] = ['promoted', 'rolled_back',
 export const INTENT_ACTIONS = ['set_split', 'promote', 'rollback', 'abort'] as const
 export type IntentAction = (typeof INTENT_ACTIONS)[number]
 
-/** A gate's verdict: `hold` is a confident result that keeps the step without failing it (a shadow's disagreement). */
-export const VERDICTS = ['pass', 'fail', 'hold', 'inconclusive'] as const
-export type VerdictName = (typeof VERDICTS)[number]
-
-/** A name in a verdict's values: what a JSON key and a log member safely hold. */
-export const VALUE_NAME = /^[a-z][a-z0-9_]{0,63}$/
-
 export type Intent = Readonly<{ action: IntentAction; step: number; manifest: JsonObject; at: number; reason: string }>
-export type GateFailures = Readonly<{ count: number; last_at: number }>
-export type Values = Readonly<Record<string, number | null>>
-export type Verdict = Readonly<{ at: number; step: number; gate: GateName; verdict: VerdictName; reason: string; values: Values }>
+export type GateFailures = Readonly<{ count: number; last_at: number; critical: boolean }>
+/** A gate's result as kept (header): the gate's own, with when, on which step, and the gate's role; `critical` false but on a fail. */
+export type VerdictRecord = Readonly<Omit<GateResult, 'critical'> & { at: number; step: number; role: Role; critical: boolean }>
 export type Counters = Readonly<{
   passes_total: number
   failures_total: number
   stalls_total: number
   rollbacks_total: number
   promotions_total: number
-  verdicts_total: Readonly<Record<VerdictName, number>>
+  verdicts_total: Readonly<Record<Verdict, number>>
 }>
 
 export type RolloutState = Readonly<{
@@ -80,7 +87,7 @@ export type RolloutState = Readonly<{
   intent: Intent | null
   failures: Readonly<Partial<Record<GateName, GateFailures>>>
   counters: Counters
-  verdicts: readonly Verdict[]
+  verdicts: readonly VerdictRecord[]
   plan: Plan
 }>
 
@@ -97,7 +104,7 @@ export const ZERO_COUNTERS: Counters = deepFreeze({
   stalls_total: 0,
   rollbacks_total: 0,
   promotions_total: 0,
-  verdicts_total: { pass: 0, fail: 0, hold: 0, inconclusive: 0 },
+  verdicts_total: { pass: 0, fail: 0, inconclusive: 0 },
 })
 
 const MEMBERS: readonly string[] = [
@@ -117,7 +124,7 @@ const MEMBERS: readonly string[] = [
   'plan',
 ]
 const INTENT_MEMBERS: readonly string[] = ['action', 'step', 'manifest', 'at', 'reason']
-const VERDICT_MEMBERS: readonly string[] = ['at', 'step', 'gate', 'verdict', 'reason', 'values']
+const VERDICT_MEMBERS: readonly string[] = ['at', 'step', 'gate', 'role', 'verdict', 'critical', 'reason', 'values']
 
 // As parseArtifact accepts them (lib/models/artifact.ts), so the state names nothing no artifact can be.
 const MODEL_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
@@ -128,6 +135,7 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const fields = fieldsOf((code, field, reason) => new StateError(code, field, reason))
 
 const isText = (value: unknown): value is string => typeof value === 'string'
+const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean'
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && Number(value) >= 0
 const isTime = (value: unknown): value is string => typeof value === 'string' && ISO_TIME.test(value) && new Date(value).toISOString() === value
 const isOneOf =
@@ -157,19 +165,21 @@ const checkIntentManifest = (value: unknown, field: string): JsonObject => {
 /** The numbers JSON cannot hold, as Prometheus writes them. */
 const NON_FINITE = { NaN: Number.NaN, '+Inf': Number.POSITIVE_INFINITY, '-Inf': Number.NEGATIVE_INFINITY } as const
 type NonFinite = keyof typeof NON_FINITE
-const isValue = (value: unknown): value is number | NonFinite | null =>
-  value === null || typeof value === 'number' || (typeof value === 'string' && Object.hasOwn(NON_FINITE, value))
+const isValue = (value: unknown): value is number | NonFinite => typeof value === 'number' || (typeof value === 'string' && Object.hasOwn(NON_FINITE, value))
 
-/** A verdict's values by name; throws StateError naming the member. */
-const checkValues = (value: unknown, field: string): Values => {
+/**
+ * A verdict's values by name; throws StateError naming the member. Any name is kept: the drift gate
+ * names values after class labels, which an artifact lets be any non-empty text. fromEntries makes
+ * each an own member, `__proto__` too, where an assignment would set the prototype.
+ */
+const checkValues = (value: unknown, field: string): GateValues => {
   const raw = fields.valid(value, field, isObject, 'values by name (a JSON object)')
-  const values: Record<string, number | null> = {}
-  for (const [name, entry] of Object.entries(raw)) {
-    if (!VALUE_NAME.test(name)) throw fields.invalid(pathOf(field, name), `is not a value name: names match ${String(VALUE_NAME)}`)
-    const read = fields.valid(entry, pathOf(field, name), isValue, 'a number, null, "NaN", "+Inf" or "-Inf"')
-    values[name] = typeof read === 'string' ? NON_FINITE[read] : read
-  }
-  return values
+  return Object.fromEntries(
+    Object.entries(raw).map(([name, entry]) => {
+      const read = fields.valid(entry, pathOf(field, name), isValue, 'a number, "NaN", "+Inf" or "-Inf"')
+      return [name, typeof read === 'string' ? NON_FINITE[read] : read]
+    }),
+  )
 }
 
 const stepOf = (value: unknown, field: string, plan: Plan): number =>
@@ -191,17 +201,20 @@ const intentOf = (value: unknown, plan: Plan): Intent => {
   }
 }
 
-const failuresOf = (value: unknown): RolloutState['failures'] => {
-  const raw = fields.object(value, 'failures', GATE_NAMES, 'failures by gate')
+const failuresOf = (value: unknown, plan: Plan): RolloutState['failures'] => {
+  const raw = fields.object(value, 'failures', GATES, 'failures by gate')
   const failures: Partial<Record<GateName, GateFailures>> = {}
-  for (const gate of GATE_NAMES) {
+  for (const gate of GATES) {
     if (raw[gate] === undefined) continue
     const at = pathOf('failures', gate)
-    const entry = fields.object(raw[gate], at, ['count', 'last_at'], 'a gate’s failures')
+    const { role } = plan.gates[gate]
+    if (role !== 'fail') throw fields.invalid(at, `must be left out: only a fail-role gate counts failures, and the plan's role for ${gate} is ${role}`)
+    const entry = fields.object(raw[gate], at, ['count', 'last_at', 'critical'], 'a gate’s failures')
     const isPositive = (count: unknown): count is number => isCount(count) && Number(count) > 0
     failures[gate] = {
       count: fields.valid(entry['count'], pathOf(at, 'count'), isPositive, 'a positive integer'),
       last_at: timeOf(entry['last_at'], pathOf(at, 'last_at')),
+      critical: fields.valid(entry['critical'], pathOf(at, 'critical'), isBoolean, 'true or false'),
     }
   }
   return failures
@@ -221,22 +234,29 @@ const countersOf = (value: unknown): Counters => {
     verdicts_total: {
       pass: count(verdicts, 'counters.verdicts_total', 'pass'),
       fail: count(verdicts, 'counters.verdicts_total', 'fail'),
-      hold: count(verdicts, 'counters.verdicts_total', 'hold'),
       inconclusive: count(verdicts, 'counters.verdicts_total', 'inconclusive'),
     },
   }
 }
 
-const verdictsOf = (value: unknown, plan: Plan): readonly Verdict[] => {
+const verdictsOf = (value: unknown, plan: Plan): readonly VerdictRecord[] => {
   const isList = (list: unknown): list is unknown[] => Array.isArray(list) && list.length <= MAX_VERDICTS
   return fields.valid(value, 'verdicts', isList, `an array of at most ${MAX_VERDICTS} verdicts`).map((entry, i) => {
     const at = pathOf('verdicts', i)
     const raw = fields.object(entry, at, VERDICT_MEMBERS, 'a verdict')
+    const gate = fields.valid(raw['gate'], pathOf(at, 'gate'), isOneOf(GATES), `one of ${GATES.join(', ')}`)
+    // The plan is the rollout's for its whole life, so its role is the one every verdict was judged under.
+    const { role } = plan.gates[gate]
+    const isRole = (given: unknown): given is Role => given === role
+    const verdict = fields.valid(raw['verdict'], pathOf(at, 'verdict'), isOneOf(VERDICTS), `one of ${VERDICTS.join(', ')}`)
+    const isCritical = (given: unknown): given is boolean => given === false || (given === true && verdict === 'fail')
     return {
       at: timeOf(raw['at'], pathOf(at, 'at')),
       step: stepOf(raw['step'], pathOf(at, 'step'), plan),
-      gate: fields.valid(raw['gate'], pathOf(at, 'gate'), isOneOf(GATE_NAMES), `one of ${GATE_NAMES.join(', ')}`),
-      verdict: fields.valid(raw['verdict'], pathOf(at, 'verdict'), isOneOf(VERDICTS), `one of ${VERDICTS.join(', ')}`),
+      gate,
+      role: fields.valid(raw['role'], pathOf(at, 'role'), isRole, `${role}, the plan's role for ${gate}`),
+      verdict,
+      critical: fields.valid(raw['critical'], pathOf(at, 'critical'), isCritical, verdict === 'fail' ? 'true or false' : `false for a verdict of ${verdict}`),
       reason: fields.valid(raw['reason'], pathOf(at, 'reason'), isText, 'a string'),
       values: checkValues(raw['values'], pathOf(at, 'values')),
     }
@@ -273,7 +293,7 @@ export const stateFromJson = (value: unknown): RolloutState => {
     waiting_since: timeOf(raw['waiting_since'], 'waiting_since'),
     started_at: timeOf(raw['started_at'], 'started_at'),
     intent: nullable(raw['intent'], (intent) => intentOf(intent, plan)),
-    failures: failuresOf(raw['failures']),
+    failures: failuresOf(raw['failures'], plan),
     counters: countersOf(raw['counters']),
     verdicts: verdictsOf(raw['verdicts'], plan),
     plan,
@@ -294,8 +314,7 @@ export const parseState = (bytes: Uint8Array | string): RolloutState => {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString()
-const valueToJson = (value: number | null): number | string | null =>
-  value === null || Number.isFinite(value) ? value : Number.isNaN(value) ? 'NaN' : value > 0 ? '+Inf' : '-Inf'
+const valueToJson = (value: number): number | string => (Number.isFinite(value) ? value : Number.isNaN(value) ? 'NaN' : value > 0 ? '+Inf' : '-Inf')
 
 const intentToJson = (intent: Intent | null) =>
   intent === null ? null : { action: intent.action, step: intent.step, manifest: intent.manifest, at: iso(intent.at), reason: intent.reason }
@@ -322,9 +341,9 @@ export const stateToJson = (state: RolloutState) => ({
   started_at: iso(state.started_at),
   intent: intentToJson(state.intent),
   failures: Object.fromEntries(
-    GATE_NAMES.flatMap((gate) => {
+    GATES.flatMap((gate) => {
       const entry = state.failures[gate]
-      return entry === undefined ? [] : [[gate, { count: entry.count, last_at: iso(entry.last_at) }]]
+      return entry === undefined ? [] : [[gate, { count: entry.count, last_at: iso(entry.last_at), critical: entry.critical }]]
     }),
   ),
   counters: countersToJson(state.counters),
@@ -332,7 +351,9 @@ export const stateToJson = (state: RolloutState) => ({
     at: iso(verdict.at),
     step: verdict.step,
     gate: verdict.gate,
+    role: verdict.role,
     verdict: verdict.verdict,
+    critical: verdict.critical,
     reason: verdict.reason,
     values: Object.fromEntries(Object.entries(verdict.values).map(([name, value]) => [name, valueToJson(value)])),
   })),

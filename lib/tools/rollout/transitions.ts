@@ -11,12 +11,14 @@
 //   2. nothing more unless `isJudging`;
 //   3. `withConvergence`: the step starts when every instance reports its percent, and starts again
 //      if one stops, so no window spans a split fleet;
-//   4. `recordVerdicts`, from the step's start plus the warmup;
-//   5. `failedGates` not empty: `withIntent('rollback')`; every gate through and min_bake over:
+//   4. `recordVerdicts`, the gates' results (gates/) from the step's start plus the warmup;
+//   5. `failedGates` not empty: `withIntent('rollback')`; every gate through (a pass, or any verdict
+//      of an info-role gate; a fail of a hold-role gate holds) and min_bake over:
 //      `withIntent('set_split')`, or `'promote'` from the last step; past `stallAt`: `markStalled`.
 // The operator's commands: `pause`, `resume`, `withIntent('abort' | 'promote' | 'rollback')`.
 import type { JsonObject } from '../../core/json.js'
-import { GATE_NAMES, type GateName, type Plan } from './plan.js'
+import { GATES, type GateName, type GateResult } from './gates/verdict.js'
+import type { Plan } from './plan.js'
 import {
   type Counters,
   FINISHED_STATES,
@@ -27,13 +29,8 @@ import {
   StateError,
   stateFromJson,
   stateToJson,
-  type Values,
-  type VerdictName,
   ZERO_COUNTERS,
 } from './state.js'
-
-/** A gate's verdict as a pass hands it over; the time and the step are the state's. */
-export type NewVerdict = Readonly<{ gate: GateName; verdict: VerdictName; reason: string; values: Values }>
 
 const refuse = (field: string, reason: string): StateError => new StateError('INVALID_TRANSITION', field, reason)
 
@@ -150,27 +147,42 @@ export const withConvergence = (state: RolloutState, isConverged: boolean, now: 
 }
 
 /**
- * A pass's verdicts, at `now` on the current (converged) step: appended, the oldest dropped past the
- * last 50, and counted. A `fail` of a fail-role gate is a failure of the step, counted at most once
- * per `interval` per gate (two controllers, or a timer run by hand, judge the same data twice); a
- * pass never resets a count: only a new step does.
+ * A pass's gate results, at `now` on the current (converged) step: kept with the gate's role, the
+ * oldest dropped past the last 50, and counted. A `fail` of a fail-role gate is a failure of the
+ * step, counted at most once per `interval` per gate (two controllers, or a timer run by hand, judge
+ * the same data twice); a pass never resets a count: only a new step does. A confident breach marks
+ * the gate's failures `critical` even when the interval leaves it uncounted: it is a fact about the
+ * data, not a second count.
  */
-export const recordVerdicts = (state: RolloutState, verdicts: readonly NewVerdict[], now: number): RolloutState => {
+export const recordVerdicts = (state: RolloutState, results: readonly GateResult[], now: number): RolloutState => {
   checkJudging(state, 'verdicts')
   if (state.step_started_at === null) throw refuse('step_started_at', 'is null: a pass judges only a step the fleet has converged on')
   checkNow(now)
   const failures: Partial<Record<GateName, GateFailures>> = { ...state.failures }
   const byVerdict = { ...state.counters.verdicts_total }
   let failuresTotal = state.counters.failures_total
-  for (const { gate, verdict } of verdicts) {
+  for (const { gate, verdict, critical = false } of results) {
     byVerdict[verdict] += 1
-    const last = failures[gate]
     if (verdict !== 'fail' || state.plan.gates[gate].role !== 'fail') continue
-    if (last !== undefined && now - last.last_at < state.plan.interval) continue
-    failures[gate] = { count: (last?.count ?? 0) + 1, last_at: now }
-    failuresTotal += 1
+    const last = failures[gate]
+    const isCounted = last === undefined || now - last.last_at >= state.plan.interval
+    failures[gate] = {
+      count: (last?.count ?? 0) + (isCounted ? 1 : 0),
+      last_at: isCounted ? now : last.last_at,
+      critical: critical || (last?.critical ?? false),
+    }
+    if (isCounted) failuresTotal += 1
   }
-  const added = verdicts.map(({ gate, verdict, reason, values }) => ({ at: now, step: state.step, gate, verdict, reason, values }))
+  const added = results.map(({ gate, verdict, critical = false, reason, values }) => ({
+    at: now,
+    step: state.step,
+    gate,
+    role: state.plan.gates[gate].role,
+    verdict,
+    critical,
+    reason,
+    values,
+  }))
   return seal({
     ...state,
     failures,
@@ -179,12 +191,13 @@ export const recordVerdicts = (state: RolloutState, verdicts: readonly NewVerdic
   })
 }
 
-/** The fail-role gates whose failures on this step roll it back: `failure_limit` of them, or one for a critical gate. */
+/** The fail-role gates whose failures on this step roll it back: `failure_limit` of them, or for a gate the plan makes critical one confident breach. */
 export const failedGates = (state: RolloutState): GateName[] =>
-  GATE_NAMES.filter((gate) => {
-    const { role, critical } = state.plan.gates[gate]
-    const count = state.failures[gate]?.count ?? 0
-    return role === 'fail' && count >= (critical ? 1 : state.plan.failure_limit)
+  GATES.filter((gate) => {
+    // Only a fail-role gate has failures (state.ts).
+    const failures = state.failures[gate]
+    if (failures === undefined) return false
+    return failures.count >= state.plan.failure_limit || (state.plan.gates[gate].critical && failures.critical)
   })
 
 /**

@@ -18,21 +18,26 @@ const fileValue = () => ({
   waiting_since: '2025-03-01T12:05:00.000Z',
   started_at: '2025-03-01T11:00:00.000Z',
   intent: { action: 'rollback', step: 2, manifest: MANIFEST, at: '2025-03-01T14:30:00.000Z', reason: 'server_errors failed 3 times on step 2' },
-  failures: { server_errors: { count: 3, last_at: '2025-03-01T14:30:00.000Z' }, quality: { count: 1, last_at: '2025-03-01T13:00:00.000Z' } },
+  failures: {
+    server_errors: { count: 3, last_at: '2025-03-01T14:30:00.000Z', critical: false },
+    quality: { count: 1, last_at: '2025-03-01T13:00:00.000Z', critical: true },
+  },
   counters: {
     passes_total: 40,
     failures_total: 4,
     stalls_total: 1,
     rollbacks_total: 2,
     promotions_total: 5,
-    verdicts_total: { pass: 100, fail: 4, hold: 3, inconclusive: 60 },
+    verdicts_total: { pass: 100, fail: 4, inconclusive: 60 },
   },
   verdicts: [
     {
       at: '2025-03-01T14:25:00.000Z',
       step: 2,
       gate: 'server_errors',
+      role: 'fail',
       verdict: 'fail',
+      critical: false,
       reason: 'the Wilson lower bound 0.031 exceeds 0.02',
       values: { canary_requests: 2000, canary_errors: 80, lower: 0.031, default_ratio: 0 },
     },
@@ -40,9 +45,11 @@ const fileValue = () => ({
       at: '2025-03-01T14:25:00.000Z',
       step: 2,
       gate: 'latency_p99',
+      role: 'fail',
       verdict: 'inconclusive',
+      critical: false,
       reason: 'no data',
-      values: { default_p99: 'NaN', ratio: '+Inf', floor: '-Inf', canary_requests: null },
+      values: { default_p99: 'NaN', ratio: '+Inf', floor: '-Inf', canary_requests: 0 },
     },
   ],
   plan: planToJson(DEFAULT_PLAN),
@@ -71,10 +78,13 @@ t.test('a state file is read with its times as milliseconds and Prometheus’s n
     waiting_since: Date.parse('2025-03-01T12:05:00.000Z'),
     started_at: Date.parse('2025-03-01T11:00:00.000Z'),
     intent: { action: 'rollback', step: 2, manifest: MANIFEST, at: Date.parse('2025-03-01T14:30:00.000Z') },
-    failures: { server_errors: { count: 3, last_at: Date.parse('2025-03-01T14:30:00.000Z') } },
+    failures: {
+      server_errors: { count: 3, last_at: Date.parse('2025-03-01T14:30:00.000Z'), critical: false },
+      quality: { count: 1, last_at: Date.parse('2025-03-01T13:00:00.000Z'), critical: true },
+    },
   })
   t.strictSame(state.plan, DEFAULT_PLAN)
-  t.strictSame(state.verdicts[1]?.values, { default_p99: Number.NaN, ratio: Number.POSITIVE_INFINITY, floor: Number.NEGATIVE_INFINITY, canary_requests: null })
+  t.strictSame(state.verdicts[1]?.values, { default_p99: Number.NaN, ratio: Number.POSITIVE_INFINITY, floor: Number.NEGATIVE_INFINITY, canary_requests: 0 })
   t.ok(Object.isFrozen(state) && Object.isFrozen(state.verdicts[0]?.values) && Object.isFrozen(state.intent?.manifest))
 })
 
@@ -100,6 +110,20 @@ t.test('a state with nothing pending, nothing failed, no verdict and not converg
   const value = { ...fileValue(), state: 'running', reason: null, step_started_at: null, intent: null, failures: {}, verdicts: [] }
   const state = parseState(text(value))
   t.match(state, { reason: null, step_started_at: null, intent: null })
+  t.equal(formatState(state), text(value))
+})
+
+t.test('a value of any name is kept: the drift gate names values after class labels, which may be any text', async (t) => {
+  const value = fileValue()
+  value.verdicts[0]!.values = JSON.parse('{"canary_count_Iris setosa":3,"P95":1,"":2,"__proto__":4}')
+  const state = parseState(text(value))
+  t.strictSame(Object.entries(state.verdicts[0]?.values ?? {}), [
+    ['canary_count_Iris setosa', 3],
+    ['P95', 1],
+    ['', 2],
+    ['__proto__', 4],
+  ])
+  t.equal(Object.getPrototypeOf(state.verdicts[0]?.values), Object.prototype, '__proto__ a value, not the prototype')
   t.equal(formatState(state), text(value))
 })
 
@@ -176,14 +200,26 @@ const REFUSED: ReadonlyArray<readonly [string, Mutation, string, string | RegExp
     'failures of an unknown gate',
     (v) => (v['failures'].latency = { count: 1, last_at: '2025-03-01T13:00:00.000Z' }),
     'UNKNOWN_MEMBER',
-    'failures.latency: unknown member; failures by gate takes server_errors, client_errors, latency_p95, latency_p99, quality, shadow, drift',
+    'failures.latency: unknown member; failures by gate takes server_errors, client_errors, latency_p95, latency_p99, quality, shadow_disagreement, shadow_failures, prediction_drift',
+  ],
+  [
+    'failures of a gate whose role is not fail',
+    (v) => (v['failures'].prediction_drift = { count: 1, last_at: '2025-03-01T13:00:00.000Z', critical: false }),
+    'INVALID_MEMBER',
+    "failures.prediction_drift: must be left out: only a fail-role gate counts failures, and the plan's role for prediction_drift is info",
   ],
   ['a failure count of 0', (v) => (v['failures'].quality.count = 0), 'INVALID_MEMBER', 'failures.quality.count: must be a positive integer, is 0'],
   [
     'a failure member unknown',
     (v) => (v['failures'].quality.first_at = 0),
     'UNKNOWN_MEMBER',
-    'failures.quality.first_at: unknown member; a gate’s failures takes count, last_at',
+    'failures.quality.first_at: unknown member; a gate’s failures takes count, last_at, critical',
+  ],
+  [
+    'a failure without critical',
+    (v) => delete v['failures'].quality.critical,
+    'INVALID_MEMBER',
+    'failures.quality.critical: must be true or false, is missing',
   ],
   ['a failure without its time', (v) => delete v['failures'].quality.last_at, 'INVALID_MEMBER', /^failures\.quality\.last_at: must be an ISO 8601 time/],
   ['counters missing', (v) => delete v['counters'], 'INVALID_MEMBER', 'counters: must be counters (a JSON object), is missing'],
@@ -194,13 +230,19 @@ const REFUSED: ReadonlyArray<readonly [string, Mutation, string, string | RegExp
     'a verdict count unknown',
     (v) => (v['counters'].verdicts_total.skip = 1),
     'UNKNOWN_MEMBER',
-    'counters.verdicts_total.skip: unknown member; counts by verdict takes pass, fail, hold, inconclusive',
+    'counters.verdicts_total.skip: unknown member; counts by verdict takes pass, fail, inconclusive',
+  ],
+  [
+    'holds counted as a verdict',
+    (v) => (v['counters'].verdicts_total.hold = 3),
+    'UNKNOWN_MEMBER',
+    'counters.verdicts_total.hold: unknown member; counts by verdict takes pass, fail, inconclusive',
   ],
   [
     'a verdict count fractional',
-    (v) => (v['counters'].verdicts_total.hold = 0.5),
+    (v) => (v['counters'].verdicts_total.fail = 0.5),
     'INVALID_MEMBER',
-    'counters.verdicts_total.hold: must be a non-negative integer, is 0.5',
+    'counters.verdicts_total.fail: must be a non-negative integer, is 0.5',
   ],
   ['verdicts not a list', (v) => (v['verdicts'] = {}), 'INVALID_MEMBER', 'verdicts: must be an array of at most 50 verdicts, is {}'],
   [
@@ -214,37 +256,47 @@ const REFUSED: ReadonlyArray<readonly [string, Mutation, string, string | RegExp
     'a verdict member unknown',
     (v) => (v['verdicts'][0].value = 1),
     'UNKNOWN_MEMBER',
-    'verdicts[0].value: unknown member; a verdict takes at, step, gate, verdict, reason, values',
+    'verdicts[0].value: unknown member; a verdict takes at, step, gate, role, verdict, critical, reason, values',
   ],
   [
     'a verdict of an unknown gate',
     (v) => (v['verdicts'][0].gate = 'errors'),
     'INVALID_MEMBER',
-    /^verdicts\[0\]\.gate: must be one of server_errors, .*, drift, is "errors"$/,
+    /^verdicts\[0\]\.gate: must be one of server_errors, .*, prediction_drift, is "errors"$/,
+  ],
+  ['an unknown verdict', (v) => (v['verdicts'][1].verdict = 'ok'), 'INVALID_MEMBER', 'verdicts[1].verdict: must be one of pass, fail, inconclusive, is "ok"'],
+  [
+    'hold as a verdict',
+    (v) => (v['verdicts'][1].verdict = 'hold'),
+    'INVALID_MEMBER',
+    'verdicts[1].verdict: must be one of pass, fail, inconclusive, is "hold"',
   ],
   [
-    'an unknown verdict',
-    (v) => (v['verdicts'][1].verdict = 'ok'),
+    'a role not the plan’s',
+    (v) => (v['verdicts'][0].role = 'hold'),
     'INVALID_MEMBER',
-    'verdicts[1].verdict: must be one of pass, fail, hold, inconclusive, is "ok"',
+    'verdicts[0].role: must be fail, the plan\'s role for server_errors, is "hold"',
+  ],
+  ['a verdict without a role', (v) => delete v['verdicts'][0].role, 'INVALID_MEMBER', /^verdicts\[0\]\.role: must be fail, .*, is missing$/],
+  ['critical not a boolean', (v) => (v['verdicts'][0].critical = 'no'), 'INVALID_MEMBER', 'verdicts[0].critical: must be true or false, is "no"'],
+  [
+    'critical on an inconclusive',
+    (v) => (v['verdicts'][1].critical = true),
+    'INVALID_MEMBER',
+    'verdicts[1].critical: must be false for a verdict of inconclusive, is true',
   ],
   ['a verdict step past the plan', (v) => (v['verdicts'][1].step = 7), 'INVALID_MEMBER', 'verdicts[1].step: must be a step index of the plan, 0 to 4, is 7'],
   ['a verdict without a reason', (v) => delete v['verdicts'][1].reason, 'INVALID_MEMBER', 'verdicts[1].reason: must be a string, is missing'],
   ['a verdict time', (v) => (v['verdicts'][1].at = 'now'), 'INVALID_MEMBER', /^verdicts\[1\]\.at: must be an ISO 8601 time .*, is "now"$/],
   ['values as a list', (v) => (v['verdicts'][0].values = [1]), 'INVALID_MEMBER', 'verdicts[0].values: must be values by name (a JSON object), is [1]'],
   [
-    'a value name in capitals',
-    (v) => (v['verdicts'][0].values.P95 = 1),
-    'INVALID_MEMBER',
-    'verdicts[0].values.P95: is not a value name: names match /^[a-z][a-z0-9_]{0,63}$/',
-  ],
-  [
     'a value as other text',
     (v) => (v['verdicts'][0].values.lower = 'Inf'),
     'INVALID_MEMBER',
-    'verdicts[0].values.lower: must be a number, null, "NaN", "+Inf" or "-Inf", is "Inf"',
+    'verdicts[0].values.lower: must be a number, "NaN", "+Inf" or "-Inf", is "Inf"',
   ],
-  ['a value as an object', (v) => (v['verdicts'][0].values.lower = {}), 'INVALID_MEMBER', /^verdicts\[0\]\.values\.lower: must be a number, null/],
+  ['a value that is null', (v) => (v['verdicts'][0].values.lower = null), 'INVALID_MEMBER', /^verdicts\[0\]\.values\.lower: must be a number, .*, is null$/],
+  ['a value as an object', (v) => (v['verdicts'][0].values.lower = {}), 'INVALID_MEMBER', /^verdicts\[0\]\.values\.lower: must be a number, /],
 ]
 
 t.test('a state file that is not exactly what the format says is refused, naming the member', async (t) => {
@@ -271,7 +323,7 @@ t.test('a plan it holds is refused as the plan would be, under plan.', async (t)
     name: 'StateError',
     code: 'UNKNOWN_MEMBER',
     field: 'plan.gates.quality.rol',
-    reason: 'unknown member; the quality gate takes role, critical, accuracy_margin, rmse_ratio, mae_ratio',
+    reason: 'unknown member; the quality gate takes role, critical, critical_from',
   })
   t.throws(() => parseState(withPlan(null)), { code: 'INVALID_MEMBER', field: 'plan', reason: 'must be a plan (a JSON object), is null' })
   t.throws(() => parseState(withPlan({ steps: [{ kind: 'canary', percent: 5 }] })), {

@@ -1,6 +1,8 @@
 // What a pass and the operator's commands do to a rollout's state: intents recorded and completed,
 // the step's convergence, verdicts kept and failures counted by the plan's rules, stalls, pauses.
 import t, { type Test } from 'tap'
+import { predictionDriftGate } from '../../../lib/tools/rollout/gates/drift.js'
+import { GATES, type GateName, type GateResult, type GateValues, type Verdict } from '../../../lib/tools/rollout/gates/verdict.js'
 import { DEFAULT_PLAN, type Plan, parsePlan } from '../../../lib/tools/rollout/plan.js'
 import { formatState, parseState, type RolloutState, ZERO_COUNTERS } from '../../../lib/tools/rollout/state.js'
 import {
@@ -9,7 +11,6 @@ import {
   isFinished,
   isJudging,
   markStalled,
-  type NewVerdict,
   pause,
   recordVerdicts,
   resume,
@@ -35,9 +36,11 @@ const onStep = (step = 1, at = T0 + MINUTE, plan: Plan = DEFAULT_PLAN): RolloutS
   return withConvergence(state, true, at)
 }
 
-const verdict = (gate: NewVerdict['gate'], result: NewVerdict['verdict'], values: NewVerdict['values'] = {}): NewVerdict => ({
+/** A gate's result as a gate returns it; `critical` only on a fail, as combine() sets it. */
+const verdict = (gate: GateName, result: Verdict, values: GateValues = {}, critical?: boolean): GateResult => ({
   gate,
   verdict: result,
+  ...(critical === undefined ? {} : { critical }),
   reason: `${gate} ${result}`,
   values,
 })
@@ -90,11 +93,11 @@ t.test('completing a split puts the rollout on its step: not converged, no failu
   t.match(first, { state: 'running', step: 0, intent: null, step_started_at: null, waiting_since: T0 + 5, failures: {} })
   roundTrips(t, first)
   t.ok(isJudging(first))
-  const failed = recordVerdicts(withConvergence(first, true, T0 + MINUTE), [verdict('shadow', 'fail')], T0 + 3 * MINUTE)
-  t.strictSame(failed.failures, { shadow: { count: 1, last_at: T0 + 3 * MINUTE } })
+  const failed = recordVerdicts(withConvergence(first, true, T0 + MINUTE), [verdict('shadow_failures', 'fail', {}, false)], T0 + 3 * MINUTE)
+  t.strictSame(failed.failures, { shadow_failures: { count: 1, last_at: T0 + 3 * MINUTE, critical: false } })
   const pending = withIntent(failed, 'set_split', CANARY, T0 + 20 * MINUTE, 'every gate passed on step 0')
   t.strictSame(pending.intent, { action: 'set_split', step: 1, manifest: CANARY, at: T0 + 20 * MINUTE, reason: 'every gate passed on step 0' })
-  t.match(pending, { step: 0, step_started_at: T0 + MINUTE, failures: { shadow: { count: 1 } } }, 'nothing moves before the manifest is written')
+  t.match(pending, { step: 0, step_started_at: T0 + MINUTE, failures: { shadow_failures: { count: 1 } } }, 'nothing moves before the manifest is written')
   roundTrips(t, pending)
   t.notOk(isJudging(pending), 'a pending intent is completed before anything is judged')
   const next = completeIntent(pending, T0 + 21 * MINUTE)
@@ -184,30 +187,44 @@ t.test('a step starts when the fleet converges on it, keeps its start while it s
   })
 })
 
-t.test('verdicts are kept with their time, step and values, and counted by result', async (t) => {
+t.test('verdicts are kept as the gate gave them, with their time, step and the gate’s role, and counted by result', async (t) => {
   const state = recordVerdicts(
     onStep(1),
-    [
-      verdict('server_errors', 'pass', { canary_requests: 4000, upper: 0.004 }),
-      verdict('latency_p99', 'inconclusive', { default_p99: Number.NaN, canary_requests: null }),
-    ],
+    [verdict('server_errors', 'pass', { canary_requests: 4000, upper: 0.004 }), verdict('latency_p99', 'inconclusive', { default_p99: Number.NaN })],
     T0 + 5 * MINUTE,
   )
   t.strictSame(state.verdicts, [
-    { at: T0 + 5 * MINUTE, step: 1, gate: 'server_errors', verdict: 'pass', reason: 'server_errors pass', values: { canary_requests: 4000, upper: 0.004 } },
+    {
+      at: T0 + 5 * MINUTE,
+      step: 1,
+      gate: 'server_errors',
+      role: 'fail',
+      verdict: 'pass',
+      critical: false,
+      reason: 'server_errors pass',
+      values: { canary_requests: 4000, upper: 0.004 },
+    },
     {
       at: T0 + 5 * MINUTE,
       step: 1,
       gate: 'latency_p99',
+      role: 'fail',
       verdict: 'inconclusive',
+      critical: false,
       reason: 'latency_p99 inconclusive',
-      values: { default_p99: Number.NaN, canary_requests: null },
+      values: { default_p99: Number.NaN },
     },
   ])
-  t.strictSame(state.counters, { ...ZERO_COUNTERS, passes_total: 1, verdicts_total: { pass: 1, fail: 0, hold: 0, inconclusive: 1 } })
+  t.strictSame(state.counters, { ...ZERO_COUNTERS, passes_total: 1, verdicts_total: { pass: 1, fail: 0, inconclusive: 1 } })
   roundTrips(t, state)
-  const again = recordVerdicts(state, [verdict('shadow', 'hold'), verdict('drift', 'fail')], T0 + 10 * MINUTE)
-  t.strictSame(again.counters.verdicts_total, { pass: 1, fail: 1, hold: 1, inconclusive: 1 })
+  // A hold: the fail of a hold-role gate, kept as a fail with its role; no failure of the step.
+  const again = recordVerdicts(state, [verdict('shadow_disagreement', 'fail', {}, true), verdict('prediction_drift', 'fail', {}, false)], T0 + 10 * MINUTE)
+  t.match(again.verdicts.slice(-2), [
+    { gate: 'shadow_disagreement', role: 'hold', verdict: 'fail', critical: true },
+    { gate: 'prediction_drift', role: 'info', verdict: 'fail', critical: false },
+  ])
+  t.strictSame(again.failures, {})
+  t.strictSame(again.counters.verdicts_total, { pass: 1, fail: 2, inconclusive: 1 })
   t.equal(again.counters.passes_total, 2)
   t.strictSame(recordVerdicts(state, [], T0 + 10 * MINUTE).counters.passes_total, 2, 'a pass that judged no gate is still a pass')
 })
@@ -217,54 +234,66 @@ t.test('the last 50 verdicts are kept, oldest first, the older ones dropped', as
   for (let pass = 0; pass < 9; pass++) {
     state = recordVerdicts(
       state,
-      ['server_errors', 'client_errors', 'latency_p95', 'latency_p99', 'quality', 'shadow', 'drift'].map((gate) =>
-        verdict(gate as NewVerdict['gate'], 'pass', { pass }),
-      ),
+      GATES.map((gate) => verdict(gate, 'pass', { pass })),
       T0 + pass * MINUTE,
     )
   }
-  t.equal(state.verdicts.length, 50, '63 recorded, 50 kept')
-  // 13 dropped: the 7 of the first pass and 6 of the second, so its last (drift) leads.
-  t.strictSame(state.verdicts[0], { at: T0 + 1 * MINUTE, step: 1, gate: 'drift', verdict: 'pass', reason: 'drift pass', values: { pass: 1 } })
+  t.equal(state.verdicts.length, 50, '72 recorded, 50 kept')
+  // 22 dropped: the 8 of each of the first two passes and 6 of the third, so its last two lead.
+  t.strictSame(state.verdicts[0], {
+    at: T0 + 2 * MINUTE,
+    step: 1,
+    gate: 'shadow_failures',
+    role: 'fail',
+    verdict: 'pass',
+    critical: false,
+    reason: 'shadow_failures pass',
+    values: { pass: 2 },
+  })
   t.strictSame(state.verdicts.at(-1)?.values, { pass: 8 })
-  t.equal(state.counters.verdicts_total.pass, 63, 'the counters count every one')
+  t.equal(state.counters.verdicts_total.pass, 72, 'the counters count every one')
   roundTrips(t, state)
 })
 
-t.test('a value name the file would refuse is refused when recorded, before anything is written', async (t) => {
-  t.throws(() => recordVerdicts(onStep(1), [verdict('quality', 'pass', { Accuracy: 0.9 })], T0 + 5 * MINUTE), {
-    name: 'StateError',
-    field: 'verdicts[0].values.Accuracy',
-  })
+t.test('a gate’s own result is recorded and read back as it was: values named after class labels, NaN', async (t) => {
+  const result = predictionDriftGate({ canary: { 'Iris setosa': 300, Versicolor: 700 }, default: { 'Iris setosa': 500, Versicolor: 500 } })
+  t.equal(result.verdict, 'fail', 'the drift is real')
+  const state = recordVerdicts(onStep(1), [result, predictionDriftGate({ canary: { a: Number.NaN }, default: {} })], T0 + 5 * MINUTE)
+  t.match(state.verdicts, [
+    { gate: 'prediction_drift', role: 'info', verdict: 'fail', critical: result.critical, reason: result.reason, values: result.values },
+    { verdict: 'inconclusive', critical: false, values: { canary_count_a: Number.NaN } },
+  ])
+  t.match(state.verdicts[0]?.values, { 'canary_share_Iris setosa': 0.3, default_share_Versicolor: 0.5 })
+  roundTrips(t, state)
 })
 
 t.test('a gate counts at most one failure per interval; a pass between never resets the count', async (t) => {
-  const fail = (state: RolloutState, at: number) => recordVerdicts(state, [verdict('server_errors', 'fail')], at)
+  const fail = (state: RolloutState, at: number) => recordVerdicts(state, [verdict('server_errors', 'fail', {}, false)], at)
   let state = fail(onStep(1), T0 + 3 * MINUTE)
-  t.strictSame(state.failures, { server_errors: { count: 1, last_at: T0 + 3 * MINUTE } })
+  t.strictSame(state.failures, { server_errors: { count: 1, last_at: T0 + 3 * MINUTE, critical: false } })
   state = fail(state, T0 + 3 * MINUTE)
   state = fail(state, T0 + 8 * MINUTE - 1)
-  t.strictSame(state.failures, { server_errors: { count: 1, last_at: T0 + 3 * MINUTE } }, 'within 5m of the last: not counted again')
+  t.strictSame(state.failures, { server_errors: { count: 1, last_at: T0 + 3 * MINUTE, critical: false } }, 'within 5m of the last: not counted again')
   state = recordVerdicts(state, [verdict('server_errors', 'pass')], T0 + 8 * MINUTE)
-  t.strictSame(state.failures, { server_errors: { count: 1, last_at: T0 + 3 * MINUTE } }, 'a pass resets nothing')
+  t.strictSame(state.failures, { server_errors: { count: 1, last_at: T0 + 3 * MINUTE, critical: false } }, 'a pass resets nothing')
   state = fail(state, T0 + 8 * MINUTE)
-  t.strictSame(state.failures, { server_errors: { count: 2, last_at: T0 + 8 * MINUTE } }, 'one interval after the last counted: counted')
+  t.strictSame(state.failures, { server_errors: { count: 2, last_at: T0 + 8 * MINUTE, critical: false } }, 'one interval after the last counted: counted')
   t.equal(state.counters.failures_total, 2)
   t.equal(state.counters.verdicts_total.fail, 4, 'every fail verdict is still a verdict')
   const twice = recordVerdicts(onStep(1), [verdict('quality', 'fail'), verdict('quality', 'fail'), verdict('client_errors', 'fail')], T0 + 3 * MINUTE)
   t.strictSame(
     twice.failures,
-    { client_errors: { count: 1, last_at: T0 + 3 * MINUTE }, quality: { count: 1, last_at: T0 + 3 * MINUTE } },
+    { client_errors: { count: 1, last_at: T0 + 3 * MINUTE, critical: false }, quality: { count: 1, last_at: T0 + 3 * MINUTE, critical: false } },
     'one pass, one failure per gate',
   )
   roundTrips(t, twice)
 })
 
-t.test('only a fail verdict of a fail-role gate is a failure: hold, info, and the verdicts hold and inconclusive never are', async (t) => {
+t.test('only a fail verdict of a fail-role gate is a failure: a hold-role or info-role gate’s fail, and an inconclusive, never are', async (t) => {
   const plan = parsePlan('{"gates":{"latency_p99":{"role":"hold"}}}')
   const state = recordVerdicts(
     onStep(1, T0 + MINUTE, plan),
-    [verdict('latency_p99', 'fail'), verdict('drift', 'fail'), verdict('shadow', 'hold'), verdict('quality', 'inconclusive')],
+    [verdict('latency_p99', 'fail'), verdict('prediction_drift', 'fail'), verdict('shadow_disagreement', 'fail'), verdict('quality', 'inconclusive')],
     T0 + 5 * MINUTE,
   )
   t.strictSame(state.failures, {})
@@ -276,11 +305,13 @@ t.test('failures count per step: a new step starts with none', async (t) => {
   const next = withConvergence(completeIntent(withIntent(failed, 'set_split', CANARY, T0 + 6 * MINUTE, 'x'), T0 + 6 * MINUTE), true, T0 + 7 * MINUTE)
   t.strictSame(next.failures, {})
   t.equal(next.counters.failures_total, 1, 'the counter keeps counting')
-  t.strictSame(recordVerdicts(next, [verdict('server_errors', 'fail')], T0 + 8 * MINUTE).failures, { server_errors: { count: 1, last_at: T0 + 8 * MINUTE } })
+  t.strictSame(recordVerdicts(next, [verdict('server_errors', 'fail')], T0 + 8 * MINUTE).failures, {
+    server_errors: { count: 1, last_at: T0 + 8 * MINUTE, critical: false },
+  })
 })
 
-t.test('a gate fails the step at failure_limit failures, a critical one at its first', async (t) => {
-  const fail = (state: RolloutState, at: number, ...gates: NewVerdict['gate'][]) =>
+t.test('a gate fails the step at failure_limit failures, one the plan makes critical at its first confident breach', async (t) => {
+  const fail = (state: RolloutState, at: number, ...gates: GateName[]) =>
     recordVerdicts(
       state,
       gates.map((gate) => verdict(gate, 'fail')),
@@ -295,8 +326,20 @@ t.test('a gate fails the step at failure_limit failures, a critical one at its f
   state = fail(state, T0 + 20 * MINUTE, 'quality')
   t.same(failedGates(state), ['server_errors', 'quality'], 'in the gates’ order')
   const critical = parsePlan('{"gates":{"client_errors":{"critical":true}},"failure_limit":5}')
-  const once = fail(onStep(1, T0 + MINUTE, critical), T0 + 5 * MINUTE, 'client_errors', 'server_errors')
-  t.same(failedGates(once), ['client_errors'])
+  const breach = (state: RolloutState, at: number, ...gates: GateName[]) =>
+    recordVerdicts(
+      state,
+      gates.map((gate) => verdict(gate, 'fail', {}, true)),
+      at,
+    )
+  const plain = fail(onStep(1, T0 + MINUTE, critical), T0 + 5 * MINUTE, 'client_errors')
+  t.same(failedGates(plain), [], 'a plain failure of a critical gate counts toward failure_limit')
+  t.same(failedGates(breach(onStep(1, T0 + MINUTE, critical), T0 + 5 * MINUTE, 'client_errors', 'server_errors')), ['client_errors'], 'a confident breach')
+  const uncounted = breach(plain, T0 + 6 * MINUTE, 'client_errors')
+  t.match(uncounted.failures, { client_errors: { count: 1, last_at: T0 + 5 * MINUTE, critical: true } }, 'within the interval: marked, not counted')
+  t.same(failedGates(uncounted), ['client_errors'])
+  t.match(fail(uncounted, T0 + 11 * MINUTE, 'client_errors').failures, { client_errors: { count: 2, critical: true } }, 'a later plain failure keeps the mark')
+  t.same(failedGates(breach(onStep(1), T0 + 5 * MINUTE, 'client_errors')), [], 'a confident breach of a gate the plan leaves plain is one failure')
   const held = parsePlan('{"gates":{"server_errors":{"role":"hold"}},"failure_limit":1}')
   t.same(failedGates(fail(onStep(1, T0 + MINUTE, held), T0 + 5 * MINUTE, 'server_errors')), [], 'a hold gate never fails the step')
 })

@@ -5,7 +5,10 @@
 // Verdicts. `pass`, `fail` or `inconclusive`, and nothing else: what a failure does is the plan's
 // role for the gate (`fail` counts toward the step's failure limit, `hold` keeps the step, `info`
 // only reports), so a shadow's disagreement, which the issue says "holds", is a `fail` of the
-// `shadow_disagreement` gate, whose default role is `hold` (DEFAULT_ROLES).
+// `shadow_disagreement` gate, whose default role is `hold` (DEFAULT_ROLES). rollout.json keeps a
+// verdict as the gate gave it, with the role beside it (state.ts): `hold` is what a fail of a
+// hold-role gate does to the rollout, an outcome, never a verdict. The plan's gates are these
+// GATES, each with its role and its gate function's options, defaulting to the gates' (plan.ts).
 //
 // No data decides nothing. A NaN, ±∞ or negative figure, an empty input, or too few rows gives
 // `inconclusive` with the reason, never `pass` and never `fail`: Flagger rolls back canaries that
@@ -13,11 +16,12 @@
 //
 // Evidence. From a gate's minimum of rows, a 95 % interval wholly past its limit fails, one wholly
 // within it passes, and one across it is inconclusive, with an estimate of the rows that would
-// decide. A 99.9 % interval wholly past the limit is a confident breach, `critical`: a single pass
-// acts on it where a plain failure is counted toward `failure_limit` (3 by default), so it asks for
-// more evidence than one counted failure. Below the minimum only a confident breach fails, and only
-// from `criticalFrom` rows (gates that allow none set it to the minimum): labels come late, and a
-// canary that fails most requests must not hide behind a slow trickle of traffic.
+// decide. A 99.9 % interval wholly past the limit is a confident breach, `critical`: a gate the plan
+// makes critical rolls back on one, where failures are otherwise counted toward `failure_limit` (3
+// by default), so it asks for more evidence than one counted failure. Below the minimum only a
+// confident breach fails, and only from `criticalFrom` rows (gates that allow none set it to the
+// minimum): labels come late, and a canary that fails most requests must not hide behind a slow
+// trickle of traffic.
 
 export const VERDICTS = ['pass', 'fail', 'inconclusive'] as const
 export type Verdict = (typeof VERDICTS)[number]
