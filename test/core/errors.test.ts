@@ -25,6 +25,8 @@ import { LoadgenUsageError } from '../../lib/tools/loadgen/errors.js'
 import { ProfileUsageError, ProfileWriteError } from '../../lib/tools/profile/command.js'
 import { LineError, ProfileInputError } from '../../lib/tools/profile/errors.js'
 import { ModelLoadError } from '../../lib/tools/profile/model.js'
+import { PlanError } from '../../lib/tools/rollout/plan.js'
+import { StateError } from '../../lib/tools/rollout/state.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -53,6 +55,8 @@ const ERRORS: ReadonlyArray<readonly [SvcError<string | number>, string | number
   [new ProfileInputError('train.csv', 3, 'expected 5 fields, found 4'), 'INVALID_INPUT_FILE'],
   [new ExchangeError({ kind: 'timeout' }), 'EXCHANGE_TIMEOUT'],
   [new PushError('VERSION_EXISTS', 'iris version 2 already exists'), 'VERSION_EXISTS'],
+  [new PlanError('UNKNOWN_MEMBER', 'gates.latency_p95.rol', 'unknown member'), 'UNKNOWN_MEMBER'],
+  [new StateError('INVALID_TRANSITION', 'intent', 'is null: no transition is pending'), 'INVALID_TRANSITION'],
 ]
 
 t.test('every error class is an SvcError with its code and its own name', async (t) => {
