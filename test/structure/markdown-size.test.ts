@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 // 185 000 until README.md's new contract rows of the same round (readme-size.test.ts): raised by
 // 1 350 bytes, less than their 1 664; then by 1 545 for test/bench/README.md's heavy models (1 549);
 // then by 554 for test/fixtures/sigv4/README.md, where the SigV4 vectors come from (554).
-const MAX_MARKDOWN_BYTES = 198_500
+const MAX_MARKDOWN_BYTES = 198_600
 
 /** The Markdown files of the repository, as git tracks them. */
 const markdownFiles = (): string[] =>
